@@ -1,0 +1,2 @@
+//! The `rag` command.
+fn main() {}

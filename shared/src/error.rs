@@ -1,0 +1,80 @@
+//! The crate's error type: one enum, each variant naming a kind of failure that the HTTP
+//! edge maps to one status (see `http.rs`).
+
+use std::fmt;
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// One validation problem: where (a JSON-pointer-like path) and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Problem {
+    /// Location of the problem, e.g. `documents[3].title`.
+    pub path: String,
+    /// What is wrong there, in words a site owner understands.
+    pub message: String,
+}
+
+impl Problem {
+    /// Builds a problem from a path and a message.
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { path: path.into(), message: message.into() }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// Every problem found while validating one input, reported together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problems(pub Vec<Problem>);
+
+impl fmt::Display for Problems {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} problem(s)", self.0.len())?;
+        for p in &self.0 {
+            write!(f, "\n  {p}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Everything that can go wrong in the core library.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The caller sent something unusable (maps to 400).
+    #[error("{0}")]
+    InvalidInput(String),
+    /// A knowledge base (or a change to one) failed validation; every problem is listed.
+    #[error("invalid knowledge base: {0}")]
+    InvalidKb(Problems),
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The path that was being read.
+        path: String,
+        /// The underlying I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A JSON document could not be parsed.
+    #[error("invalid JSON in {what}: {source}")]
+    Json {
+        /// What was being parsed (a path, "request body", ...).
+        what: String,
+        /// The parser's error, with line and column.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A configuration variable holds a value that cannot be used.
+    #[error("configuration variable {var}: {message}")]
+    Config {
+        /// The environment variable's name.
+        var: &'static str,
+        /// What is wrong with its value.
+        message: String,
+    },
+}

@@ -1,0 +1,11 @@
+//! Core library of the serverless RAG chat backend: everything but the HTTP edge.
+//!
+//! # Layout
+//! - [`error`]: the crate's error type and validation problems.
+//!
+//! The Lambda handlers in `functions/*` stay thin: they decode a request, call one function
+//! of this crate and encode the result.
+
+pub mod error;
+
+pub use error::{Error, Problem, Problems, Result};
