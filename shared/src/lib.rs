@@ -2,10 +2,13 @@
 //!
 //! # Layout
 //! - [`error`]: the crate's error type and validation problems.
+//! - [`message`]: roles, chat messages and token usage.
 //!
 //! The Lambda handlers in `functions/*` stay thin: they decode a request, call one function
 //! of this crate and encode the result.
 
 pub mod error;
+pub mod message;
 
 pub use error::{Error, Problem, Problems, Result};
+pub use message::{ChatMessage, Role, Usage};
