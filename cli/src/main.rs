@@ -1,2 +1,213 @@
-//! The `rag` command.
-fn main() {}
+//! `rag`: search, validate and evaluate a knowledge base from a terminal.
+//!
+//! `rag search "请介绍一下 Partial FC"` answers what the `search` function would;
+//! `rag validate knowledge_base.json` checks a file before upload; `rag eval` measures
+//! retrieval on a BEIR-format test set. Exit codes: 0 success, 1 invalid input or failed
+//! check, 2 usage error.
+
+mod eval;
+
+use clap::{Parser, Subcommand};
+use shared::{Config, Error, KbLocation, SearchIndex, SearchRequest};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "rag",
+    version,
+    about = "Search, validate and evaluate a RAG knowledge base"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Search a knowledge base the way the search function does.
+    Search {
+        /// Knowledge base file (default: KB_SOURCE, else ./knowledge_base.json).
+        #[arg(long)]
+        kb: Option<PathBuf>,
+        /// Number of hits (default: TOP_K, else 3).
+        #[arg(short = 'k')]
+        k: Option<String>,
+        /// Print the search function's JSON body.
+        #[arg(long)]
+        json: bool,
+        /// The query.
+        query: String,
+    },
+    /// Validate a knowledge base file; prints every problem.
+    Validate {
+        /// The file to check.
+        path: PathBuf,
+    },
+    /// Evaluate retrieval on a BEIR-format set (corpus, queries, qrels).
+    Eval {
+        /// BEIR corpus.jsonl, or a knowledge_base.json.
+        #[arg(long)]
+        corpus: PathBuf,
+        /// BEIR queries.jsonl.
+        #[arg(long)]
+        queries: PathBuf,
+        /// BEIR qrels TSV.
+        #[arg(long)]
+        qrels: PathBuf,
+        /// Depth of the run written by --run.
+        #[arg(long, default_value_t = 100)]
+        k: usize,
+        /// Write the ranked run as JSON: {"query-id": [["doc-id", score], ...]}.
+        #[arg(long)]
+        run: Option<PathBuf>,
+        /// Print one JSON object with the metrics.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Search { kb, k, json, query } => search(kb, k.as_deref(), json, &query),
+        Command::Validate { path } => validate(&path),
+        Command::Eval {
+            corpus,
+            queries,
+            qrels,
+            k,
+            run,
+            json,
+        } => evaluate(&corpus, &queries, &qrels, k, run, json),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn search(kb: Option<PathBuf>, k: Option<&str>, json: bool, query: &str) -> Result<(), String> {
+    let config = Config::from_env().map_err(|e| e.to_string())?;
+    let path = match (kb, &config.kb_source) {
+        (Some(p), _) => p,
+        (None, KbLocation::File(p)) => p.clone(),
+        (None, KbLocation::S3 { .. }) => {
+            return Err("KB_SOURCE is an S3 URL; pass --kb PATH for a local file".into())
+        }
+    };
+    let index = SearchIndex::load_file(&path).map_err(|e| e.to_string())?;
+    let req = SearchRequest::new(Some(query), k, config.top_k).map_err(|e| e.to_string())?;
+    let res = index.search(&req.query, req.top_k, config.min_score);
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&res).map_err(|e| e.to_string())?
+        );
+        return Ok(());
+    }
+    let terms: Vec<String> = res
+        .terms
+        .iter()
+        .map(|t| format!("{}:{:.2}", t.term, t.weight))
+        .collect();
+    println!("terms: {}", terms.join(" "));
+    if res.hits.is_empty() {
+        println!("no hits (min score {})", config.min_score);
+    }
+    for (i, h) in res.hits.iter().enumerate() {
+        println!(
+            "[{}] {:.3}  {}  ({}, {})",
+            i + 1,
+            h.score,
+            h.title,
+            h.id,
+            h.doc_type
+        );
+        if let Some(url) = &h.url {
+            println!("      {url}");
+        }
+    }
+    println!("took {} µs", res.took_us);
+    Ok(())
+}
+
+fn validate(path: &std::path::Path) -> Result<(), String> {
+    let index = match SearchIndex::load_file(path) {
+        Ok(index) => index,
+        Err(Error::InvalidKb(problems)) => {
+            for p in &problems.0 {
+                eprintln!("{}: {p}", path.display());
+            }
+            return Err(format!(
+                "{} problem(s) in {}",
+                problems.0.len(),
+                path.display()
+            ));
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let kb = index.kb();
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for d in &kb.documents {
+        match counts.iter_mut().find(|(t, _)| *t == d.doc_type) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((d.doc_type.clone(), 1)),
+        }
+    }
+    let by_type: Vec<String> = counts.iter().map(|(t, n)| format!("{t}: {n}")).collect();
+    println!(
+        "ok: {} documents ({}), {} passages, {} glossary entries, version {}",
+        kb.documents.len(),
+        by_type.join(", "),
+        index.retriever().passages(),
+        kb.glossary.len(),
+        index.version()
+    );
+    Ok(())
+}
+
+fn evaluate(
+    corpus: &std::path::Path,
+    queries: &std::path::Path,
+    qrels: &std::path::Path,
+    k: usize,
+    run: Option<PathBuf>,
+    json: bool,
+) -> Result<(), String> {
+    let corpus = eval::load_corpus(corpus)?;
+    let queries = eval::load_queries(queries)?;
+    let qrels = eval::load_qrels(qrels)?;
+    let (report, runs) = eval::evaluate(&corpus, &queries, &qrels, k);
+    if let Some(path) = run {
+        let map: serde_json::Map<String, serde_json::Value> = runs
+            .into_iter()
+            .map(|(q, hits)| (q, serde_json::json!(hits)))
+            .collect();
+        let text = serde_json::to_string(&map).map_err(|e| e.to_string())?;
+        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string(&report).map_err(|e| e.to_string())?
+        );
+    } else {
+        println!("queries     {}", report.queries);
+        println!("nDCG@10     {:.4}", report.ndcg10);
+        println!("Recall@3    {:.4}", report.recall3);
+        println!("Recall@10   {:.4}", report.recall10);
+        println!("Recall@100  {:.4}", report.recall100);
+        println!("MRR@10      {:.4}", report.mrr10);
+        println!("queries/s   {:.0} (one thread)", report.qps);
+        println!(
+            "index       {:.1} ms ({} documents)",
+            report.index_ms,
+            corpus.ids.len()
+        );
+    }
+    Ok(())
+}

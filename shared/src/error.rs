@@ -18,7 +18,10 @@ pub struct Problem {
 impl Problem {
     /// Builds a problem from a path and a message.
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { path: path.into(), message: message.into() }
+        Self {
+            path: path.into(),
+            message: message.into(),
+        }
     }
 }
 

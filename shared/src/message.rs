@@ -37,7 +37,10 @@ pub struct ChatMessage {
 impl ChatMessage {
     /// Builds a message.
     pub fn new(role: Role, content: impl Into<String>) -> Self {
-        Self { role, content: content.into() }
+        Self {
+            role,
+            content: content.into(),
+        }
     }
 }
 

@@ -1,0 +1,290 @@
+//! `rag eval`: retrieval quality and speed on a BEIR-format test set.
+//!
+//! Metrics follow trec_eval/BEIR conventions: graded gains taken as the qrels score,
+//! DCG = Σ gain_i / log2(i + 1) over ranks i = 1.., nDCG@10 against the ideal ordering of
+//! the judged documents; Recall@k over documents with a positive judgment; MRR@10 is the
+//! reciprocal rank of the first relevant document in the top 10. Only queries that have
+//! judgments are evaluated.
+
+use serde::Serialize;
+use shared::{KnowledgeBase, Retriever};
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// A corpus to evaluate: document ids and an index over them.
+pub(crate) struct Corpus {
+    pub(crate) ids: Vec<String>,
+    engine: Engine,
+    pub(crate) index_ms: f64,
+}
+
+/// A BEIR corpus is a plain retriever; a knowledge base goes through the product's own
+/// indexing (passages, metadata) so its numbers are the product's.
+enum Engine {
+    Plain(Retriever),
+    Kb(shared::SearchIndex),
+}
+
+impl Corpus {
+    fn retriever(&self) -> &Retriever {
+        match &self.engine {
+            Engine::Plain(r) => r,
+            Engine::Kb(index) => index.retriever(),
+        }
+    }
+}
+
+/// Reads a BEIR `corpus.jsonl` (title + text indexed, one unit per document) or a
+/// knowledge base (`.json`, indexed as the product indexes it).
+pub(crate) fn load_corpus(path: &Path) -> Result<Corpus, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if path.extension().is_some_and(|e| e == "json") {
+        let kb = KnowledgeBase::from_json_str(&text, &path.display().to_string())
+            .map_err(|e| e.to_string())?;
+        let ids = kb.documents.iter().map(|d| d.id.clone()).collect();
+        let started = Instant::now();
+        let index = shared::SearchIndex::new(kb, "eval");
+        let index_ms = ms(started.elapsed());
+        return Ok(Corpus {
+            ids,
+            engine: Engine::Kb(index),
+            index_ms,
+        });
+    }
+    #[derive(serde::Deserialize)]
+    struct Doc {
+        #[serde(rename = "_id")]
+        id: String,
+        #[serde(default)]
+        title: String,
+        #[serde(default)]
+        text: String,
+    }
+    let mut ids = Vec::new();
+    let mut texts = Vec::new();
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let d: Doc =
+            serde_json::from_str(line).map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?;
+        ids.push(d.id);
+        texts.push(format!("{}\n{}", d.title, d.text));
+    }
+    let started = Instant::now();
+    let retriever = Retriever::build(texts.into_iter().map(|t| [t]), &[]);
+    Ok(Corpus {
+        ids,
+        engine: Engine::Plain(retriever),
+        index_ms: ms(started.elapsed()),
+    })
+}
+
+/// Reads BEIR `queries.jsonl` as (id, text) in file order.
+pub(crate) fn load_queries(path: &Path) -> Result<Vec<(String, String)>, String> {
+    #[derive(serde::Deserialize)]
+    struct Query {
+        #[serde(rename = "_id")]
+        id: String,
+        text: String,
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(n, l)| {
+            serde_json::from_str::<Query>(l)
+                .map(|q| (q.id, q.text))
+                .map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))
+        })
+        .collect()
+}
+
+/// Judgments: query id → document id → graded relevance.
+pub(crate) type Qrels = HashMap<String, HashMap<String, i64>>;
+
+/// Reads a BEIR qrels TSV (`query-id corpus-id score`, header optional).
+pub(crate) fn load_qrels(path: &Path) -> Result<Qrels, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut qrels = Qrels::new();
+    for (n, line) in text.lines().enumerate() {
+        let cols: Vec<&str> = line.split('\t').map(str::trim).collect();
+        if line.trim().is_empty() || (n == 0 && cols.first() == Some(&"query-id")) {
+            continue;
+        }
+        let [q, d, s] = cols[..] else {
+            return Err(format!(
+                "{}:{}: expected 3 tab-separated columns",
+                path.display(),
+                n + 1
+            ));
+        };
+        let s: i64 = s
+            .parse()
+            .map_err(|e| format!("{}:{}: score: {e}", path.display(), n + 1))?;
+        qrels
+            .entry(q.to_owned())
+            .or_default()
+            .insert(d.to_owned(), s);
+    }
+    Ok(qrels)
+}
+
+/// The numbers `rag eval` reports; `--json` prints exactly these keys.
+#[derive(Debug, Serialize)]
+pub(crate) struct Report {
+    #[serde(rename = "ndcg@10")]
+    pub(crate) ndcg10: f64,
+    #[serde(rename = "recall@3")]
+    pub(crate) recall3: f64,
+    #[serde(rename = "recall@10")]
+    pub(crate) recall10: f64,
+    #[serde(rename = "recall@100")]
+    pub(crate) recall100: f64,
+    #[serde(rename = "mrr@10")]
+    pub(crate) mrr10: f64,
+    pub(crate) queries: usize,
+    pub(crate) qps: f64,
+    pub(crate) index_ms: f64,
+}
+
+/// A ranked list: (document id, score), best first.
+pub(crate) type Run = Vec<(String, f32)>;
+
+/// Ranks every judged query (no minimum score) and computes the report.
+pub(crate) fn evaluate(
+    corpus: &Corpus,
+    queries: &[(String, String)],
+    qrels: &Qrels,
+    k: usize,
+) -> (Report, Vec<(String, Run)>) {
+    let judged: Vec<&(String, String)> = queries
+        .iter()
+        .filter(|(id, _)| qrels.contains_key(id))
+        .collect();
+    let depth = k.max(100);
+    let search = |text: &str| corpus.retriever().search(text, depth, f32::MIN).1;
+    let mut runs = Vec::with_capacity(judged.len());
+    let (mut ndcg, mut r3, mut r10, mut r100, mut mrr) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for (qid, text) in &judged {
+        let hits = search(text);
+        let ranked: Vec<&str> = hits
+            .iter()
+            .map(|r| corpus.ids[r.doc as usize].as_str())
+            .collect();
+        let rel = &qrels[qid.as_str()];
+        ndcg += ndcg_at(&ranked, rel, 10);
+        r3 += recall_at(&ranked, rel, 3);
+        r10 += recall_at(&ranked, rel, 10);
+        r100 += recall_at(&ranked, rel, 100);
+        mrr += ranked
+            .iter()
+            .take(10)
+            .position(|d| rel.get(*d).is_some_and(|&g| g > 0))
+            .map_or(0.0, |p| 1.0 / (p + 1) as f64);
+        let run = hits
+            .iter()
+            .take(k)
+            .map(|r| (corpus.ids[r.doc as usize].clone(), r.score))
+            .collect();
+        runs.push((qid.clone(), run));
+    }
+    let n = judged.len().max(1) as f64;
+    let report = Report {
+        ndcg10: ndcg / n,
+        recall3: r3 / n,
+        recall10: r10 / n,
+        recall100: r100 / n,
+        mrr10: mrr / n,
+        queries: judged.len(),
+        qps: throughput(&judged, &search),
+        index_ms: corpus.index_ms,
+    };
+    (report, runs)
+}
+
+/// Queries per second on one thread: one warm-up pass, then passes until ≥ 1 s has run.
+fn throughput<T>(queries: &[&(String, String)], search: &impl Fn(&str) -> T) -> f64 {
+    if queries.is_empty() {
+        return 0.0;
+    }
+    for (_, q) in queries {
+        std::hint::black_box(search(q));
+    }
+    let started = Instant::now();
+    let mut done = 0usize;
+    while started.elapsed() < Duration::from_secs(1) {
+        for (_, q) in queries {
+            std::hint::black_box(search(q));
+        }
+        done += queries.len();
+    }
+    done as f64 / started.elapsed().as_secs_f64()
+}
+
+fn ndcg_at(ranked: &[&str], rel: &HashMap<String, i64>, k: usize) -> f64 {
+    let gain = |g: i64| g.max(0) as f64;
+    let dcg: f64 = ranked
+        .iter()
+        .take(k)
+        .enumerate()
+        .map(|(i, d)| gain(*rel.get(*d).unwrap_or(&0)) / (i as f64 + 2.0).log2())
+        .sum();
+    let mut ideal: Vec<i64> = rel.values().copied().filter(|&g| g > 0).collect();
+    ideal.sort_unstable_by(|a, b| b.cmp(a));
+    let idcg: f64 = ideal
+        .iter()
+        .take(k)
+        .enumerate()
+        .map(|(i, &g)| gain(g) / (i as f64 + 2.0).log2())
+        .sum();
+    if idcg == 0.0 {
+        0.0
+    } else {
+        dcg / idcg
+    }
+}
+
+fn recall_at(ranked: &[&str], rel: &HashMap<String, i64>, k: usize) -> f64 {
+    let relevant = rel.values().filter(|&&g| g > 0).count();
+    if relevant == 0 {
+        return 0.0;
+    }
+    let found = ranked
+        .iter()
+        .take(k)
+        .filter(|d| rel.get(**d).is_some_and(|&g| g > 0))
+        .count();
+    found as f64 / relevant as f64
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rel(pairs: &[(&str, i64)]) -> HashMap<String, i64> {
+        pairs.iter().map(|(d, g)| (d.to_string(), *g)).collect()
+    }
+
+    #[test]
+    fn ndcg_by_hand() {
+        // Relevant b (gain 1) at rank 2: DCG = 1/log2(3); ideal puts it at rank 1: IDCG = 1.
+        let v = ndcg_at(&["a", "b"], &rel(&[("b", 1)]), 10);
+        assert!((v - 1.0 / 3f64.log2()).abs() < 1e-12, "{v}");
+        assert_eq!(ndcg_at(&["b", "a"], &rel(&[("b", 1)]), 10), 1.0);
+        assert_eq!(ndcg_at(&["a"], &rel(&[("b", 0)]), 10), 0.0);
+    }
+
+    #[test]
+    fn recall_by_hand() {
+        let r = rel(&[("a", 1), ("b", 1), ("c", 0)]);
+        assert_eq!(recall_at(&["x", "a", "c", "b"], &r, 3), 0.5);
+        assert_eq!(recall_at(&["x", "a", "c", "b"], &r, 4), 1.0);
+    }
+}

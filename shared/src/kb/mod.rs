@@ -1,0 +1,429 @@
+//! The knowledge base: documents a site owner describes, parsed and validated.
+//!
+//! Accepted shapes: `{"documents": [...], "glossary": {...}}` (the seed format) or a bare
+//! array of documents. Every document has `id` and `type`; `publication`,
+//! `github_project` and `page` (or any other type) have the fields of DESIGN §4. Unknown
+//! string fields are kept and indexed. Validation walks the whole input and reports every
+//! problem at once, so a site owner fixes a file in one pass.
+
+mod passages;
+
+pub use passages::{split_passages, PASSAGE_MAX_CHARS};
+
+use crate::error::{Error, Problem, Problems, Result};
+use serde_json::{Map, Value};
+
+/// Longest accepted document id, in characters.
+pub const MAX_ID_CHARS: usize = 200;
+
+/// The kinds of document the product formats differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocKind {
+    /// A paper: title, authors, venue, links, summary.
+    Publication,
+    /// A code repository: name, url, stars, role, description.
+    GithubProject,
+    /// Anything else: a page with a title and (possibly long) content.
+    Page,
+}
+
+/// One knowledge-base entry.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Document {
+    /// Unique id within the knowledge base.
+    pub id: String,
+    /// The `type` field as written (`publication`, `github_project`, `page`, ...).
+    pub doc_type: String,
+    /// Title (publications, pages).
+    pub title: Option<String>,
+    /// Name (projects).
+    pub name: Option<String>,
+    /// Author list as one string.
+    pub authors: Option<String>,
+    /// Venue, e.g. `CVPR 2022`.
+    pub venue: Option<String>,
+    /// Year (a number or a string in the source).
+    pub year: Option<String>,
+    /// Link to the paper.
+    pub paper_url: Option<String>,
+    /// Link to the code.
+    pub code_url: Option<String>,
+    /// Link to the project or page.
+    pub url: Option<String>,
+    /// Star count (a number or a string such as `27k+`).
+    pub stars: Option<String>,
+    /// The site owner's role in a project.
+    pub role: Option<String>,
+    /// A publication's summary.
+    pub summary: Option<String>,
+    /// A project's description.
+    pub description: Option<String>,
+    /// A page's body (Markdown or plain text, may be long).
+    pub content: Option<String>,
+    /// Keywords.
+    pub keywords: Vec<String>,
+    /// Unknown string fields, in source order: kept, indexed and shown.
+    pub extra: Vec<(String, String)>,
+}
+
+impl Document {
+    /// How this document is formatted.
+    pub fn kind(&self) -> DocKind {
+        match self.doc_type.as_str() {
+            "publication" => DocKind::Publication,
+            "github_project" => DocKind::GithubProject,
+            _ => DocKind::Page,
+        }
+    }
+
+    /// The title to show: a project's name, else the title, else the id.
+    pub fn display_title(&self) -> &str {
+        let primary = match self.kind() {
+            DocKind::GithubProject => self.name.as_ref().or(self.title.as_ref()),
+            _ => self.title.as_ref().or(self.name.as_ref()),
+        };
+        primary.map_or(self.id.as_str(), String::as_str)
+    }
+
+    /// The main link: the page/project URL, else the paper, else the code.
+    pub fn link(&self) -> Option<&str> {
+        self.url
+            .as_deref()
+            .or(self.paper_url.as_deref())
+            .or(self.code_url.as_deref())
+    }
+
+    /// The text of its metadata fields (everything but `content`), for indexing.
+    pub fn metadata_text(&self) -> String {
+        let mut parts: Vec<&str> = Vec::new();
+        for f in [
+            &self.title,
+            &self.name,
+            &self.authors,
+            &self.venue,
+            &self.year,
+            &self.role,
+            &self.summary,
+            &self.description,
+            &self.url,
+            &self.paper_url,
+            &self.code_url,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            parts.push(f);
+        }
+        parts.extend(self.keywords.iter().map(String::as_str));
+        parts.extend(self.extra.iter().map(|(_, v)| v.as_str()));
+        parts.join("\n")
+    }
+}
+
+/// A parsed and validated knowledge base.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KnowledgeBase {
+    /// The documents, in source order (which breaks score ties).
+    pub documents: Vec<Document>,
+    /// Site-specific Chinese → English translations, in source order.
+    pub glossary: Vec<(String, Vec<String>)>,
+}
+
+impl KnowledgeBase {
+    /// Reads and validates a knowledge base file.
+    pub fn load_file(path: &std::path::Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::from_json_str(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates knowledge-base JSON; `origin` names the input in errors.
+    pub fn from_json_str(text: &str, origin: &str) -> Result<Self> {
+        let value: Value = serde_json::from_str(text).map_err(|source| Error::Json {
+            what: origin.to_owned(),
+            source,
+        })?;
+        Self::from_value(&value).map_err(Error::InvalidKb)
+    }
+
+    /// Validates an already parsed JSON value, listing every problem.
+    pub fn from_value(value: &Value) -> std::result::Result<Self, Problems> {
+        let mut problems = Vec::new();
+        let (docs, glossary) = match value {
+            Value::Array(docs) => (Some(docs), None),
+            Value::Object(top) => {
+                let docs = match top.get("documents") {
+                    Some(Value::Array(d)) => Some(d),
+                    Some(_) => {
+                        problems.push(Problem::new("documents", "must be an array of documents"));
+                        None
+                    }
+                    None => {
+                        problems.push(Problem::new("documents", "is required"));
+                        None
+                    }
+                };
+                (docs, top.get("glossary"))
+            }
+            _ => {
+                problems.push(Problem::new(
+                    "",
+                    "must be an object with \"documents\" or an array of documents",
+                ));
+                (None, None)
+            }
+        };
+        let mut documents = Vec::new();
+        if let Some(docs) = docs {
+            if docs.is_empty() {
+                problems.push(Problem::new("documents", "must hold at least one document"));
+            }
+            let mut seen: rustc_hash::FxHashMap<&str, usize> = Default::default();
+            for (i, doc) in docs.iter().enumerate() {
+                let path = format!("documents[{i}]");
+                if let Some(d) = parse_document(doc, &path, &mut problems) {
+                    if let Some(first) = seen.get(d.id.as_str()) {
+                        problems.push(Problem::new(
+                            format!("{path}.id"),
+                            format!("duplicate id {:?} (first used by documents[{first}])", d.id),
+                        ));
+                    } else if let Some(Value::String(id)) = doc.get("id") {
+                        seen.insert(id.as_str(), i);
+                    }
+                    documents.push(d);
+                }
+            }
+        }
+        let glossary = match glossary {
+            None | Some(Value::Null) => Vec::new(),
+            Some(g) => parse_glossary(g, &mut problems),
+        };
+        if problems.is_empty() {
+            Ok(Self {
+                documents,
+                glossary,
+            })
+        } else {
+            Err(Problems(problems))
+        }
+    }
+
+    /// The document with this id.
+    pub fn get(&self, id: &str) -> Option<&Document> {
+        self.documents.iter().find(|d| d.id == id)
+    }
+}
+
+/// Fields every document may carry that hold a single string (or, for `year` and
+/// `stars`, a number).
+const STRING_FIELDS: &[&str] = &[
+    "title",
+    "name",
+    "authors",
+    "venue",
+    "year",
+    "paper_url",
+    "code_url",
+    "url",
+    "stars",
+    "role",
+    "summary",
+    "description",
+    "content",
+];
+
+fn parse_document(doc: &Value, path: &str, problems: &mut Vec<Problem>) -> Option<Document> {
+    let Value::Object(obj) = doc else {
+        problems.push(Problem::new(path, "must be an object"));
+        return None;
+    };
+    let before = problems.len();
+    let mut d = Document::default();
+    match obj.get("id") {
+        Some(Value::String(s)) if s.trim().is_empty() => {
+            problems.push(Problem::new(format!("{path}.id"), "must not be empty"))
+        }
+        Some(Value::String(s)) if s.chars().count() > MAX_ID_CHARS => problems.push(Problem::new(
+            format!("{path}.id"),
+            format!("is longer than {MAX_ID_CHARS} characters"),
+        )),
+        Some(Value::String(s)) if s.chars().any(char::is_control) => problems.push(Problem::new(
+            format!("{path}.id"),
+            "must not contain control characters",
+        )),
+        Some(Value::String(s)) => d.id = s.clone(),
+        Some(_) => problems.push(Problem::new(format!("{path}.id"), "must be a string")),
+        None => problems.push(Problem::new(format!("{path}.id"), "is required")),
+    }
+    match obj.get("type") {
+        Some(Value::String(s)) if !s.trim().is_empty() => d.doc_type = s.clone(),
+        Some(Value::String(_)) => {
+            problems.push(Problem::new(format!("{path}.type"), "must not be empty"))
+        }
+        Some(_) => problems.push(Problem::new(format!("{path}.type"), "must be a string")),
+        None => problems.push(Problem::new(
+            format!("{path}.type"),
+            "is required (publication, github_project, page, ...)",
+        )),
+    }
+    for &field in STRING_FIELDS {
+        let slot = string_slot(&mut d, field);
+        match obj.get(field) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) => *slot = Some(s.clone()),
+            Some(Value::Number(n)) if matches!(field, "year" | "stars") => {
+                *slot = Some(n.to_string())
+            }
+            Some(_) if matches!(field, "year" | "stars") => problems.push(Problem::new(
+                format!("{path}.{field}"),
+                "must be a string or a number",
+            )),
+            Some(_) => problems.push(Problem::new(format!("{path}.{field}"), "must be a string")),
+        }
+    }
+    match obj.get("keywords") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (j, k) in items.iter().enumerate() {
+                match k {
+                    Value::String(s) => d.keywords.push(s.clone()),
+                    _ => problems.push(Problem::new(
+                        format!("{path}.keywords[{j}]"),
+                        "must be a string",
+                    )),
+                }
+            }
+        }
+        Some(_) => problems.push(Problem::new(
+            format!("{path}.keywords"),
+            "must be an array of strings",
+        )),
+    }
+    collect_extra(obj, &mut d);
+    // A required field that is present but mistyped was reported above already.
+    let absent = |f: &str| obj.get(f).is_none_or(Value::is_null);
+    let required = match d.kind() {
+        DocKind::GithubProject => ("name", !absent("name")),
+        _ => ("title", !absent("title") || !absent("name")),
+    };
+    if !d.doc_type.is_empty() && !required.1 {
+        problems.push(Problem::new(
+            format!("{path}.{}", required.0),
+            format!("is required for type {:?}", d.doc_type),
+        ));
+    }
+    let mut links: Vec<(&str, &str)> = Vec::new();
+    for (field, value) in [
+        ("url", &d.url),
+        ("paper_url", &d.paper_url),
+        ("code_url", &d.code_url),
+    ] {
+        links.extend(value.as_deref().map(|v| (field, v)));
+    }
+    links.extend(
+        d.extra
+            .iter()
+            .filter(|(k, _)| k.ends_with("_url"))
+            .map(|(k, v)| (k.as_str(), v.as_str())),
+    );
+    for (field, value) in links {
+        if let Err(why) = check_url(value) {
+            problems.push(Problem::new(format!("{path}.{field}"), why));
+        }
+    }
+    (problems.len() == before).then_some(d)
+}
+
+fn string_slot<'a>(d: &'a mut Document, field: &str) -> &'a mut Option<String> {
+    match field {
+        "title" => &mut d.title,
+        "name" => &mut d.name,
+        "authors" => &mut d.authors,
+        "venue" => &mut d.venue,
+        "year" => &mut d.year,
+        "paper_url" => &mut d.paper_url,
+        "code_url" => &mut d.code_url,
+        "url" => &mut d.url,
+        "stars" => &mut d.stars,
+        "role" => &mut d.role,
+        "summary" => &mut d.summary,
+        "description" => &mut d.description,
+        _ => &mut d.content,
+    }
+}
+
+/// Keeps unknown string fields; other unknown values are carried in the source but not
+/// indexed (a number or a flag says nothing a visitor would search for).
+fn collect_extra(obj: &Map<String, Value>, d: &mut Document) {
+    for (k, v) in obj {
+        if k == "id" || k == "type" || k == "keywords" || STRING_FIELDS.contains(&k.as_str()) {
+            continue;
+        }
+        if let Value::String(s) = v {
+            d.extra.push((k.clone(), s.clone()));
+        }
+    }
+}
+
+/// Links reach visitors through the widget, so only absolute http(s) URLs pass: no
+/// `javascript:`, no relative paths, no whitespace or control characters.
+fn check_url(url: &str) -> std::result::Result<(), String> {
+    let lower = url.to_ascii_lowercase();
+    let rest = lower
+        .strip_prefix("https://")
+        .or_else(|| lower.strip_prefix("http://"));
+    match rest {
+        None => Err(format!("must be an absolute http(s) URL, got {url:?}")),
+        Some(r) if r.is_empty() || r.starts_with('/') => Err(format!("has no host: {url:?}")),
+        Some(_) if url.chars().any(|c| c.is_whitespace() || c.is_control()) => {
+            Err("must not contain spaces or control characters".to_owned())
+        }
+        Some(_) => Ok(()),
+    }
+}
+
+fn parse_glossary(g: &Value, problems: &mut Vec<Problem>) -> Vec<(String, Vec<String>)> {
+    let Value::Object(map) = g else {
+        problems.push(Problem::new(
+            "glossary",
+            "must be an object mapping words to translations",
+        ));
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (word, v) in map {
+        let path = format!("glossary.{word}");
+        if word.trim().is_empty() {
+            problems.push(Problem::new(path, "key must not be empty"));
+            continue;
+        }
+        let translations: Vec<String> = match v {
+            Value::String(s) => vec![s.clone()],
+            Value::Array(items) if items.iter().all(Value::is_string) => items
+                .iter()
+                .filter_map(|i| i.as_str().map(str::to_owned))
+                .collect(),
+            _ => {
+                problems.push(Problem::new(
+                    path,
+                    "must be a string or an array of strings",
+                ));
+                continue;
+            }
+        };
+        if translations.iter().all(|t| t.trim().is_empty()) {
+            problems.push(Problem::new(
+                path,
+                "needs at least one non-empty translation",
+            ));
+            continue;
+        }
+        out.push((word.clone(), translations));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,460 @@
+//! Chinese→English query expansion.
+//!
+//! Han runs of a query are segmented by longest match against three sources, most specific
+//! first: the knowledge base's glossary, a curated research-domain lexicon, and a general
+//! dictionary derived from CC-CEDICT. The compiled-in tables are sorted text (one
+//! `key\tt1|t2|...` line per key) searched in place, so start-up parses nothing.
+//! A matched word's translations share weight 1 between them.
+
+use rustc_hash::FxHashMap;
+use std::sync::LazyLock;
+
+/// The curated research-domain lexicon (written by the team).
+const RESEARCH: &str = include_str!("../../data/lexicon_research.tsv");
+/// The general dictionary derived from CC-CEDICT (CC BY-SA 4.0, see `data/CEDICT-NOTICE.md`).
+const CEDICT: &str = include_str!("../../data/cedict.tsv");
+
+/// The longest key, in characters, that segmentation tries.
+const MAX_WORD_CHARS: usize = 8;
+
+/// Chinese function and question words: matched as words (so they are not misread as
+/// parts of neighbours) but never expanded, because their translations ("what", "how
+/// many", "of") would match every English document.
+const ZH_STOPWORDS: &[&str] = &[
+    "一下",
+    "一些",
+    "一个",
+    "一位",
+    "上",
+    "下",
+    "不",
+    "个",
+    "中",
+    "为",
+    "为什么",
+    "么",
+    "之",
+    "也",
+    "了",
+    "些",
+    "人们",
+    "什么",
+    "他",
+    "他们",
+    "们",
+    "以",
+    "位",
+    "何",
+    "你",
+    "你们",
+    "其",
+    "几",
+    "到",
+    "又",
+    "及",
+    "吗",
+    "吧",
+    "呀",
+    "呢",
+    "和",
+    "哪",
+    "哪个",
+    "哪些",
+    "哪里",
+    "啊",
+    "在",
+    "多少",
+    "她",
+    "它",
+    "对",
+    "就",
+    "己",
+    "并",
+    "怎么",
+    "怎样",
+    "我",
+    "我们",
+    "或",
+    "所",
+    "把",
+    "是",
+    "是否",
+    "有",
+    "有关",
+    "有没有",
+    "的",
+    "着",
+    "等",
+    "给",
+    "而",
+    "被",
+    "让",
+    "请",
+    "请问",
+    "谁",
+    "还",
+    "这",
+    "这个",
+    "这些",
+    "那",
+    "那个",
+    "那些",
+    "都",
+    "里",
+    "与",
+    "即",
+    "于",
+    "由",
+    "从",
+    "向",
+    "得",
+    "地",
+    "该",
+    "如何",
+    "曾",
+    "过",
+    "将",
+    "能",
+    "会",
+    "要",
+    "想",
+    "可以",
+    "关于",
+    "一",
+    "您",
+];
+
+/// Where a translation came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// The knowledge base's own glossary.
+    Glossary,
+    /// The curated research-domain lexicon.
+    Research,
+    /// The general CC-CEDICT-derived dictionary.
+    Cedict,
+}
+
+/// One segment of a Han run and what it expands to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expansion {
+    /// The Chinese word as matched.
+    pub word: String,
+    /// Its English translations (empty for a stopword or an unknown character).
+    pub translations: Vec<String>,
+    /// Which source matched, if any.
+    pub source: Option<Source>,
+}
+
+/// A sorted `key\tvalue` table searched in place by bisection over line starts.
+#[derive(Debug, Clone, Copy)]
+struct SortedTable(&'static str);
+
+impl SortedTable {
+    /// Byte offset of the first line whose key is ≥ `target` (bytewise), or the text's
+    /// length. O(log n) line comparisons, no allocation, nothing precomputed.
+    fn lower_bound(&self, target: &str) -> usize {
+        let bytes = self.0.as_bytes();
+        // Invariant: `lo` is a line start; every line starting before `lo` has a key
+        // < target, and every line starting at or after `hi` has a key ≥ target.
+        let (mut lo, mut hi) = (0usize, bytes.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let start = bytes[lo..mid]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(lo, |p| lo + p + 1);
+            let end = line_end(bytes, mid);
+            if line_key(&self.0[start..end]).as_bytes() < target.as_bytes() {
+                lo = end + 1;
+            } else {
+                hi = start;
+            }
+        }
+        lo
+    }
+
+    /// The `(key, value)` of the line starting at `offset`, and the next line's offset.
+    fn line_at(&self, offset: usize) -> Option<(&'static str, &'static str, usize)> {
+        let text: &'static str = self.0;
+        if offset >= text.len() {
+            return None;
+        }
+        let end = line_end(text.as_bytes(), offset);
+        let line = &text[offset..end];
+        let (k, v) = line.split_once('\t').unwrap_or((line, ""));
+        Some((k, v, end + 1))
+    }
+
+    /// The value of exactly `key`, if present.
+    #[cfg(test)]
+    fn get(&self, key: &str) -> Option<&'static str> {
+        self.line_at(self.lower_bound(key))
+            .filter(|(k, _, _)| *k == key)
+            .map(|(_, v, _)| v)
+    }
+
+    /// Iterates every `(key, value)` line (for tests and checks).
+    #[cfg(test)]
+    fn entries(&self) -> impl Iterator<Item = (&'static str, &'static str)> {
+        self.0.lines().filter_map(|l| l.split_once('\t'))
+    }
+}
+
+fn line_end(bytes: &[u8], from: usize) -> usize {
+    bytes[from..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |p| from + p)
+}
+
+fn line_key(line: &str) -> &str {
+    line.split_once('\t').map_or(line, |(k, _)| k)
+}
+
+/// What a prefix looks like in one source.
+struct Probe {
+    /// The prefix itself is a word there, with these translations.
+    exact: Option<Vec<String>>,
+    /// Some longer word there starts with the prefix.
+    longer: bool,
+}
+
+fn probe_table(table: SortedTable, prefix: &str) -> Probe {
+    let Some((key, value, next)) = table.line_at(table.lower_bound(prefix)) else {
+        return Probe {
+            exact: None,
+            longer: false,
+        };
+    };
+    if key != prefix {
+        return Probe {
+            exact: None,
+            longer: key.starts_with(prefix),
+        };
+    }
+    // Keys extending `prefix` sort right after it, so the next line tells.
+    let longer = table
+        .line_at(next)
+        .is_some_and(|(k, _, _)| k.starts_with(prefix));
+    let exact = value
+        .split('|')
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .collect();
+    Probe {
+        exact: Some(exact),
+        longer,
+    }
+}
+
+/// The Chinese→English lexicon: compiled-in tables plus a knowledge base's glossary.
+#[derive(Debug, Clone, Default)]
+pub struct Lexicon {
+    glossary: FxHashMap<String, Vec<String>>,
+    /// Longest glossary key in characters, so segmentation knows how far to try.
+    glossary_max_chars: usize,
+}
+
+impl Lexicon {
+    /// A lexicon with the compiled-in tables and the given glossary (Chinese word →
+    /// English translations). Glossary keys are folded like query text.
+    pub fn new(glossary: &[(String, Vec<String>)]) -> Self {
+        let glossary: FxHashMap<String, Vec<String>> = glossary
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.chars().map(super::tokenize::fold_char).collect(),
+                    v.clone(),
+                )
+            })
+            .collect();
+        let glossary_max_chars = glossary
+            .keys()
+            .map(|k| k.chars().count())
+            .max()
+            .unwrap_or(0);
+        Self {
+            glossary,
+            glossary_max_chars,
+        }
+    }
+
+    /// Number of entries in each source: (glossary, research, cedict).
+    pub fn sizes(&self) -> (usize, usize, usize) {
+        (
+            self.glossary.len(),
+            RESEARCH.lines().count(),
+            CEDICT.lines().count(),
+        )
+    }
+
+    /// Segments a folded Han run by longest match and returns each segment's expansion.
+    /// Stopwords come back with no translations; characters found nowhere come back alone
+    /// with no source.
+    pub fn expand(&self, run: &str) -> Vec<Expansion> {
+        let starts: Vec<usize> = run
+            .char_indices()
+            .map(|(i, _)| i)
+            .chain([run.len()])
+            .collect();
+        let n = starts.len() - 1;
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < n {
+            // Grow the candidate one character at a time while some source still has a
+            // longer word with this prefix; remember the longest exact match.
+            let mut best: (usize, Option<(Source, Vec<String>)>) = (1, None);
+            for len in 1..=MAX_WORD_CHARS.min(n - i) {
+                let prefix = &run[starts[i]..starts[i + len]];
+                let mut more = len < self.glossary_max_chars;
+                // Outer Option: the prefix is a word somewhere; inner: its translations
+                // (none for a stopword, which is matched only to keep it whole).
+                let mut matched: Option<Option<(Source, Vec<String>)>> = None;
+                if is_zh_stopword(prefix) {
+                    matched = Some(None);
+                } else if let Some(t) = self.glossary.get(prefix) {
+                    matched = Some(Some((Source::Glossary, t.clone())));
+                }
+                for (source, table) in [
+                    (Source::Research, SortedTable(RESEARCH)),
+                    (Source::Cedict, SortedTable(CEDICT)),
+                ] {
+                    let probe = probe_table(table, prefix);
+                    more |= probe.longer;
+                    if matched.is_none() {
+                        matched = probe.exact.map(|t| Some((source, t)));
+                    }
+                }
+                if let Some(m) = matched {
+                    best = (len, m);
+                }
+                if !more {
+                    break;
+                }
+            }
+            let (len, found) = best;
+            let word = run[starts[i]..starts[i + len]].to_owned();
+            let (source, translations) = match found {
+                Some((s, t)) => (Some(s), t),
+                None => (None, Vec::new()),
+            };
+            out.push(Expansion {
+                word,
+                translations,
+                source,
+            });
+            i += len;
+        }
+        out
+    }
+}
+
+/// True for a Chinese function or question word that expansion skips.
+pub fn is_zh_stopword(word: &str) -> bool {
+    // Sorted once; a binary search keeps segmentation cheap per character.
+    static SORTED: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+        let mut v = ZH_STOPWORDS.to_vec();
+        v.sort_unstable();
+        v.dedup();
+        v
+    });
+    SORTED.binary_search(&word).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_sorted_unique(name: &str, text: &'static str) {
+        let keys: Vec<&str> = SortedTable(text).entries().map(|(k, _)| k).collect();
+        assert_eq!(
+            keys.len(),
+            text.lines().count(),
+            "{name}: every line has a tab"
+        );
+        for w in keys.windows(2) {
+            assert!(
+                w[0].as_bytes() < w[1].as_bytes(),
+                "{name}: {:?} !< {:?}",
+                w[0],
+                w[1]
+            );
+        }
+    }
+
+    #[test]
+    fn compiled_tables_are_sorted_with_unique_keys() {
+        check_sorted_unique("research", RESEARCH);
+        check_sorted_unique("cedict", CEDICT);
+    }
+
+    #[test]
+    fn research_lexicon_has_at_least_300_entries() {
+        assert!(RESEARCH.lines().count() >= 300);
+    }
+
+    #[test]
+    fn sorted_table_finds_every_key_and_rejects_absent_ones() {
+        const T: &str = "a\t1\nbb\t2\nc\t3\nd\t4\n多模态\t5";
+        let t = SortedTable(T);
+        for (k, v) in [
+            ("a", "1"),
+            ("bb", "2"),
+            ("c", "3"),
+            ("d", "4"),
+            ("多模态", "5"),
+        ] {
+            assert_eq!(t.get(k), Some(v), "{k}");
+        }
+        for k in ["", "b", "bbb", "e", "0", "多"] {
+            assert_eq!(t.get(k), None, "{k}");
+        }
+    }
+
+    #[test]
+    fn every_research_entry_is_found_by_lookup() {
+        for (k, v) in SortedTable(RESEARCH).entries() {
+            assert_eq!(SortedTable(RESEARCH).get(k), Some(v));
+        }
+    }
+
+    #[test]
+    fn longest_match_prefers_the_longer_word() {
+        let lex = Lexicon::default();
+        let ex = lex.expand("人脸识别训练");
+        let words: Vec<&str> = ex.iter().map(|e| e.word.as_str()).collect();
+        assert_eq!(words, vec!["人脸识别", "训练"]);
+        assert!(ex[0].translations.iter().any(|t| t == "face recognition"));
+        assert_eq!(ex[0].source, Some(Source::Research));
+    }
+
+    #[test]
+    fn glossary_wins_over_compiled_tables() {
+        let lex = Lexicon::new(&[("人脸识别".into(), vec!["facerec".into()])]);
+        let ex = lex.expand("人脸识别");
+        assert_eq!(ex[0].translations, vec!["facerec".to_string()]);
+        assert_eq!(ex[0].source, Some(Source::Glossary));
+    }
+
+    #[test]
+    fn glossary_enables_longer_site_specific_words() {
+        let lex = Lexicon::new(&[("安翔".into(), vec!["xiang an".into()])]);
+        let ex = lex.expand("安翔的论文");
+        assert_eq!(ex[0].word, "安翔");
+        assert_eq!(ex[0].translations, vec!["xiang an".to_string()]);
+        assert!(ex[1].translations.is_empty(), "的 is a stopword");
+    }
+
+    #[test]
+    fn stopwords_and_unknown_characters_expand_to_nothing() {
+        let lex = Lexicon::default();
+        let ex = lex.expand("什么");
+        assert_eq!(ex.len(), 1);
+        assert!(ex[0].translations.is_empty());
+        // A private-use-free but dictionary-absent ideograph from extension B.
+        let ex = lex.expand("\u{2A6D6}");
+        assert_eq!(ex[0].source, None);
+    }
+}

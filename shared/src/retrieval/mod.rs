@@ -1,0 +1,191 @@
+//! Retrieval: query analysis with Chinese→English expansion, and BM25 ranking.
+//!
+//! [`Retriever`] owns an index over numbered units (passages). Callers map units back to
+//! their documents; [`Retriever::search`] does that for units grouped by document.
+
+pub mod bm25;
+pub mod lexicon;
+pub mod tokenize;
+
+use bm25::{top_k, Bm25Index, Bm25Params};
+use lexicon::Lexicon;
+use serde::Serialize;
+use tokenize::{han_bigrams, runs, Analyzer, Script};
+
+/// A query term after analysis and expansion.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QueryTerm {
+    /// The index term (stemmed English word, or Han bigram).
+    pub term: String,
+    /// Its weight in the BM25 sum.
+    pub weight: f32,
+    /// The Chinese word it was translated from, when it came from expansion.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+}
+
+/// One ranked document: which document, its best passage and score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ranked {
+    /// Index of the document in the corpus.
+    pub doc: u32,
+    /// Index of its best-scoring passage within the document.
+    pub passage: u32,
+    /// The best passage's BM25 score.
+    pub score: f32,
+}
+
+/// An index over passages grouped into documents, with the analyzer and lexicon that
+/// queries go through.
+#[derive(Debug)]
+pub struct Retriever {
+    analyzer: Analyzer,
+    lexicon: Lexicon,
+    index: Bm25Index,
+    /// For each unit: (document, passage within it).
+    units: Vec<(u32, u32)>,
+    n_docs: usize,
+}
+
+impl Retriever {
+    /// Indexes `docs`, each given as its passages' texts, with the given glossary.
+    pub fn build<D, P>(docs: D, glossary: &[(String, Vec<String>)]) -> Self
+    where
+        D: IntoIterator<Item = P>,
+        P: IntoIterator<Item = String>,
+    {
+        let analyzer = Analyzer::new();
+        let mut units = Vec::new();
+        let mut texts = Vec::new();
+        let mut n_docs = 0;
+        for (d, passages) in docs.into_iter().enumerate() {
+            n_docs += 1;
+            for (p, text) in passages.into_iter().enumerate() {
+                units.push((d as u32, p as u32));
+                texts.push(text);
+            }
+        }
+        let index = Bm25Index::build(
+            texts.iter().map(|t| analyzer.terms(t)),
+            Bm25Params::default(),
+        );
+        Self {
+            analyzer,
+            lexicon: Lexicon::new(glossary),
+            index,
+            units,
+            n_docs,
+        }
+    }
+
+    /// Number of documents.
+    pub fn documents(&self) -> usize {
+        self.n_docs
+    }
+
+    /// Number of indexed passages.
+    pub fn passages(&self) -> usize {
+        self.units.len()
+    }
+
+    /// The underlying index (for statistics).
+    pub fn index(&self) -> &Bm25Index {
+        &self.index
+    }
+
+    /// Analyzes a query: English words as they are (weight 1 each), Han runs as bigrams
+    /// (weight 1 each, for Chinese documents) plus their English translations (each
+    /// Chinese word's translations sharing weight 1). Equal terms are merged, weights added.
+    pub fn analyze_query(&self, query: &str) -> Vec<QueryTerm> {
+        let mut terms: Vec<QueryTerm> = Vec::new();
+        let mut add = |term: String, weight: f32, from: Option<&str>| {
+            if let Some(t) = terms.iter_mut().find(|t| t.term == term) {
+                t.weight += weight;
+            } else {
+                terms.push(QueryTerm {
+                    term,
+                    weight,
+                    from: from.map(str::to_owned),
+                });
+            }
+        };
+        for run in runs(query) {
+            match run.script {
+                Script::Latin => {
+                    if let Some(t) = self.analyzer.latin_term(&run.text) {
+                        add(t, 1.0, None);
+                    }
+                }
+                Script::Han => {
+                    han_bigrams(&run.text, &mut |t| add(t, 1.0, None));
+                    for ex in self.lexicon.expand(&run.text) {
+                        if ex.translations.is_empty() {
+                            continue;
+                        }
+                        let share = 1.0 / ex.translations.len() as f32;
+                        for tr in &ex.translations {
+                            for t in self.analyzer.terms(tr) {
+                                add(t, share, Some(&ex.word));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        terms
+    }
+
+    /// Ranks documents for already analyzed terms: a document scores as its best passage.
+    /// Returns at most `k` documents scoring at least `min_score`.
+    pub fn rank(&self, terms: &[QueryTerm], k: usize, min_score: f32) -> Vec<Ranked> {
+        let scored = self
+            .index
+            .score(terms.iter().map(|t| (t.term.as_str(), t.weight)));
+        // Best passage per document; units of one document are contiguous and ascending,
+        // so one pass with a "current document" slot suffices.
+        let mut best: Vec<Ranked> = Vec::new();
+        for (u, score) in scored {
+            let (doc, passage) = self.units[u as usize];
+            match best.last_mut() {
+                Some(r) if r.doc == doc => {
+                    if score > r.score {
+                        *r = Ranked {
+                            doc,
+                            passage,
+                            score,
+                        };
+                    }
+                }
+                _ => best.push(Ranked {
+                    doc,
+                    passage,
+                    score,
+                }),
+            }
+        }
+        let candidates: Vec<(u32, f32)> = best
+            .iter()
+            .filter(|r| r.score >= min_score)
+            .map(|r| (r.doc, r.score))
+            .collect();
+        let passage_of = |doc: u32| {
+            best.binary_search_by_key(&doc, |r| r.doc)
+                .map_or(0, |i| best[i].passage)
+        };
+        top_k(candidates, k)
+            .into_iter()
+            .map(|(doc, score)| Ranked {
+                doc,
+                passage: passage_of(doc),
+                score,
+            })
+            .collect()
+    }
+
+    /// Analyzes and ranks in one call.
+    pub fn search(&self, query: &str, k: usize, min_score: f32) -> (Vec<QueryTerm>, Vec<Ranked>) {
+        let terms = self.analyze_query(query);
+        let ranked = self.rank(&terms, k, min_score);
+        (terms, ranked)
+    }
+}

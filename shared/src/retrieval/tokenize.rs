@@ -1,0 +1,401 @@
+//! Text analysis shared by documents and queries.
+//!
+//! Text is folded (full-width forms to ASCII, lowercase) and cut into runs of one script:
+//! Latin/digit runs become English terms (stopwords dropped, Snowball-stemmed), Han runs
+//! become overlapping character bigrams (a lone character stays a unigram). Bigrams let
+//! Chinese documents be searched without a segmenter; the query side additionally expands
+//! Han runs into English through the lexicon (see `lexicon.rs`).
+
+use rust_stemmers::{Algorithm, Stemmer};
+use std::sync::LazyLock;
+
+/// Which script a run of text belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Script {
+    /// Letters and digits of alphabetic scripts (Latin, Greek, Cyrillic, kana, ...).
+    Latin,
+    /// CJK ideographs.
+    Han,
+}
+
+/// A maximal run of one script, already folded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Run {
+    /// The script of every character in the run.
+    pub script: Script,
+    /// The folded text of the run.
+    pub text: String,
+}
+
+/// Folds one character: full-width ASCII variants and the ideographic space to their ASCII
+/// forms, then lowercase. Returns the folded character (lowercasing never expands for the
+/// characters we keep, because multi-char lowercase forms only arise for a few letters whose
+/// first char is what search needs).
+pub fn fold_char(c: char) -> char {
+    let c = match c {
+        '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+        '\u{3000}' => ' ',
+        _ => c,
+    };
+    if c.is_ascii() {
+        c.to_ascii_lowercase()
+    } else {
+        c.to_lowercase().next().unwrap_or(c)
+    }
+}
+
+/// True for CJK unified ideographs (basic block, extensions A–F and compatibility forms).
+pub fn is_han(c: char) -> bool {
+    matches!(c as u32,
+        0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0x20000..=0x2EBEF | 0xF900..=0xFAFF | 0x2F800..=0x2FA1F)
+}
+
+/// Cuts folded text into runs of one script; everything that is neither a Han character
+/// nor alphanumeric (spaces, punctuation, emoji, symbols) separates runs and is dropped.
+pub fn runs(text: &str) -> Vec<Run> {
+    let mut out: Vec<Run> = Vec::new();
+    let mut current: Option<Run> = None;
+    for raw in text.chars() {
+        let c = fold_char(raw);
+        let script = if is_han(c) {
+            Some(Script::Han)
+        } else if c.is_alphanumeric() {
+            Some(Script::Latin)
+        } else {
+            None
+        };
+        match (script, current.as_mut()) {
+            (Some(s), Some(run)) if run.script == s => run.text.push(c),
+            (Some(s), _) => {
+                if let Some(run) = current.take() {
+                    out.push(run);
+                }
+                current = Some(Run {
+                    script: s,
+                    text: c.to_string(),
+                });
+            }
+            (None, _) => {
+                if let Some(run) = current.take() {
+                    out.push(run);
+                }
+            }
+        }
+    }
+    out.extend(current);
+    out
+}
+
+/// English stopwords: function words that carry no topic. The list is larger than
+/// Lucene's 33 words on purpose: query expansion turns Chinese question words into
+/// "what", "how", "many", "which"..., and those must not match every document.
+const STOPWORDS: &[&str] = &[
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "down",
+    "during",
+    "each",
+    "etc",
+    "few",
+    "for",
+    "from",
+    "further",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "may",
+    "me",
+    "might",
+    "more",
+    "most",
+    "much",
+    "must",
+    "my",
+    "myself",
+    "no",
+    "nor",
+    "not",
+    "of",
+    "off",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "same",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "very",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "whose",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+    "s",
+    "t",
+    "many",
+    "shall",
+    "within",
+    "without",
+    "upon",
+    "via",
+    "please",
+    "tell",
+];
+
+/// True when `word` (lowercase) is an English stopword.
+pub fn is_stopword(word: &str) -> bool {
+    // Sorted once so lookups are a binary search; the list is short and static.
+    static SORTED: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+        let mut v = STOPWORDS.to_vec();
+        v.sort_unstable();
+        v
+    });
+    SORTED.binary_search(&word).is_ok()
+}
+
+/// Turns folded text into index terms. One `Analyzer` is built per index and reused; it
+/// holds the stemmer, which is not free to construct.
+pub struct Analyzer {
+    stemmer: Stemmer,
+}
+
+impl Default for Analyzer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Analyzer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Analyzer(english snowball)")
+    }
+}
+
+impl Analyzer {
+    /// An analyzer with the English Snowball stemmer.
+    pub fn new() -> Self {
+        Self {
+            stemmer: Stemmer::create(Algorithm::English),
+        }
+    }
+
+    /// The index term for one Latin word, or `None` for a stopword.
+    pub fn latin_term(&self, word: &str) -> Option<String> {
+        if is_stopword(word) {
+            return None;
+        }
+        // Only ASCII words go through the English stemmer: stemming other scripts with
+        // English rules would mangle them.
+        if word.is_ascii() {
+            Some(self.stemmer.stem(word).into_owned())
+        } else {
+            Some(word.to_owned())
+        }
+    }
+
+    /// Calls `emit` with every index term of `text`, in order (duplicates included, as
+    /// term frequency needs them).
+    pub fn for_each_term(&self, text: &str, mut emit: impl FnMut(String)) {
+        for run in runs(text) {
+            match run.script {
+                Script::Latin => {
+                    if let Some(t) = self.latin_term(&run.text) {
+                        emit(t);
+                    }
+                }
+                Script::Han => han_bigrams(&run.text, &mut emit),
+            }
+        }
+    }
+
+    /// All index terms of `text`, in order.
+    pub fn terms(&self, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        self.for_each_term(text, |t| out.push(t));
+        out
+    }
+}
+
+/// Overlapping character bigrams of a Han run; a run of one character is its own term.
+pub fn han_bigrams(run: &str, emit: &mut impl FnMut(String)) {
+    let chars: Vec<char> = run.chars().collect();
+    if chars.len() == 1 {
+        emit(chars[0].to_string());
+        return;
+    }
+    for pair in chars.windows(2) {
+        emit(pair.iter().collect());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(s: &str) -> Vec<(Script, String)> {
+        runs(s).into_iter().map(|r| (r.script, r.text)).collect()
+    }
+
+    #[test]
+    fn splits_han_and_latin_runs() {
+        assert_eq!(
+            texts("什么是Partial FC？"),
+            vec![
+                (Script::Han, "什么是".into()),
+                (Script::Latin, "partial".into()),
+                (Script::Latin, "fc".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn folds_full_width_forms_and_ideographic_space() {
+        assert_eq!(fold_char('Ａ'), 'a');
+        assert_eq!(fold_char('１'), '1');
+        assert_eq!(
+            texts("ＬＬａＶＡ\u{3000}２０２５"),
+            vec![
+                (Script::Latin, "llava".into()),
+                (Script::Latin, "2025".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn punctuation_and_emoji_separate_runs_and_vanish() {
+        assert_eq!(
+            texts("face-recognition😀!!人脸，识别"),
+            vec![
+                (Script::Latin, "face".into()),
+                (Script::Latin, "recognition".into()),
+                (Script::Han, "人脸".into()),
+                (Script::Han, "识别".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn empty_and_symbol_only_text_has_no_terms() {
+        let a = Analyzer::new();
+        assert!(a.terms("").is_empty());
+        assert!(a.terms("  ?! 😀 —— ").is_empty());
+    }
+
+    #[test]
+    fn english_terms_are_stemmed_and_stopwords_dropped() {
+        let a = Analyzer::new();
+        assert_eq!(a.terms("The Training of models"), vec!["train", "model"]);
+    }
+
+    #[test]
+    fn han_runs_become_bigrams_and_single_chars_stay() {
+        let a = Analyzer::new();
+        assert_eq!(a.terms("人脸识别"), vec!["人脸", "脸识", "识别"]);
+        assert_eq!(a.terms("脸 x"), vec!["脸", "x"]);
+    }
+
+    #[test]
+    fn non_ascii_letters_are_kept_unstemmed() {
+        let a = Analyzer::new();
+        assert_eq!(a.terms("Café Ωmega"), vec!["café", "ωmega"]);
+    }
+
+    #[test]
+    fn stopword_lookup_works_for_first_and_last_entries() {
+        assert!(is_stopword("a"));
+        assert!(is_stopword("yourselves"));
+        assert!(!is_stopword("face"));
+    }
+}
