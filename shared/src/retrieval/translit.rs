@@ -1,0 +1,385 @@
+//! Matching transliterated names: 贾里德 (jia li de) → "Jared", 胡格诺 → "Huguenot".
+//!
+//! Chinese writes foreign names with characters chosen for their sound, so no dictionary
+//! lists them all. Both sides are reduced to a consonant skeleton: English by spelling
+//! rules (silent post-vocalic r, `th` → T, soft `c`/`g`, ...), Chinese through each
+//! character's pinyin (initial consonant, plus N for a nasal final). Skeletons that are
+//! equal, or one edit apart when long enough, match. Only words the corpus writes
+//! capitalised (proper nouns) are candidates, which keeps the coarse key from matching
+//! ordinary words.
+
+use rustc_hash::FxHashMap;
+
+/// One reading per character, and a `1` column on characters Chinese mostly uses to
+/// spell foreign names (derived from CC-CEDICT, see `data/CEDICT-NOTICE.md`).
+const PINYIN: &str = include_str!("../../data/pinyin.tsv");
+
+/// Consonant classes. Voiced and voiceless pairs share a class because Chinese
+/// transliteration does not keep them apart.
+fn english_skeleton(word: &str) -> String {
+    let b = word.as_bytes();
+    let vowel = |i: usize| i < b.len() && matches!(b[i], b'a' | b'e' | b'i' | b'o' | b'u' | b'y');
+    let mut out = Skeleton::default();
+    let mut i = 0;
+    while i < b.len() {
+        if vowel(i) {
+            out.vowel();
+        }
+        let rest = &b[i..];
+        let (class, used): (Option<char>, usize) = match rest {
+            [b's', b'c', b'h', ..] => (Some('S'), 3),
+            [b's', b'h', ..] => (Some('S'), 2),
+            [b'c', b'h', ..] => (Some('J'), 2),
+            [b'p', b'h', ..] => (Some('F'), 2),
+            [b't', b'h', ..] => (Some('T'), 2),
+            [b'c', b'k', ..] => (Some('K'), 2),
+            [b'g', b'h', ..] => (None, 2),
+            [b'q', b'u', ..] => (Some('K'), 2),
+            [b'c', b'e' | b'i' | b'y', ..] => (Some('S'), 1),
+            [b'g', b'e' | b'i', ..] => (Some('J'), 1),
+            [b'x', ..] => {
+                out.push('K');
+                (Some('S'), 1)
+            }
+            [b'b' | b'p', ..] => (Some('P'), 1),
+            [b'd' | b't', ..] => (Some('T'), 1),
+            [b'c' | b'g' | b'k' | b'q', ..] => (Some('K'), 1),
+            [b'j', ..] => (Some('J'), 1),
+            [b's' | b'z', ..] => (Some('S'), 1),
+            [b'f' | b'v' | b'w', ..] => (Some('F'), 1),
+            [b'l', ..] => (Some('L'), 1),
+            // An r after a vowel and before a consonant (or at the end) is not heard.
+            [b'r', ..] if i > 0 && vowel(i - 1) && !vowel(i + 1) => (None, 1),
+            [b'r', ..] => (Some('L'), 1),
+            [b'm', ..] => (Some('M'), 1),
+            [b'n', ..] => (Some('N'), 1),
+            [b'h', ..] if vowel(i + 1) => (Some('H'), 1),
+            _ => (None, 1),
+        };
+        if let Some(c) = class {
+            out.push(c);
+        }
+        i += used;
+    }
+    out.0
+}
+
+/// A skeleton being built: the classes so far, and whether a vowel came since the last.
+#[derive(Default)]
+struct Skeleton(String, bool);
+
+impl Skeleton {
+    /// Appends a class unless it repeats the last one with no vowel between (double
+    /// letters, or a nasal final before a nasal initial, sound once).
+    fn push(&mut self, c: char) {
+        if self.1 || !self.0.ends_with(c) {
+            self.0.push(c);
+        }
+        self.1 = false;
+    }
+
+    fn vowel(&mut self) {
+        self.1 = true;
+    }
+}
+
+/// The skeleton of one pinyin syllable, appended to `out`.
+fn push_syllable(out: &mut Skeleton, syl: &str) {
+    if syl == "er" {
+        // 尔 transliterates an r or l sound.
+        out.push('L');
+        return;
+    }
+    let initial = match syl.as_bytes() {
+        [b'z' | b'c', b'h', ..] => Some('J'),
+        [b's', b'h', ..] => Some('S'),
+        [b'b' | b'p', ..] => Some('P'),
+        [b'd' | b't', ..] => Some('T'),
+        [b'g' | b'k', ..] => Some('K'),
+        [b'j' | b'q', ..] => Some('J'),
+        [b'x' | b's' | b'z' | b'c', ..] => Some('S'),
+        [b'f' | b'w', ..] => Some('F'),
+        [b'l' | b'r', ..] => Some('L'),
+        [b'm', ..] => Some('M'),
+        [b'n', ..] => Some('N'),
+        [b'h', ..] => Some('H'),
+        _ => None,
+    };
+    if let Some(c) = initial {
+        out.push(c);
+    }
+    // Every syllable has a vowel after its initial.
+    out.vowel();
+    if syl.len() > 1 && (syl.ends_with('n') || syl.ends_with("ng")) {
+        out.push('N');
+    }
+}
+
+/// The pinyin of one character, if known.
+fn pinyin_of(c: char) -> Option<&'static str> {
+    reading(c).map(|(syllable, _)| syllable)
+}
+
+/// True for a character mostly used to spell foreign names (德, 贾, 诺, 曼...). Only runs
+/// of these are tried as names: ordinary words (黑豹队, 首歌) would otherwise match
+/// proper nouns by accident.
+pub fn is_translit_char(c: char) -> bool {
+    reading(c).is_some_and(|(_, name)| name)
+}
+
+/// A character's `(syllable, transliteration flag)`.
+fn reading(c: char) -> Option<(&'static str, bool)> {
+    let mut buf = [0u8; 4];
+    let key: &str = c.encode_utf8(&mut buf);
+    // Bisection over the sorted `char\tsyllable` lines, as in the lexicon tables.
+    let bytes = PINYIN.as_bytes();
+    let (mut lo, mut hi) = (0usize, bytes.len());
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        let start = bytes[lo..mid]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(lo, |p| lo + p + 1);
+        let end = bytes[mid..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |p| mid + p);
+        let (k, v) = PINYIN[start..end].split_once('\t')?;
+        match k.as_bytes().cmp(key.as_bytes()) {
+            std::cmp::Ordering::Equal => {
+                let (syllable, flag) = v.split_once('\t').unwrap_or((v, ""));
+                return Some((syllable, flag == "1"));
+            }
+            std::cmp::Ordering::Less => lo = end + 1,
+            std::cmp::Ordering::Greater => hi = start,
+        }
+    }
+    None
+}
+
+/// The skeleton of a run of Han characters, or `None` if a character has no reading.
+pub fn han_skeleton(chars: &[char]) -> Option<String> {
+    let mut out = Skeleton::default();
+    for &c in chars {
+        push_syllable(&mut out, pinyin_of(c)?);
+    }
+    Some(out.0)
+}
+
+/// Shortest skeleton that may match at all (two consonants), and the shortest that may
+/// match with one edit (shorter keys collide with too many words).
+const MIN_EXACT: usize = 2;
+const MIN_FUZZY: usize = 4;
+/// More candidates than this means the key is too coarse to say which name is meant.
+const MAX_MATCHES: usize = 3;
+
+/// Proper nouns of a corpus, indexed by skeleton and by each single-deletion variant of
+/// it, so a lookup finds everything within one edit without scanning the names.
+#[derive(Debug, Clone, Default)]
+pub struct NameMatcher {
+    /// Skeleton → index terms of names with exactly that skeleton.
+    exact: FxHashMap<String, Vec<String>>,
+    /// Deletion variant (or the skeleton itself) → (skeleton, term) pairs.
+    near: FxHashMap<String, Vec<(String, String)>>,
+}
+
+impl NameMatcher {
+    /// Builds the matcher from `(lowercase word, index term)` pairs of proper nouns.
+    pub fn new(names: impl IntoIterator<Item = (String, String)>) -> Self {
+        let mut m = Self::default();
+        for (word, term) in names {
+            let sk = english_skeleton(&word);
+            if sk.len() < MIN_EXACT {
+                continue;
+            }
+            let list = m.exact.entry(sk.clone()).or_default();
+            if !list.contains(&term) {
+                list.push(term.clone());
+            }
+            if sk.len() >= MIN_FUZZY - 1 {
+                for v in variants(&sk) {
+                    m.near
+                        .entry(v)
+                        .or_default()
+                        .push((sk.clone(), term.clone()));
+                }
+            }
+        }
+        m
+    }
+
+    /// True when the corpus has no proper nouns.
+    pub fn is_empty(&self) -> bool {
+        self.exact.is_empty()
+    }
+
+    /// Index terms of the names with exactly this skeleton (none if ambiguous).
+    pub fn exact(&self, skeleton: &str) -> Vec<String> {
+        match self.exact.get(skeleton) {
+            Some(terms) if skeleton.len() >= MIN_EXACT && terms.len() <= MAX_MATCHES => {
+                terms.clone()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Index terms of the names one insertion, deletion or substitution away from a long
+    /// skeleton (none if ambiguous).
+    pub fn near(&self, skeleton: &str) -> Vec<String> {
+        if skeleton.len() < MIN_FUZZY {
+            return Vec::new();
+        }
+        let mut out: Vec<String> = Vec::new();
+        for v in variants(skeleton) {
+            for (sk, term) in self.near.get(&v).into_iter().flatten() {
+                if within_one_edit(sk, skeleton) && !out.contains(term) {
+                    out.push(term.clone());
+                }
+            }
+        }
+        if out.len() > MAX_MATCHES {
+            out.clear();
+        }
+        out
+    }
+}
+
+/// The skeleton itself and every string with one class deleted.
+fn variants(sk: &str) -> Vec<String> {
+    let mut out = vec![sk.to_owned()];
+    for i in 0..sk.len() {
+        out.push(format!("{}{}", &sk[..i], &sk[i + 1..]));
+    }
+    out
+}
+
+/// Levenshtein distance ≤ 1 (skeletons are ASCII).
+fn within_one_edit(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if long.len() - short.len() > 1 {
+        return false;
+    }
+    let prefix = short.iter().zip(long).take_while(|(x, y)| x == y).count();
+    if short.len() == long.len() {
+        short[prefix + 1.min(short.len() - prefix)..] == long[prefix + 1.min(long.len() - prefix)..]
+    } else {
+        short[prefix..] == long[prefix + 1..]
+    }
+}
+
+/// Collects proper-noun candidates from raw text: words (≥ 3 ASCII letters) whose
+/// capitalised occurrences are at least as frequent as their lowercase ones.
+#[derive(Debug, Default)]
+pub struct NameCounter {
+    counts: FxHashMap<String, (u32, u32)>,
+}
+
+impl NameCounter {
+    /// Counts the words of one text.
+    pub fn add(&mut self, text: &str) {
+        for word in text.split(|c: char| !c.is_ascii_alphabetic()) {
+            if word.len() < 3 {
+                continue;
+            }
+            let capital = word.as_bytes()[0].is_ascii_uppercase();
+            let entry = self.counts.entry(word.to_ascii_lowercase()).or_default();
+            if capital {
+                entry.0 += 1;
+            } else {
+                entry.1 += 1;
+            }
+        }
+    }
+
+    /// The lowercase words that look like proper nouns.
+    pub fn names(self) -> impl Iterator<Item = String> {
+        self.counts
+            .into_iter()
+            .filter(|(_, (cap, low))| cap >= low && *cap > 0)
+            .map(|(w, _)| w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn han(s: &str) -> String {
+        han_skeleton(&s.chars().collect::<Vec<_>>()).unwrap()
+    }
+
+    #[test]
+    fn english_and_chinese_spellings_of_names_share_skeletons() {
+        for (zh, en) in [
+            ("贾里德", "jared"),
+            ("卡卡", "gaga"),
+            ("诺曼", "norman"),
+            ("路德", "luther"),
+            ("梅尔菲", "melfi"),
+            ("威腾博格", "wittenberg"),
+            ("麦特琳", "matlin"),
+            ("舍勒", "scheele"),
+        ] {
+            assert_eq!(han(zh), english_skeleton(en), "{zh} vs {en}");
+        }
+    }
+
+    #[test]
+    fn one_edit_apart_matches_only_long_skeletons() {
+        assert!(within_one_edit("HKN", "HKNT"));
+        assert!(within_one_edit("HKNP", "HKNT"));
+        assert!(within_one_edit("HKNT", "HKNT"));
+        assert!(!within_one_edit("HKN", "HKTP"));
+        assert!(!within_one_edit("KL", "KLMN"));
+        let m = NameMatcher::new([("huguenot".to_string(), "huguenot".to_string())]);
+        assert_eq!(m.near(&han("胡格诺派")), vec!["huguenot"]);
+        assert!(
+            m.near(&han("胡格诺")).is_empty(),
+            "three classes are too few to guess"
+        );
+        let short = NameMatcher::new([("gaga".to_string(), "gaga".to_string())]);
+        assert!(
+            short.near("KKL").is_empty(),
+            "short names need an exact match"
+        );
+        assert_eq!(short.exact("KK"), vec!["gaga"]);
+        let many = NameMatcher::new(
+            ["kim", "kang", "king", "kong"].map(|w| (w.to_string(), w.to_string())),
+        );
+        assert!(
+            many.exact("KN").is_empty(),
+            "four names share KN: too ambiguous"
+        );
+    }
+
+    #[test]
+    fn only_mostly_capitalised_words_count_as_names() {
+        let mut c = NameCounter::default();
+        c.add("Jared Allen played. The defense of Jared. the defense held; Defense wins.");
+        let mut names: Vec<String> = c.names().collect();
+        names.sort();
+        // "the" counts too (once each way); callers drop stopwords before matching.
+        assert_eq!(names, vec!["allen", "jared", "the"]);
+    }
+
+    #[test]
+    fn every_pinyin_line_is_found() {
+        for line in PINYIN.lines().step_by(97) {
+            let mut cols = line.split('\t');
+            let (k, v) = (cols.next().unwrap(), cols.next().unwrap());
+            assert_eq!(pinyin_of(k.chars().next().unwrap()), Some(v));
+        }
+        assert_eq!(pinyin_of('a'), None);
+    }
+
+    #[test]
+    fn name_characters_are_flagged_and_ordinary_ones_are_not() {
+        for c in ['贾', '德', '诺', '曼', '卡'] {
+            assert!(is_translit_char(c), "{c}");
+        }
+        for c in ['黑', '首', '大', '的'] {
+            assert!(!is_translit_char(c), "{c}");
+        }
+    }
+}
