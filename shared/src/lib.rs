@@ -3,15 +3,22 @@
 //! # Layout
 //! - [`error`]: the crate's error type and validation problems.
 //! - [`message`]: roles, chat messages and token usage.
+//! - [`llm`]: the chat model client: [`LlmClient`] trait, OpenAI-compatible adapter
+//!   (DashScope, OpenAI, any compatible server), its configuration and SSE decoding.
 //! - [`secret`]: [`Secret`], a string that prints as `[redacted]`.
 //!
 //! The Lambda handlers in `functions/*` stay thin: they decode a request, call one function
 //! of this crate and encode the result.
 
 pub mod error;
+pub mod llm;
 pub mod message;
 pub mod secret;
 
 pub use error::{Error, Problem, Problems, Result};
+pub use llm::{
+    Completion, CompletionRequest, CompletionStream, LlmClient, LlmConfig, LlmError,
+    OpenAiCompatClient, StreamEvent,
+};
 pub use message::{ChatMessage, Role, Usage};
 pub use secret::Secret;
