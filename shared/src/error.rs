@@ -80,4 +80,7 @@ pub enum Error {
         /// What is wrong with its value.
         message: String,
     },
+    /// A call to the chat model failed (maps to 502, or 504 for timeouts).
+    #[error(transparent)]
+    Llm(#[from] crate::llm::LlmError),
 }

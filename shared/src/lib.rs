@@ -7,6 +7,11 @@
 //! - [`kb`]: the knowledge base: document model, parsing, validation, passages.
 //! - [`retrieval`]: tokenizer, Chinese→English lexicon, BM25 index, ranking.
 //! - [`search`]: an indexed knowledge base and the search operation (request, response).
+//! - [`llm`]: the chat model client: [`LlmClient`] trait, OpenAI-compatible adapter
+//!   (DashScope, OpenAI, any compatible server), its configuration and SSE decoding.
+//! - [`secret`]: [`Secret`], a string that prints as `[redacted]`.
+//! - `testing` (feature `test-util`): fakes for tests, e.g. a scripted OpenAI-compatible
+//!   HTTP server.
 //!
 //! The Lambda handlers in `functions/*` stay thin: they decode a request, call one function
 //! of this crate and encode the result.
@@ -14,13 +19,22 @@
 pub mod config;
 pub mod error;
 pub mod kb;
+pub mod llm;
 pub mod message;
 pub mod retrieval;
 pub mod search;
+pub mod secret;
+#[cfg(any(test, feature = "test-util"))]
+pub mod testing;
 
 pub use config::{Config, KbLocation};
 pub use error::{Error, Problem, Problems, Result};
 pub use kb::{DocKind, Document, KnowledgeBase};
+pub use llm::{
+    Completion, CompletionRequest, CompletionStream, LlmClient, LlmConfig, LlmError,
+    OpenAiCompatClient, StreamEvent,
+};
 pub use message::{ChatMessage, Role, Usage};
 pub use retrieval::{QueryTerm, Ranked, Retriever};
 pub use search::{SearchHit, SearchIndex, SearchRequest, SearchResponse};
+pub use secret::Secret;

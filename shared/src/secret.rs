@@ -1,0 +1,59 @@
+//! A string that must never be printed: API keys and tokens.
+//!
+//! `Debug` and `Display` both print `[redacted]`, so a secret inside a config struct can be
+//! logged with `?config` without leaking. The only way to the value is [`Secret::expose`],
+//! which makes every use greppable.
+
+use std::fmt;
+
+/// A secret string (API key, token) whose `Debug` and `Display` print `[redacted]`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a value.
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The value itself; call only where it is sent (an `Authorization` header), never to log.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for Secret {
+    fn from(value: String) -> Self {
+        Self(value)
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_and_display_never_show_the_value() {
+        let s = Secret::new("sk-live-123");
+        assert_eq!(format!("{s:?}"), "[redacted]");
+        assert_eq!(format!("{s}"), "[redacted]");
+        assert_eq!(format!("{:?}", Some(s.clone())), "Some([redacted])");
+    }
+
+    #[test]
+    fn expose_returns_the_value() {
+        assert_eq!(Secret::from("sk-1".to_string()).expose(), "sk-1");
+    }
+}
