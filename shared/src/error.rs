@@ -18,7 +18,10 @@ pub struct Problem {
 impl Problem {
     /// Builds a problem from a path and a message.
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { path: path.into(), message: message.into() }
+        Self {
+            path: path.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -77,4 +80,8 @@ pub enum Error {
         /// What is wrong with its value.
         message: String,
     },
+    /// The conversation store failed (DynamoDB or its in-memory stand-in); the store's own
+    /// message already says so, hence `transparent`.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
 }
