@@ -83,4 +83,8 @@ pub enum Error {
     /// A call to the chat model failed (maps to 502, or 504 for timeouts).
     #[error(transparent)]
     Llm(#[from] crate::llm::LlmError),
+    /// The conversation store failed (DynamoDB or its in-memory stand-in); the store's own
+    /// message already says so, hence `transparent`.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
 }

@@ -10,12 +10,16 @@
 //! - [`llm`]: the chat model client: [`LlmClient`] trait, OpenAI-compatible adapter
 //!   (DashScope, OpenAI, any compatible server), its configuration and SSE decoding.
 //! - [`secret`]: [`Secret`], a string that prints as `[redacted]`.
-//! - `testing` (feature `test-util`): fakes for tests, e.g. a scripted OpenAI-compatible
-//!   HTTP server.
+//! - [`store`]: the conversation store (turns by session + audit records): trait, DynamoDB
+//!   adapter, in-memory stand-in.
+//! - [`aws`]: the AWS SDK configuration every function's `main` loads once.
+//! - `testing` (feature `test-util`): a scripted OpenAI-compatible HTTP server, a moto
+//!   server per test, and store behaviour scenarios.
 //!
 //! The Lambda handlers in `functions/*` stay thin: they decode a request, call one function
 //! of this crate and encode the result.
 
+pub mod aws;
 pub mod config;
 pub mod error;
 pub mod kb;
@@ -24,6 +28,7 @@ pub mod message;
 pub mod retrieval;
 pub mod search;
 pub mod secret;
+pub mod store;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
 
@@ -38,3 +43,7 @@ pub use message::{ChatMessage, Role, Usage};
 pub use retrieval::{QueryTerm, Ranked, Retriever};
 pub use search::{SearchHit, SearchIndex, SearchRequest, SearchResponse};
 pub use secret::Secret;
+pub use store::{
+    AuditRecord, ConversationStore, DynamoConversationStore, Exchange, MemoryConversationStore,
+    Recorded, StoreError,
+};

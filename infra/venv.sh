@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Creates <repo>/.venv with the pinned Python tools the tests need (today: moto's server, the
+# local stand-in for DynamoDB). Idempotent and quiet: a venv whose requirements hash matches the
+# marker file is left alone, so CI and `infra/test.sh` can call this on every run for free.
+# Needs python3 (with venv) and access to PyPI; nothing else is downloaded.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="$repo/.venv"
+marker="$venv/.requirements.sha256"
+
+# Pinned: moto's behaviour (TransactWriteItems cancellation reasons, TTL) is what the store
+# tests assert against. Change the pin here and the venv is refreshed on the next run.
+requirements=("moto[server]==5.2.5")
+
+want="$(printf '%s\n' "${requirements[@]}" | sha256sum | cut -d' ' -f1)"
+if [[ -x "$venv/bin/moto_server" && -f "$marker" && "$(cat "$marker")" == "$want" ]]; then
+    exit 0
+fi
+
+if [[ ! -x "$venv/bin/python" ]]; then
+    python3 -m venv "$venv"
+fi
+# --disable-pip-version-check: the check is a network call that only prints advice.
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${requirements[@]}"
+printf '%s\n' "$want" >"$marker"

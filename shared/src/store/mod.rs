@@ -1,0 +1,230 @@
+//! The conversation store: chat turns keyed by session and one audit record per request.
+//!
+//! The chat service reads the latest turns of a session to rebuild history and, once an answer
+//! is complete (or the model failed), writes the exchange: the visitor's message, the model's
+//! answer and the audit record, all or nothing. Writes are idempotent on the request id, so a
+//! request retried by Lambda or by the client never duplicates a turn.
+//!
+//! Two implementations sit behind [`ConversationStore`]:
+//! - [`DynamoConversationStore`]: DynamoDB, one `TransactWriteItems` per exchange;
+//! - [`MemoryConversationStore`]: process memory, used when no tables are configured.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+
+use crate::message::{ChatMessage, Usage};
+
+mod dynamodb;
+mod memory;
+
+pub use dynamodb::{create_tables, DynamoConversationStore};
+pub use memory::MemoryConversationStore;
+
+/// Boxed source error kept inside [`StoreError`] so callers can walk the chain without the
+/// SDK's types appearing in this crate's API.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Where conversation turns and audit records are kept.
+///
+/// Shared as `Arc<dyn ConversationStore>` by every request of a warm Lambda instance.
+#[async_trait]
+pub trait ConversationStore: Send + Sync {
+    /// Short name of the backend (`"dynamodb"`, `"memory"`), shown in health output.
+    fn kind(&self) -> &'static str;
+
+    /// The latest `limit` messages of a session, oldest first (empty for an unknown session).
+    async fn recent_turns(
+        &self,
+        session_id: &str,
+        limit: usize,
+    ) -> Result<Vec<ChatMessage>, StoreError>;
+
+    /// Writes an exchange's user message, assistant message (if any) and audit record together.
+    ///
+    /// Either everything is written or nothing is. A second call with the same
+    /// `ex.request_id` writes nothing and returns [`Recorded::Duplicate`].
+    async fn record_exchange(&self, ex: &Exchange) -> Result<Recorded, StoreError>;
+
+    /// Writes the audit record of a non-chat action (an ingest, say).
+    ///
+    /// Idempotent on `rec.request_id`: a record already stored under that id is kept as is.
+    async fn append_audit(&self, rec: &AuditRecord) -> Result<(), StoreError>;
+}
+
+/// One chat request's worth of writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exchange {
+    /// The conversation this turn belongs to.
+    pub session_id: String,
+    /// The request that produced it; the idempotency key. Must equal `audit.request_id`.
+    pub request_id: String,
+    /// The visitor's message.
+    pub user: String,
+    /// The model's answer; `None` when the model failed (the audit outcome says how).
+    pub assistant: Option<String>,
+    /// What happened, for the audit table.
+    pub audit: AuditRecord,
+    /// When the request arrived; orders turns and starts the items' time to live.
+    pub at: SystemTime,
+}
+
+/// What a write did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// The items were written by this call.
+    Written,
+    /// An earlier call with the same request id already wrote them; nothing was written.
+    Duplicate,
+}
+
+/// One audited action: who asked for what, what it cost and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AuditRecord {
+    /// What was done: `"chat"`, `"ingest"`, ...
+    pub action: String,
+    /// The conversation, for chat actions.
+    pub session_id: Option<String>,
+    /// The request's id; the audit table's key.
+    pub request_id: String,
+    /// Knowledge-base documents involved (retrieved for chat, changed for ingest), in order.
+    pub doc_ids: Vec<String>,
+    /// The model that answered, if one was called.
+    pub model: Option<String>,
+    /// Tokens the model reported, if it did.
+    pub usage: Option<Usage>,
+    /// Wall time of the whole request.
+    pub latency_ms: u64,
+    /// How it ended: `"ok"`, `"model_error:timeout"`, ...
+    pub outcome: String,
+    /// The client's address, already salted and hashed by the caller; never a raw IP.
+    pub client_hash: Option<String>,
+}
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The backend refused for capacity or contention (throttling, a conflicting transaction)
+    /// after the client's own retries; trying again later may succeed.
+    #[error("store throttled: {message}")]
+    Throttled {
+        /// What was refused, with the backend's error code.
+        message: String,
+        /// The backend's error.
+        #[source]
+        source: Option<BoxError>,
+    },
+    /// The backend could not be reached or failed on its side (network, timeout, 5xx).
+    #[error("store unavailable: {message}")]
+    Unavailable {
+        /// What failed.
+        message: String,
+        /// The backend's or the transport's error.
+        #[source]
+        source: Option<BoxError>,
+    },
+    /// Anything else: a missing table, a rejected request, data that cannot be read back.
+    #[error("store error: {message}")]
+    Other {
+        /// What went wrong.
+        message: String,
+        /// The underlying error, when there is one.
+        #[source]
+        source: Option<BoxError>,
+    },
+}
+
+impl StoreError {
+    /// Whether the same call may succeed if tried again later (throttling, outages).
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Throttled { .. } | StoreError::Unavailable { .. }
+        )
+    }
+
+    /// An [`StoreError::Other`] with no source.
+    pub(crate) fn other(message: impl Into<String>) -> Self {
+        StoreError::Other {
+            message: message.into(),
+            source: None,
+        }
+    }
+}
+
+/// Checks what every backend relies on before writing an exchange: one request id for both
+/// the turn and its audit record, so the idempotency key cannot silently diverge.
+fn check_exchange(ex: &Exchange) -> Result<(), StoreError> {
+    if ex.request_id != ex.audit.request_id {
+        return Err(StoreError::other(format!(
+            "exchange request id {:?} differs from its audit record's {:?}",
+            ex.request_id, ex.audit.request_id
+        )));
+    }
+    Ok(())
+}
+
+/// Milliseconds since the Unix epoch; times before it (a broken clock) count as 0.
+fn epoch_millis(t: SystemTime) -> u64 {
+    let ms = t
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .as_millis();
+    u64::try_from(ms).unwrap_or(u64::MAX)
+}
+
+/// Sort key of one message of an exchange; both backends order turns by it.
+///
+/// Zero-padded to the width of `u64::MAX` so that string order is time order, then the
+/// request id so that two exchanges of the same millisecond stay apart, then `0` for the
+/// user's message and `1` for the assistant's so the question sorts before its answer.
+fn turn_key(at_ms: u64, request_id: &str, assistant: bool) -> String {
+    format!("{at_ms:020}#{request_id}#{}", u8::from(assistant))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn turn_keys_sort_by_time_then_request_then_user_first() {
+        let mut keys = vec![
+            turn_key(10_000, "a", true),
+            turn_key(9_999, "z", false),
+            turn_key(10_000, "a", false),
+            turn_key(10_000, "b", false),
+        ];
+        keys.sort();
+        assert_eq!(
+            keys,
+            vec![
+                turn_key(9_999, "z", false),
+                turn_key(10_000, "a", false),
+                turn_key(10_000, "a", true),
+                turn_key(10_000, "b", false),
+            ]
+        );
+        assert_eq!(turn_key(5, "r", true), "00000000000000000005#r#1");
+    }
+
+    #[test]
+    fn only_throttling_and_outages_are_retryable() {
+        let t = StoreError::Throttled {
+            message: "x".into(),
+            source: None,
+        };
+        let u = StoreError::Unavailable {
+            message: "x".into(),
+            source: None,
+        };
+        assert!(t.is_retryable());
+        assert!(u.is_retryable());
+        assert!(!StoreError::other("x").is_retryable());
+    }
+
+    #[test]
+    fn times_before_the_epoch_count_as_zero() {
+        assert_eq!(epoch_millis(UNIX_EPOCH - Duration::from_secs(1)), 0);
+        assert_eq!(epoch_millis(UNIX_EPOCH + Duration::from_millis(1234)), 1234);
+    }
+}

@@ -1,0 +1,260 @@
+//! A moto server (local AWS APIs) started by a test and stopped when it is dropped.
+//!
+//! Tests start what they need themselves, so a fresh CI machine needs nothing running: only
+//! the `moto_server` executable, which `infra/venv.sh` installs into `<repo>/.venv`. Every
+//! server gets its own free port; tests should still use unique table names (see
+//! [`unique_name`]) so that several can share one server.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! use shared::testing::MotoServer;
+//! let Some(moto) = MotoServer::start() else { return }; // not installed: test skipped
+//! let client = moto.dynamodb_client();
+//! # let _ = client;
+//! # }
+//! ```
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use aws_config::BehaviorVersion;
+use aws_sdk_dynamodb::config::retry::RetryConfig;
+use aws_sdk_dynamodb::config::{Credentials, Region, SharedCredentialsProvider};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// How long a starting server may take to answer (it usually takes under 2 s).
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A running `moto_server` child process, killed on drop.
+#[derive(Debug)]
+pub struct MotoServer {
+    child: Child,
+    port: u16,
+    log_path: PathBuf,
+}
+
+impl MotoServer {
+    /// Starts a server on a free 127.0.0.1 port and waits until it answers.
+    ///
+    /// The executable is `$MOTO_SERVER`, else `<workspace>/.venv/bin/moto_server`, else
+    /// `moto_server` on `PATH`. When none exists this returns `None` after printing why (the
+    /// test should return early), except under `CI`, where a missing server would silently
+    /// skip tests, so it panics instead.
+    ///
+    /// # Panics
+    /// When the executable exists but the server does not come up within 10 s, or is missing
+    /// while `CI` is set.
+    pub fn start() -> Option<MotoServer> {
+        let Some(exe) = find_executable() else {
+            if std::env::var_os("CI").is_some() {
+                panic!(
+                    "moto_server not found and CI is set: run infra/test.sh \
+                     (or infra/venv.sh to install it into .venv)"
+                );
+            }
+            eprintln!("skipping: moto_server not found (run infra/test.sh)");
+            return None;
+        };
+        // Another process can take the probed port before moto binds it; moto then exits and
+        // a new port is tried.
+        let mut failures = Vec::new();
+        for _ in 0..3 {
+            match spawn(&exe) {
+                Ok(server) => return Some(server),
+                Err(why) => failures.push(why),
+            }
+        }
+        panic!(
+            "moto_server ({}) did not start:\n{}",
+            exe.display(),
+            failures.join("\n")
+        );
+    }
+
+    /// The server's base URL, `http://127.0.0.1:<port>`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// An SDK configuration for this server: static dummy credentials, region `us-east-1`,
+    /// standard retries. Built explicitly, so nothing is read from (or written to) the
+    /// environment. S3 clients built from it also need `force_path_style(true)`.
+    pub fn sdk_config(&self) -> aws_config::SdkConfig {
+        let credentials = Credentials::new("testing", "testing", None, None, "moto");
+        aws_config::SdkConfig::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .endpoint_url(self.endpoint())
+            .region(Region::new("us-east-1"))
+            .credentials_provider(SharedCredentialsProvider::new(credentials))
+            .retry_config(RetryConfig::standard().with_max_attempts(crate::aws::MAX_ATTEMPTS))
+            .timeout_config(crate::aws::timeouts())
+            .build()
+    }
+
+    /// A DynamoDB client talking to this server.
+    pub fn dynamodb_client(&self) -> aws_sdk_dynamodb::Client {
+        aws_sdk_dynamodb::Client::new(&self.sdk_config())
+    }
+
+    /// Drops every resource the server holds (`POST /moto-api/reset`).
+    pub async fn reset(&self) -> std::io::Result<()> {
+        let mut stream = tokio::net::TcpStream::connect((Ipv4Addr::LOCALHOST, self.port)).await?;
+        stream
+            .write_all(
+                b"POST /moto-api/reset HTTP/1.1\r\nHost: 127.0.0.1\r\n\
+                  Content-Length: 0\r\nConnection: close\r\n\r\n",
+            )
+            .await?;
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).await?;
+        let status_line = response.split(|&b| b == b'\r').next().unwrap_or_default();
+        if status_line.ends_with(b" 200 OK") {
+            Ok(())
+        } else {
+            Err(std::io::Error::other(format!(
+                "moto reset answered {:?}",
+                String::from_utf8_lossy(status_line)
+            )))
+        }
+    }
+}
+
+impl Drop for MotoServer {
+    fn drop(&mut self) {
+        // Errors are ignored: the process may already have exited, and a leftover log file in
+        // the temp dir is harmless.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.log_path);
+    }
+}
+
+/// A name unique across tests, test binaries and runs (for tables, buckets, sessions).
+pub fn unique_name(prefix: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .subsec_nanos();
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{prefix}-{}-{nanos:09}-{n}", std::process::id())
+}
+
+fn find_executable() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("MOTO_SERVER") {
+        // An explicit setting that points nowhere is a mistake to report, not a reason to
+        // fall back to some other moto.
+        let path = PathBuf::from(path);
+        assert!(
+            path.is_file(),
+            "MOTO_SERVER={} is not a file",
+            path.display()
+        );
+        return Some(path);
+    }
+    // CARGO_MANIFEST_DIR is this crate's folder, `<workspace>/shared`.
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
+    let venv = workspace.join(".venv/bin/moto_server");
+    if venv.is_file() {
+        return Some(venv);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("moto_server"))
+        .find(|p| p.is_file())
+}
+
+fn spawn(exe: &Path) -> Result<MotoServer, String> {
+    let port = free_port().map_err(|e| format!("no free port: {e}"))?;
+    // A file rather than a pipe: moto logs every request, and an unread pipe would fill up
+    // and block it. The file also explains a failed start.
+    let log_path = std::env::temp_dir().join(format!("{}.log", unique_name("moto_server")));
+    let log = File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let log_err = log
+        .try_clone()
+        .map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let child = Command::new(exe)
+        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log_err)
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    let mut server = MotoServer {
+        child,
+        port,
+        log_path,
+    };
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        match server.child.try_wait() {
+            Ok(Some(status)) => {
+                return Err(format!(
+                    "exited with {status}: {}",
+                    log_tail(&server.log_path)
+                ))
+            }
+            Ok(None) => {}
+            Err(e) => return Err(format!("cannot poll the process: {e}")),
+        }
+        // Alive after answering: the answer was ours, not from another process that won
+        // the port while ours was failing to bind it.
+        if answers_http(port) && matches!(server.child.try_wait(), Ok(None)) {
+            return Ok(server);
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "no answer on port {port} within {START_TIMEOUT:?}: {}",
+                log_tail(&server.log_path)
+            ));
+        }
+        // Blocking is fine here: this runs once per test, before any async work.
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn free_port() -> std::io::Result<u16> {
+    // Bind port 0 and let the OS pick; the listener is closed before moto binds the port.
+    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
+        .local_addr()?
+        .port())
+}
+
+/// Whether something on the port speaks HTTP (moto answers `GET /` with S3's bucket list).
+fn answers_http(port: u16) -> bool {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    if stream
+        .write_all(b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .is_err()
+    {
+        return false;
+    }
+    let mut head = [0u8; 8];
+    stream.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.")
+}
+
+fn log_tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unique_names_differ() {
+        assert_ne!(unique_name("t"), unique_name("t"));
+        assert!(unique_name("conv").starts_with("conv-"));
+    }
+}

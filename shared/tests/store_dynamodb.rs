@@ -1,0 +1,435 @@
+//! The DynamoDB conversation store against a moto server (`infra/venv.sh` installs it).
+//!
+//! Each test starts its own server and creates uniquely named tables; when moto is not
+//! installed the tests print why and pass (under `CI` they fail instead).
+//! Run: `infra/venv.sh && cargo test -p shared --all-features --test store_dynamodb`.
+
+use std::collections::HashMap;
+use std::net::{Ipv4Addr, TcpListener};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+use aws_sdk_dynamodb::types::{AttributeValue, Select, TimeToLiveStatus};
+use aws_sdk_dynamodb::Client;
+use shared::store::create_tables;
+use shared::testing::moto::unique_name;
+use shared::testing::store_scenarios::{self as scenario, StoreInspector};
+use shared::testing::MotoServer;
+use shared::{
+    AuditRecord, ConversationStore, DynamoConversationStore, Recorded, StoreError, Usage,
+};
+
+const TTL: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// A moto server with a fresh pair of tables and a store on them.
+struct Fixture {
+    // Also kept for its Drop, which stops the server.
+    moto: MotoServer,
+    client: Client,
+    conversations: String,
+    audit: String,
+    store: Arc<DynamoConversationStore>,
+}
+
+impl Fixture {
+    async fn start() -> Option<Fixture> {
+        let moto = MotoServer::start()?;
+        let client = moto.dynamodb_client();
+        let (conversations, audit) = (unique_name("conversations"), unique_name("audit"));
+        create_tables(&client, &conversations, &audit)
+            .await
+            .expect("create tables");
+        let store = Arc::new(DynamoConversationStore::new(
+            client.clone(),
+            &conversations,
+            &audit,
+            TTL,
+        ));
+        Some(Fixture {
+            moto,
+            client,
+            conversations,
+            audit,
+            store,
+        })
+    }
+
+    async fn turn_items(&self, session_id: &str) -> Vec<HashMap<String, AttributeValue>> {
+        let out = self
+            .client
+            .query()
+            .table_name(&self.conversations)
+            .key_condition_expression("session_id = :s")
+            .expression_attribute_values(":s", AttributeValue::S(session_id.into()))
+            .consistent_read(true)
+            .send()
+            .await
+            .expect("raw query");
+        out.items().to_vec()
+    }
+
+    async fn audit_item(&self, request_id: &str) -> Option<HashMap<String, AttributeValue>> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.audit)
+            .key("request_id", AttributeValue::S(request_id.into()))
+            .consistent_read(true)
+            .send()
+            .await
+            .expect("raw get");
+        out.item().cloned()
+    }
+}
+
+/// Reads the tables with plain Query/GetItem, checking attribute types on the way.
+#[async_trait]
+impl StoreInspector for Fixture {
+    async fn turn_count(&self, session_id: &str) -> usize {
+        let out = self
+            .client
+            .query()
+            .table_name(&self.conversations)
+            .key_condition_expression("session_id = :s")
+            .expression_attribute_values(":s", AttributeValue::S(session_id.into()))
+            .select(Select::Count)
+            .consistent_read(true)
+            .send()
+            .await
+            .expect("raw count");
+        usize::try_from(out.count()).expect("count")
+    }
+
+    async fn audit(&self, request_id: &str) -> Option<AuditRecord> {
+        self.audit_item(request_id)
+            .await
+            .map(|item| parse_audit(&item))
+    }
+}
+
+fn s<'a>(item: &'a HashMap<String, AttributeValue>, name: &str) -> Option<&'a String> {
+    item.get(name).map(|v| {
+        v.as_s()
+            .unwrap_or_else(|_| panic!("{name} is not S: {v:?}"))
+    })
+}
+
+fn n(item: &HashMap<String, AttributeValue>, name: &str) -> Option<u64> {
+    item.get(name).map(|v| {
+        v.as_n()
+            .unwrap_or_else(|_| panic!("{name} is not N: {v:?}"))
+            .parse()
+            .expect("integer")
+    })
+}
+
+/// The audit item as an [`AuditRecord`], failing on unknown attributes so that a schema
+/// change has to be made here (and in the docs) too.
+fn parse_audit(item: &HashMap<String, AttributeValue>) -> AuditRecord {
+    const KNOWN: &[&str] = &[
+        "request_id",
+        "action",
+        "session_id",
+        "doc_ids",
+        "model",
+        "prompt_tokens",
+        "completion_tokens",
+        "total_tokens",
+        "latency_ms",
+        "outcome",
+        "client_hash",
+        "at",
+        "expires_at",
+    ];
+    for name in item.keys() {
+        assert!(
+            KNOWN.contains(&name.as_str()),
+            "unexpected attribute {name}"
+        );
+    }
+    assert!(n(item, "at").is_some() && n(item, "expires_at").is_some());
+    let doc_ids = match item.get("doc_ids") {
+        Some(AttributeValue::L(list)) => list
+            .iter()
+            .map(|v| v.as_s().expect("doc id is S").clone())
+            .collect(),
+        other => panic!("doc_ids is not a list: {other:?}"),
+    };
+    let usage = n(item, "prompt_tokens").map(|prompt| Usage {
+        prompt_tokens: u32::try_from(prompt).expect("u32"),
+        completion_tokens: n(item, "completion_tokens")
+            .and_then(|v| u32::try_from(v).ok())
+            .expect("completion_tokens"),
+        total_tokens: n(item, "total_tokens")
+            .and_then(|v| u32::try_from(v).ok())
+            .expect("total_tokens"),
+    });
+    AuditRecord {
+        action: s(item, "action").expect("action").clone(),
+        session_id: s(item, "session_id").cloned(),
+        request_id: s(item, "request_id").expect("request_id").clone(),
+        doc_ids,
+        model: s(item, "model").cloned(),
+        usage,
+        latency_ms: n(item, "latency_ms").expect("latency_ms"),
+        outcome: s(item, "outcome").expect("outcome").clone(),
+        client_hash: s(item, "client_hash").cloned(),
+    }
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_secs()
+}
+
+#[tokio::test]
+async fn turns_come_back_in_order() {
+    let Some(f) = Fixture::start().await else {
+        return;
+    };
+    scenario::turns_come_back_in_order(f.store.as_ref()).await;
+}
+
+#[tokio::test]
+async fn latest_n_returns_the_newest_oldest_first() {
+    let Some(f) = Fixture::start().await else {
+        return;
+    };
+    scenario::latest_n_returns_the_newest_oldest_first(f.store.as_ref()).await;
+}
+
+#[tokio::test]
+async fn unknown_session_has_no_turns() {
+    let Some(f) = Fixture::start().await else {
+        return;
+    };
+    scenario::unknown_session_has_no_turns(f.store.as_ref()).await;
+}
+
+#[tokio::test]
+async fn exchange_writes_user_assistant_and_audit() {
+    let Some(f) = Fixture::start().await else {
+        return;
+    };
+    scenario::exchange_writes_user_assistant_and_audit(f.store.as_ref(), &f).await;
+}
+
+#[tokio::test]
+async fn turn_items_carry_the_documented_attributes() {
+    let Some(f) = Fixture::start().await else {
+        return;
+    };
+    let (session, request) = (unique_name("s"), unique_name("req"));
+    // Now, to the millisecond, so that the expected keys can be spelled out (and the items
+    // are not already past their TTL).
+    let at_ms = (now_secs() - 1) * 1000 + 123;
+    let at = UNIX_EPOCH + Duration::from_millis(at_ms);
+    let ex = scenario::exchange(&session, &request, "q", Some("a"), at);
+    assert_eq!(
+        f.store.record_exchange(&ex).await.expect("record"),
+        Recorded::Written
+    );
+    let items = f.turn_items(&session).await;
+    assert_eq!(items.len(), 2);
+    for (item, (suffix, role, content)) in items
+        .iter()
+        .zip([("0", "user", "q"), ("1", "assistant", "a")])
+    {
+        let turn = format!("{at_ms:020}#{request}#{suffix}");
+        assert_eq!(s(item, "turn"), Some(&turn));
+        assert_eq!(s(item, "session_id"), Some(&session));
+        assert_eq!(s(item, "role").map(String::as_str), Some(role));
+        assert_eq!(s(item, "content").map(String::as_str), Some(content));
+        assert_eq!(s(item, "request_id"), Some(&request));
+        assert_eq!(n(item, "created_at"), Some(at_ms));
+        assert_eq!(n(item, "expires_at"), Some(at_ms / 1000 + TTL.as_secs()));
+        assert_eq!(item.len(), 7, "no other attributes: {item:?}");
+    }
+}
+
+#[tokio::test]
+async fn failed_model_writes_user_turn_and_audit_only() {
+    let Some(f) = Fixture::start().await else {
+        return;
+    };
+    scenario::failed_model_writes_user_turn_and_audit_only(f.store.as_ref(), &f).await;
+}
+
+#[tokio::test]
+async fn same_request_twice_is_a_duplicate() {
+    let Some(f) = Fixture::start().await else {
+        return;
+    };
+    scenario::same_request_twice_is_a_duplicate(f.store.as_ref(), &f).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_same_request_writes_once() {
+    let Some(f) = Fixture::start().await else {
+        return;
+    };
+    scenario::concurrent_same_request_writes_once(f.store.clone(), &f).await;
+}
+
+#[tokio::test]
+async fn sessions_are_isolated() {
+    let Some(f) = Fixture::start().await else {
+        return;
+    };
+    scenario::sessions_are_isolated(f.store.as_ref()).await;
+}
+
+#[tokio::test]
+async fn append_audit_is_idempotent() {
+    let Some(f) = Fixture::start().await else {
+        return;
+    };
+    scenario::append_audit_is_idempotent(f.store.as_ref(), &f).await;
+}
+
+#[tokio::test]
+async fn mismatched_request_ids_are_rejected() {
+    let Some(f) = Fixture::start().await else {
+        return;
+    };
+    scenario::mismatched_request_ids_are_rejected(f.store.as_ref(), &f).await;
+}
+
+#[tokio::test]
+async fn every_item_expires_ttl_after_its_write() {
+    let Some(f) = Fixture::start().await else {
+        return;
+    };
+    let (session, chat, ingest) = (unique_name("s"), unique_name("req"), unique_name("req"));
+    let before = now_secs();
+    let ex = scenario::exchange(&session, &chat, "q", Some("a"), SystemTime::now());
+    f.store.record_exchange(&ex).await.expect("record");
+    let rec = AuditRecord {
+        action: "ingest".into(),
+        request_id: ingest.clone(),
+        outcome: "ok".into(),
+        ..AuditRecord::default()
+    };
+    f.store.append_audit(&rec).await.expect("append");
+    let after = now_secs();
+
+    let mut items = f.turn_items(&session).await;
+    items.extend(f.audit_item(&chat).await);
+    items.extend(f.audit_item(&ingest).await);
+    assert_eq!(items.len(), 4);
+    for item in &items {
+        let expires = n(item, "expires_at").expect("expires_at on every item");
+        assert!(
+            (before + TTL.as_secs()..=after + TTL.as_secs()).contains(&expires),
+            "expires_at {expires} not within now + ttl ({before}..={after} + {})",
+            TTL.as_secs()
+        );
+    }
+}
+
+#[tokio::test]
+async fn create_tables_is_idempotent_and_enables_ttl() {
+    let Some(f) = Fixture::start().await else {
+        return;
+    };
+    create_tables(&f.client, &f.conversations, &f.audit)
+        .await
+        .expect("second create_tables");
+    for table in [&f.conversations, &f.audit] {
+        let ttl = f
+            .client
+            .describe_time_to_live()
+            .table_name(table)
+            .send()
+            .await
+            .expect("describe ttl");
+        let desc = ttl.time_to_live_description().expect("ttl description");
+        assert_eq!(desc.time_to_live_status(), Some(&TimeToLiveStatus::Enabled));
+        assert_eq!(desc.attribute_name(), Some("expires_at"));
+    }
+}
+
+#[tokio::test]
+async fn missing_table_is_an_error_not_a_panic() {
+    let Some(moto) = MotoServer::start() else {
+        return;
+    };
+    let store = DynamoConversationStore::new(
+        moto.dynamodb_client(),
+        unique_name("no-such-table"),
+        unique_name("no-such-audit"),
+        TTL,
+    );
+    let err = store
+        .recent_turns("s", 10)
+        .await
+        .expect_err("query on a missing table");
+    assert!(
+        matches!(err, StoreError::Other { .. }) && !err.is_retryable(),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("ResourceNotFoundException"),
+        "{err}"
+    );
+
+    let ex = scenario::exchange("s", "r", "q", Some("a"), SystemTime::now());
+    let err = store
+        .record_exchange(&ex)
+        .await
+        .expect_err("write to a missing table");
+    assert!(!err.is_retryable(), "{err:?}");
+    let rec = AuditRecord {
+        request_id: "r".into(),
+        ..AuditRecord::default()
+    };
+    let err = store
+        .append_audit(&rec)
+        .await
+        .expect_err("audit to a missing table");
+    assert!(!err.is_retryable(), "{err:?}");
+}
+
+#[tokio::test]
+async fn unreachable_endpoint_is_unavailable_and_retryable() {
+    // A port nothing listens on: bound, read, released.
+    let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let config = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .endpoint_url(format!("http://127.0.0.1:{port}"))
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("testing", "testing", None, None, "test"))
+        .build();
+    let store = DynamoConversationStore::new(Client::from_conf(config), "c", "a", TTL);
+    let err = store
+        .recent_turns("s", 10)
+        .await
+        .expect_err("nothing listens there");
+    assert!(
+        matches!(err, StoreError::Unavailable { .. }) && err.is_retryable(),
+        "{err:?}"
+    );
+    // The SDK error is kept as the source for logs.
+    assert!(std::error::Error::source(&err).is_some());
+}
+
+#[tokio::test]
+async fn reset_drops_every_table() {
+    let Some(f) = Fixture::start().await else {
+        return;
+    };
+    f.moto.reset().await.expect("reset");
+    let tables = f.client.list_tables().send().await.expect("list tables");
+    assert!(
+        tables.table_names().is_empty(),
+        "{:?}",
+        tables.table_names()
+    );
+}
