@@ -7,6 +7,8 @@
 //! - [`kb`]: the knowledge base: document model, parsing, validation, passages.
 //! - [`retrieval`]: tokenizer, Chinese→English lexicon, BM25 index, ranking.
 //! - [`search`]: an indexed knowledge base and the search operation (request, response).
+//! - [`context`]: retrieved entries as numbered Markdown blocks for the prompt.
+//! - [`http`]: error responses, JSON responses, body limits and CORS for the functions.
 //! - [`llm`]: the chat model client: [`LlmClient`] trait, OpenAI-compatible adapter
 //!   (DashScope, OpenAI, any compatible server), its configuration and SSE decoding.
 //! - [`secret`]: [`Secret`], a string that prints as `[redacted]`.
@@ -21,7 +23,9 @@
 
 pub mod aws;
 pub mod config;
+pub mod context;
 pub mod error;
+pub mod http;
 pub mod kb;
 pub mod llm;
 pub mod message;

@@ -1,0 +1,138 @@
+//! Retrieved entries as the numbered Markdown blocks of the system prompt (DESIGN §6).
+//!
+//! Each hit becomes one block, `[n]` first so the model can cite it: a publication shows
+//! its bold title, authors, venue, links and summary; a project its bold name, URL, stars,
+//! role and description; a page its bold title, URL and the passage that matched. Blocks
+//! are kept separate so the prompt's token budget can drop whole blocks from the end.
+
+use crate::kb::{DocKind, Document};
+use crate::retrieval::Ranked;
+use crate::search::SearchIndex;
+
+/// The separator placed between blocks in the prompt.
+pub const BLOCK_SEPARATOR: &str = "\n\n---\n\n";
+
+/// Formats one document as block `[n]`; `passage` is the text that matched (a page's
+/// passage, or the summary/description).
+pub fn format_block(n: usize, doc: &Document, passage: &str) -> String {
+    let mut out = format!("[{n}] **{}**", one_line(doc.display_title()));
+    let mut field = |label: &str, value: Option<&str>| {
+        if let Some(v) = value.map(str::trim).filter(|v| !v.is_empty()) {
+            out.push_str(&format!("\n- {label}: {}", one_line(v)));
+        }
+    };
+    match doc.kind() {
+        DocKind::Publication => {
+            field("Authors", doc.authors.as_deref());
+            let venue = match (&doc.venue, &doc.year) {
+                (Some(v), Some(y)) if !v.contains(y.as_str()) => Some(format!("{v}, {y}")),
+                (Some(v), _) => Some(v.clone()),
+                (None, y) => y.clone(),
+            };
+            field("Venue", venue.as_deref());
+            field("Paper", doc.paper_url.as_deref());
+            field("Code", doc.code_url.as_deref());
+            field("Summary", doc.summary.as_deref());
+        }
+        DocKind::GithubProject => {
+            field("URL", doc.url.as_deref());
+            field("Stars", doc.stars.as_deref());
+            field("Role", doc.role.as_deref());
+            field("Description", doc.description.as_deref());
+        }
+        DocKind::Page => {
+            field("URL", doc.url.as_deref());
+        }
+    }
+    if !doc.keywords.is_empty() {
+        field("Keywords", Some(&doc.keywords.join(", ")));
+    }
+    for (k, v) in &doc.extra {
+        field(k, Some(v));
+    }
+    if doc.kind() == DocKind::Page && !passage.trim().is_empty() {
+        out.push_str("\n\n");
+        out.push_str(passage.trim());
+    }
+    out
+}
+
+/// The blocks for ranked hits, numbered from 1 in rank order.
+pub fn context_blocks(index: &SearchIndex, hits: &[Ranked]) -> Vec<String> {
+    hits.iter()
+        .enumerate()
+        .map(|(i, h)| {
+            format_block(
+                i + 1,
+                &index.kb().documents[h.doc as usize],
+                index.passage_text(h),
+            )
+        })
+        .collect()
+}
+
+/// Field values go on one line so a value can't start a Markdown structure of its own.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kb::KnowledgeBase;
+    use serde_json::json;
+
+    fn kb() -> KnowledgeBase {
+        KnowledgeBase::from_value(&json!([
+            {"id": "pfc", "type": "publication", "title": "Partial FC", "authors": "Xiang An, Jiankang Deng",
+             "venue": "CVPR 2022", "year": 2022, "paper_url": "https://arxiv.org/abs/2203.15565",
+             "code_url": "https://github.com/deepinsight/insightface", "summary": "Efficient\ntraining."},
+            {"id": "if", "type": "github_project", "name": "InsightFace", "url": "https://github.com/deepinsight/insightface",
+             "stars": "27k+", "role": "2nd largest contributor", "description": "Face analysis."},
+            {"id": "about", "type": "page", "title": "About", "content": "I work on vision.", "lab": "DeepGlint"}
+        ]))
+        .unwrap()
+    }
+
+    #[test]
+    fn publication_block_has_title_authors_venue_links_summary() {
+        let kb = kb();
+        let block = format_block(1, &kb.documents[0], "");
+        assert_eq!(
+            block,
+            "[1] **Partial FC**\n- Authors: Xiang An, Jiankang Deng\n- Venue: CVPR 2022\n\
+             - Paper: https://arxiv.org/abs/2203.15565\n- Code: https://github.com/deepinsight/insightface\n\
+             - Summary: Efficient training."
+        );
+    }
+
+    #[test]
+    fn project_block_has_name_url_stars_role_description() {
+        let kb = kb();
+        assert_eq!(
+            format_block(2, &kb.documents[1], ""),
+            "[2] **InsightFace**\n- URL: https://github.com/deepinsight/insightface\n- Stars: 27k+\n\
+             - Role: 2nd largest contributor\n- Description: Face analysis."
+        );
+    }
+
+    #[test]
+    fn page_block_shows_extra_fields_and_the_matching_passage() {
+        let kb = kb();
+        assert_eq!(
+            format_block(3, &kb.documents[2], "I work on vision."),
+            "[3] **About**\n- lab: DeepGlint\n\nI work on vision."
+        );
+    }
+
+    #[test]
+    fn blocks_are_numbered_in_rank_order() {
+        let index = SearchIndex::new(kb(), "t");
+        let (_, hits) = index.rank("insightface face", 3, 0.0);
+        let blocks = context_blocks(&index, &hits);
+        assert_eq!(blocks.len(), hits.len());
+        for (i, b) in blocks.iter().enumerate() {
+            assert!(b.starts_with(&format!("[{}] **", i + 1)));
+        }
+    }
+}
