@@ -145,11 +145,18 @@ pub fn error_response(err: &ApiError, request_id: &str, cause: Option<&Error>) -
     res
 }
 
-/// The Lambda request id of an event (or `local` outside Lambda).
+/// The request id of an event: the Lambda invocation's, else the function URL's request
+/// context's, else `local`.
 pub fn request_id(event: &Request) -> String {
-    event
-        .lambda_context_ref()
-        .map_or_else(|| "local".to_owned(), |c| c.request_id.clone())
+    if let Some(ctx) = event.lambda_context_ref() {
+        return ctx.request_id.clone();
+    }
+    match event.request_context_ref() {
+        Some(lambda_http::request::RequestContext::ApiGatewayV2(ctx)) => {
+            ctx.request_id.clone().unwrap_or_else(|| "local".to_owned())
+        }
+        _ => "local".to_owned(),
+    }
 }
 
 /// The event's body, or 413 when it exceeds `limit` bytes.

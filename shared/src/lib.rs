@@ -11,6 +11,7 @@
 //! - [`http`]: error responses, JSON responses, body limits and CORS for the functions.
 //! - [`llm`]: the chat model client: [`LlmClient`] trait, OpenAI-compatible adapter
 //!   (DashScope, OpenAI, any compatible server), its configuration and SSE decoding.
+//! - [`telemetry`]: logging set-up for the functions.
 //! - [`secret`]: [`Secret`], a string that prints as `[redacted]`.
 //! - [`store`]: the conversation store (turns by session + audit records): trait, DynamoDB
 //!   adapter, in-memory stand-in.
@@ -33,6 +34,7 @@ pub mod retrieval;
 pub mod search;
 pub mod secret;
 pub mod store;
+pub mod telemetry;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
 

@@ -1,17 +1,20 @@
-//! `search` function: not implemented yet; answers 501 so the workspace builds and deploys.
+//! `search` function: retrieval only, for a site's search box and for debugging.
+//!
+//! Triggered by its function URL: `GET ?q=...&k=...` or `POST {"query", "top_k"}`.
+//! Env: `KB_SOURCE`, `TOP_K`, `MIN_SCORE`, `ALLOWED_ORIGINS` (see DESIGN §9).
+//! Local: `cargo lambda watch`, then `curl 'localhost:9000/lambda-url/search/?q=LLaVA'`.
 
-use lambda_http::{run, service_fn, Body, Error, Request, Response};
-
-async fn function_handler(_event: Request) -> Result<Response<Body>, Error> {
-    Ok(Response::builder()
-        .status(501)
-        .header("content-type", "application/json")
-        .body(Body::from(
-            r#"{"error":{"code":"not_implemented","message":"not implemented yet"}}"#,
-        ))?)
-}
+use lambda_http::{run, service_fn, Error};
+use search::{function_handler, AppState};
+use std::sync::Arc;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    run(service_fn(function_handler)).await
+    shared::telemetry::init_tracing();
+    let state = Arc::new(AppState::from_env()?);
+    run(service_fn(move |event| {
+        let state = state.clone();
+        async move { function_handler(&state, event).await }
+    }))
+    .await
 }
