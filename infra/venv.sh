@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Creates <repo>/.venv with the pinned Python tools the tests need (today: moto's server, the
-# local stand-in for DynamoDB). Idempotent and quiet: a venv whose requirements hash matches the
-# marker file is left alone, so CI and `infra/test.sh` can call this on every run for free.
+# Creates <repo>/.venv with the pinned Python-packaged tools the project runs: moto's server
+# (the local DynamoDB/S3 API the tests talk to), cargo-lambda and zig (`cargo lambda watch`
+# for the local run). Idempotent and quiet: a venv whose requirements hash matches the marker
+# file is left alone, so CI, `infra/test.sh` and `infra/run.sh` call this on every run for free.
 # Needs python3 (with venv) and access to PyPI; nothing else is downloaded.
 set -euo pipefail
 
@@ -9,12 +10,17 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$repo/.venv"
 marker="$venv/.requirements.sha256"
 
-# Pinned: moto's behaviour (TransactWriteItems cancellation reasons, TTL) is what the store
-# tests assert against. Change the pin here and the venv is refreshed on the next run.
-requirements=("moto[server]==5.2.5")
+# Pinned: moto's behaviour (TransactWriteItems cancellation reasons, TTL, conditional S3
+# writes) is what the store and knowledge-base tests assert against. Change a pin here and
+# the venv is refreshed on the next run.
+requirements=(
+    "moto[server]==5.2.5"
+    "cargo-lambda==1.9.2"
+    "ziglang==0.17.1"
+)
 
 want="$(printf '%s\n' "${requirements[@]}" | sha256sum | cut -d' ' -f1)"
-if [[ -x "$venv/bin/moto_server" && -f "$marker" && "$(cat "$marker")" == "$want" ]]; then
+if [[ -f "$marker" && "$(cat "$marker")" == "$want" ]]; then
     exit 0
 fi
 

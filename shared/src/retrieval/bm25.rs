@@ -141,43 +141,66 @@ impl Bm25Index {
     /// Scores every unit matching at least one query term; returns `(unit, score)` for
     /// units with a positive score, in unit order. Unknown terms are ignored.
     pub fn score<'a>(&self, query: impl IntoIterator<Item = (&'a str, f32)>) -> Vec<(u32, f32)> {
+        let lists: Vec<(u32, f32)> = query
+            .into_iter()
+            .filter_map(|(term, w)| self.vocab.get(term).map(|&t| (t, w)))
+            .collect();
+        let total: usize = lists.iter().map(|&(t, _)| self.postings(t).0.len()).sum();
         let mut acc = vec![0f32; self.n_units];
+        // Two strategies for listing the matched units in order: when the postings cover
+        // a good part of the corpus, one pass over the accumulator beats tracking and
+        // sorting the touched units; when they are few, tracking avoids the full pass.
+        let dense = total * 16 > self.n_units;
         let mut touched: Vec<u32> = Vec::new();
-        for (term, w) in query {
-            let Some(&t) = self.vocab.get(term) else {
-                continue;
-            };
+        for &(t, w) in &lists {
             let (units, weights) = self.postings(t);
-            for (&u, &pw) in units.iter().zip(weights) {
-                let slot = &mut acc[u as usize];
-                if *slot == 0.0 {
-                    touched.push(u);
+            if dense {
+                for (&u, &pw) in units.iter().zip(weights) {
+                    acc[u as usize] += w * pw;
                 }
-                *slot += w * pw;
+            } else {
+                for (&u, &pw) in units.iter().zip(weights) {
+                    let slot = &mut acc[u as usize];
+                    if *slot == 0.0 {
+                        touched.push(u);
+                    }
+                    *slot += w * pw;
+                }
             }
         }
-        touched.sort_unstable();
-        touched
-            .into_iter()
-            .map(|u| (u, acc[u as usize]))
-            .filter(|&(_, s)| s > 0.0)
-            .collect()
+        let positive = |u: u32| Some((u, acc[u as usize])).filter(|&(_, s)| s > 0.0);
+        if dense {
+            let mut out = Vec::with_capacity(total.min(self.n_units));
+            out.extend((0..self.n_units as u32).filter_map(positive));
+            out
+        } else {
+            touched.sort_unstable();
+            touched.into_iter().filter_map(positive).collect()
+        }
     }
 }
 
 /// Keeps the `k` best `(id, score)` pairs: score descending, ties by id ascending (so
-/// equal scores rank in document order, deterministically).
-pub fn top_k(mut scored: Vec<(u32, f32)>, k: usize) -> Vec<(u32, f32)> {
-    let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+/// equal scores rank in document order, deterministically). Scores must not be negative.
+pub fn top_k(scored: Vec<(u32, f32)>, k: usize) -> Vec<(u32, f32)> {
     if k == 0 {
         return Vec::new();
     }
-    if scored.len() > k {
-        scored.select_nth_unstable_by(k - 1, order);
-        scored.truncate(k);
+    // For non-negative floats the IEEE bit pattern orders like the value, so one u64 key
+    // (inverted score bits, then id) sorts best-first with plain integer compares, which
+    // is several times cheaper than comparing (f32, u32) pairs over thousands of hits.
+    let mut keys: Vec<u64> = scored
+        .into_iter()
+        .map(|(id, s)| (u64::from(!s.max(0.0).to_bits()) << 32) | u64::from(id))
+        .collect();
+    if keys.len() > k {
+        keys.select_nth_unstable(k - 1);
+        keys.truncate(k);
     }
-    scored.sort_unstable_by(order);
-    scored
+    keys.sort_unstable();
+    keys.into_iter()
+        .map(|key| (key as u32, f32::from_bits(!((key >> 32) as u32))))
+        .collect()
 }
 
 #[cfg(test)]
@@ -231,6 +254,36 @@ mod tests {
         let s = idx.score([("face", 0.5), ("train", 2.0), ("absent", 9.0)]);
         // unit 1: 0.5·idf(face)·1 + 2·idf(train)·1
         assert_near!(s[1].1, 0.5 * 0.470_003_6 + 2.0 * 0.980_829_3);
+    }
+
+    #[test]
+    fn top_k_keeps_the_best_of_many_in_order() {
+        let scored: Vec<(u32, f32)> = (0..1000).map(|i| (i, ((i * 7919) % 1000) as f32)).collect();
+        let mut expected = scored.clone();
+        expected.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        expected.truncate(10);
+        assert_eq!(top_k(scored, 10), expected);
+    }
+
+    #[test]
+    fn sparse_and_dense_scoring_agree() {
+        // 40 units; "rare" is in one (sparse path), "common" in all (dense path).
+        let units: Vec<Vec<String>> = (0..40)
+            .map(|i| {
+                if i == 7 {
+                    toks("rare common")
+                } else {
+                    toks("common filler")
+                }
+            })
+            .collect();
+        let idx = Bm25Index::build(units, Bm25Params::default());
+        let rare = idx.score([("rare", 1.0)]);
+        assert_eq!(rare.len(), 1);
+        let both = idx.score([("rare", 1.0), ("common", 1.0)]);
+        assert_eq!(both.len(), 40);
+        assert!(both.windows(2).all(|w| w[0].0 < w[1].0), "unit order");
+        assert_eq!(both[7].1, rare[0].1 + idx.score([("common", 1.0)])[7].1);
     }
 
     #[test]

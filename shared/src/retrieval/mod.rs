@@ -72,7 +72,7 @@ impl Retriever {
         D: IntoIterator<Item = P>,
         P: IntoIterator<Item = String>,
     {
-        let analyzer = Analyzer::new();
+        let mut analyzer = Analyzer::new();
         let mut units = Vec::new();
         let mut texts = Vec::new();
         let mut n_docs = 0;
@@ -84,7 +84,10 @@ impl Retriever {
             }
         }
         let index = Bm25Index::build(
-            texts.iter().map(|t| analyzer.terms(t)),
+            texts
+                .iter()
+                .map(|t| analyzer.learn_terms(t))
+                .collect::<Vec<_>>(),
             Bm25Params::default(),
         );
         let mut counter = NameCounter::default();
@@ -222,6 +225,21 @@ impl Retriever {
         let scored = self
             .index
             .score(terms.iter().map(|t| (t.term.as_str(), t.weight)));
+        if self.units.len() == self.n_docs {
+            // One passage per document (short entries, BEIR corpora): units are documents.
+            let candidates = scored
+                .into_iter()
+                .filter(|&(_, s)| s >= min_score)
+                .collect();
+            return top_k(candidates, k)
+                .into_iter()
+                .map(|(doc, score)| Ranked {
+                    doc,
+                    passage: 0,
+                    score,
+                })
+                .collect();
+        }
         // Best passage per document; units of one document are contiguous and ascending,
         // so one pass with a "current document" slot suffices.
         let mut best: Vec<Ranked> = Vec::new();

@@ -7,6 +7,7 @@
 //! Han runs into English through the lexicon (see `lexicon.rs`).
 
 use rust_stemmers::{Algorithm, Stemmer};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::LazyLock;
 
 /// Which script a run of text belongs to.
@@ -236,19 +237,19 @@ const STOPWORDS: &[&str] = &[
 
 /// True when `word` (lowercase) is an English stopword.
 pub fn is_stopword(word: &str) -> bool {
-    // Sorted once so lookups are a binary search; the list is short and static.
-    static SORTED: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
-        let mut v = STOPWORDS.to_vec();
-        v.sort_unstable();
-        v
-    });
-    SORTED.binary_search(&word).is_ok()
+    // Hashed once: this runs for every token of every document and query.
+    static SET: LazyLock<FxHashSet<&'static str>> =
+        LazyLock::new(|| STOPWORDS.iter().copied().collect());
+    SET.contains(word)
 }
 
 /// Turns folded text into index terms. One `Analyzer` is built per index and reused; it
-/// holds the stemmer, which is not free to construct.
+/// holds the stemmer, and a memo of every word the index has seen (stemming is the
+/// costliest step of query analysis, and queries mostly reuse the corpus's words).
 pub struct Analyzer {
     stemmer: Stemmer,
+    /// Word → its term (`None` for a stopword), filled while indexing, read-only after.
+    memo: FxHashMap<Box<str>, Option<Box<str>>>,
 }
 
 impl Default for Analyzer {
@@ -268,11 +269,42 @@ impl Analyzer {
     pub fn new() -> Self {
         Self {
             stemmer: Stemmer::create(Algorithm::English),
+            memo: FxHashMap::default(),
         }
     }
 
     /// The index term for one Latin word, or `None` for a stopword.
     pub fn latin_term(&self, word: &str) -> Option<String> {
+        match self.memo.get(word) {
+            Some(term) => term.as_deref().map(str::to_owned),
+            None => self.compute_term(word),
+        }
+    }
+
+    /// Like [`Analyzer::terms`], remembering each new word's term for later queries.
+    pub fn learn_terms(&mut self, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for run in runs(text) {
+            match run.script {
+                Script::Latin => {
+                    let term = match self.memo.get(run.text.as_str()) {
+                        Some(t) => t.as_deref().map(str::to_owned),
+                        None => {
+                            let t = self.compute_term(&run.text);
+                            let memo = t.as_deref().map(Box::from);
+                            self.memo.insert(run.text.into_boxed_str(), memo);
+                            t
+                        }
+                    };
+                    out.extend(term);
+                }
+                Script::Han => han_bigrams(&run.text, &mut |t| out.push(t)),
+            }
+        }
+        out
+    }
+
+    fn compute_term(&self, word: &str) -> Option<String> {
         if is_stopword(word) {
             return None;
         }
@@ -390,6 +422,21 @@ mod tests {
     fn non_ascii_letters_are_kept_unstemmed() {
         let a = Analyzer::new();
         assert_eq!(a.terms("Café Ωmega"), vec!["café", "ωmega"]);
+    }
+
+    #[test]
+    fn learned_terms_match_computed_terms() {
+        let mut learner = Analyzer::new();
+        let text = "Training trained models; the LLaVA café 人脸";
+        let learned = learner.learn_terms(text);
+        assert_eq!(learned, Analyzer::new().terms(text));
+        // The memo answers later lookups the same way, stopwords included.
+        assert_eq!(learner.latin_term("training").as_deref(), Some("train"));
+        assert_eq!(learner.latin_term("the"), None);
+        assert_eq!(
+            learner.latin_term("unseen"),
+            Analyzer::new().latin_term("unseen")
+        );
     }
 
     #[test]

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs every test: installs what the tests need (pinned tools in .venv), then the format and
+# lint gates and the whole workspace's tests, including those against a moto server that
+# each test starts on a free port. Usage: infra/test.sh   (CI: CI=true infra/test.sh)
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+
+echo "==> tools"
+infra/venv.sh
+export MOTO_SERVER="$repo/.venv/bin/moto_server"
+# The tests must never reach real AWS or wait on instance metadata.
+export AWS_EC2_METADATA_DISABLED=true
+
+echo "==> cargo fmt --check"
+cargo fmt --all --check
+
+echo "==> cargo clippy"
+cargo clippy --workspace --all-targets --all-features -- -D warnings
+
+echo "==> cargo test"
+cargo test --workspace --all-features
