@@ -31,7 +31,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, Problem, Problems, Result};
-use crate::kb::diff::{summaries, DocSummary, KbDiff};
+use crate::kb::diff::{fingerprint, summaries, DocSummary, KbDiff};
 use crate::kb::{KbObject, KbSource, KbSourceError, KnowledgeBase, WriteCondition, Written};
 use crate::store::{AuditRecord, ConversationStore};
 
@@ -120,6 +120,10 @@ pub struct KbStatus {
     pub version: String,
     /// Size of the stored JSON in bytes.
     pub bytes: usize,
+    /// [`fingerprint`] of the whole stored JSON (none when it is not JSON): equal for two
+    /// files that differ only in whitespace or key order, so a client can tell that an
+    /// upload would change nothing.
+    pub content_hash: Option<String>,
     /// Whether the stored JSON is a valid knowledge base (it may not be if it was written
     /// around ingest; search and chat then keep serving the last good version).
     pub valid: bool,
@@ -202,6 +206,7 @@ impl IngestService {
             etag: object.etag.clone(),
             version: object.etag.clone(),
             bytes: object.bytes.len(),
+            content_hash: None,
             valid: false,
             documents: 0,
             types: BTreeMap::new(),
@@ -216,6 +221,7 @@ impl IngestService {
                 return Ok(status);
             }
         };
+        status.content_hash = Some(fingerprint(&value));
         status.summaries = summaries(&value);
         status.documents = status.summaries.len();
         for s in &status.summaries {

@@ -83,6 +83,11 @@ async fn status_reports_etag_counts_and_summaries() {
         BTreeMap::from([("page".into(), 1), ("publication".into(), 1)])
     );
     assert_eq!(s.summaries[1].id, "b");
+    let reformatted: Value = serde_json::from_str(KB).unwrap();
+    assert_eq!(
+        s.content_hash,
+        Some(crate::kb::diff::fingerprint(&reformatted))
+    );
     let missing = fixture(None).service.status().await.unwrap_err();
     assert_eq!(crate::http::ApiError::from(&missing).status, 404);
 }
