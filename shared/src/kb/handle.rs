@@ -256,6 +256,72 @@ mod tests {
         assert_eq!(ids(handle.current().await), ["a", "b"]);
     }
 
+    /// A source whose conditional reads wait at a gate, to hold a refresh in flight.
+    #[derive(Debug)]
+    struct GatedSource {
+        inner: MemoryKbSource,
+        entered: tokio::sync::Notify,
+        gate: tokio::sync::Semaphore,
+    }
+
+    #[async_trait::async_trait]
+    impl KbSource for GatedSource {
+        fn location(&self) -> String {
+            "gated".into()
+        }
+        async fn get(
+            &self,
+            if_none_match: Option<&str>,
+        ) -> std::result::Result<Fetched, crate::kb::KbSourceError> {
+            if if_none_match.is_some() {
+                self.entered.notify_one();
+                self.gate.acquire().await.unwrap().forget();
+            }
+            self.inner.get(if_none_match).await
+        }
+        async fn put(
+            &self,
+            bytes: Vec<u8>,
+            condition: crate::kb::WriteCondition,
+        ) -> std::result::Result<crate::kb::Written, crate::kb::KbSourceError> {
+            self.inner.put(bytes, condition).await
+        }
+    }
+
+    #[tokio::test]
+    async fn requests_do_not_wait_for_a_refresh_in_progress() {
+        let source = Arc::new(GatedSource {
+            inner: MemoryKbSource::new(),
+            entered: tokio::sync::Notify::new(),
+            gate: tokio::sync::Semaphore::new(0),
+        });
+        source.inner.replace(KB_V1);
+        let handle = Arc::new(
+            KbHandle::load(source.clone(), Duration::ZERO)
+                .await
+                .unwrap(),
+        );
+        source.inner.replace(KB_V2);
+        let refreshing = tokio::spawn({
+            let handle = handle.clone();
+            async move { handle.current().await }
+        });
+        source.entered.notified().await;
+        // The refresh holds the lock and waits on the store; this request is served at
+        // once, from the index already loaded, and starts no second refresh.
+        let other = tokio::time::timeout(Duration::from_secs(5), handle.current())
+            .await
+            .expect("a request waited for someone else's refresh");
+        assert_eq!(ids(other), ["a"]);
+        assert_eq!(
+            source.inner.get_count(),
+            1,
+            "only the cold-start load finished"
+        );
+        source.gate.add_permits(1);
+        assert_eq!(ids(refreshing.await.unwrap()), ["a", "b"]);
+    }
+
     #[tokio::test]
     async fn corrupt_invalid_or_unreachable_sources_keep_the_last_good_index() {
         let (source, handle) = handle(Duration::ZERO).await;
