@@ -16,7 +16,8 @@ use crate::search::content_version;
 /// Conditional writes compare the file's current hash under a lock, then write a temporary
 /// file next to it and rename it into place, so a reader sees the old file or the new one,
 /// never half of one. The lock is per process: two processes writing the same file at once
-/// are not serialised (the S3 source is what deployments use).
+/// are not serialised (the S3 source is what deployments use). The I/O is blocking, which
+/// is fine for a file of a few megabytes read by local runs and the CLI.
 #[derive(Debug)]
 pub struct FileKbSource {
     path: PathBuf,
