@@ -1,11 +1,13 @@
-//! `rag`: search, validate and evaluate a knowledge base from a terminal.
+//! `rag`: search, validate, evaluate and upload a knowledge base from a terminal.
 //!
 //! `rag search "请介绍一下 Partial FC"` answers what the `search` function would;
 //! `rag validate knowledge_base.json` checks a file before upload; `rag eval` measures
-//! retrieval on a BEIR-format test set. Exit codes: 0 success, 1 invalid input or failed
-//! check, 2 usage error.
+//! retrieval on a BEIR-format test set; `rag ingest --url URL --token-env VAR FILE` shows
+//! what would change in the deployed knowledge base and uploads it. Exit codes: 0 success,
+//! 1 invalid input or failed check, 2 usage error.
 
 mod eval;
+mod ingest;
 
 use clap::{Parser, Subcommand};
 use shared::{Config, Error, KbLocation, SearchIndex, SearchRequest};
@@ -16,7 +18,7 @@ use std::process::ExitCode;
 #[command(
     name = "rag",
     version,
-    about = "Search, validate and evaluate a RAG knowledge base"
+    about = "Search, validate, evaluate and upload a RAG knowledge base"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -65,6 +67,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Validate a knowledge base, show the diff against the deployed one, and upload it
+    /// through the ingest function (conditional on the version the diff was made against).
+    Ingest {
+        /// The ingest function's URL.
+        #[arg(long)]
+        url: String,
+        /// Name of the environment variable holding the ingest token (never the token).
+        #[arg(long, value_name = "VAR")]
+        token_env: String,
+        /// Show the diff but upload nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// The knowledge base file to upload.
+        path: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -80,6 +97,19 @@ fn main() -> ExitCode {
             run,
             json,
         } => evaluate(&corpus, &queries, &qrels, k, run, json),
+        Command::Ingest {
+            url,
+            token_env,
+            dry_run,
+            path,
+        } => {
+            return ingest::run(&ingest::Args {
+                url: &url,
+                token_env: &token_env,
+                dry_run,
+                path: &path,
+            })
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

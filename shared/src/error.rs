@@ -87,4 +87,28 @@ pub enum Error {
     /// message already says so, hence `transparent`.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
+    /// The knowledge-base store failed (S3, a file); its message names the location.
+    #[error(transparent)]
+    KbSource(#[from] crate::kb::KbSourceError),
+    /// The knowledge base could not be loaded at cold start; the function must not start.
+    #[error("cannot load the knowledge base from {location}: {source}")]
+    KbLoad {
+        /// Where it was loaded from (`s3://bucket/key` or a path).
+        location: String,
+        /// Why: missing, unreadable, corrupt JSON or invalid.
+        #[source]
+        source: Box<Error>,
+    },
+    /// A conditional write lost: the data changed since the caller read it (maps to 409).
+    #[error("{0}")]
+    Conflict(String),
+    /// A write did not say which version it is based on (maps to 428).
+    #[error("{0}")]
+    PreconditionRequired(String),
+    /// The request carries no usable credentials (maps to 401).
+    #[error("{0}")]
+    Unauthorized(String),
+    /// The credentials are wrong, or the action is switched off (maps to 403).
+    #[error("{0}")]
+    Forbidden(String),
 }

@@ -90,6 +90,24 @@ impl From<&Error> for ApiError {
                     "storage is busy or unavailable; retry shortly",
                 )
             },
+            Error::KbSource(e @ crate::kb::KbSourceError::NotFound { .. }) => {
+                Self::new(404, "not_found", e.to_string())
+            }
+            Error::KbSource(e) if e.is_retryable() => Self {
+                retry_after: Some(1),
+                ..Self::new(
+                    503,
+                    "kb_unavailable",
+                    "knowledge-base storage is unavailable; retry shortly",
+                )
+            },
+            Error::KbSource(_) => {
+                Self::new(502, "kb_source_error", "knowledge-base storage failed")
+            }
+            Error::Conflict(m) => Self::new(409, "conflict", m.clone()),
+            Error::PreconditionRequired(m) => Self::new(428, "precondition_required", m.clone()),
+            Error::Unauthorized(m) => Self::new(401, "unauthorized", m.clone()),
+            Error::Forbidden(m) => Self::new(403, "forbidden", m.clone()),
             _ => Self::new(500, "internal", "internal error"),
         }
     }
@@ -316,6 +334,36 @@ mod tests {
             message: "secret detail".into(),
         });
         assert_eq!(internal.status, 500);
+        for (err, status) in [
+            (Error::Conflict("x".into()), 409),
+            (Error::PreconditionRequired("x".into()), 428),
+            (Error::Unauthorized("x".into()), 401),
+            (Error::Forbidden("x".into()), 403),
+            (
+                Error::KbSource(crate::kb::KbSourceError::NotFound {
+                    location: "s3://b/k".into(),
+                }),
+                404,
+            ),
+            (
+                Error::KbSource(crate::kb::KbSourceError::Unavailable {
+                    location: "s3://b/k".into(),
+                    message: "timed out".into(),
+                    source: None,
+                }),
+                503,
+            ),
+            (
+                Error::KbSource(crate::kb::KbSourceError::Other {
+                    location: "s3://b/k".into(),
+                    message: "AccessDenied".into(),
+                    source: None,
+                }),
+                502,
+            ),
+        ] {
+            assert_eq!(ApiError::from(&err).status, status, "{err}");
+        }
         assert!(
             !internal.message.contains("secret"),
             "5xx messages stay generic"

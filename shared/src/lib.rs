@@ -4,7 +4,10 @@
 //! - [`config`]: typed configuration read once from the environment.
 //! - [`error`]: the crate's error type and validation problems.
 //! - [`message`]: roles, chat messages and token usage.
-//! - [`kb`]: the knowledge base: document model, parsing, validation, passages.
+//! - [`kb`]: the knowledge base: document model, parsing, validation, passages; where it is
+//!   stored ([`KbSource`]: S3, file, memory) and the served, self-refreshing [`KbHandle`].
+//! - [`ingest`]: authenticated knowledge-base updates (replace, patch, audit) for the
+//!   `ingest` function and `rag ingest`.
 //! - [`retrieval`]: tokenizer, Chinese→English lexicon, BM25 index, ranking.
 //! - [`search`]: an indexed knowledge base and the search operation (request, response).
 //! - [`context`]: retrieved entries as numbered Markdown blocks for the prompt.
@@ -27,6 +30,7 @@ pub mod config;
 pub mod context;
 pub mod error;
 pub mod http;
+pub mod ingest;
 pub mod kb;
 pub mod llm;
 pub mod message;
@@ -40,7 +44,10 @@ pub mod testing;
 
 pub use config::{Config, KbLocation};
 pub use error::{Error, Problem, Problems, Result};
-pub use kb::{DocKind, Document, KnowledgeBase};
+pub use kb::{
+    DocKind, Document, FileKbSource, KbHandle, KbSource, KbSourceError, KnowledgeBase,
+    MemoryKbSource, S3KbSource,
+};
 pub use llm::{
     Completion, CompletionRequest, CompletionStream, LlmClient, LlmConfig, LlmError,
     OpenAiCompatClient, StreamEvent,

@@ -1,17 +1,22 @@
-//! `ingest` function: not implemented yet; answers 501 so the workspace builds and deploys.
+//! `ingest` function: authenticated knowledge-base updates in S3 (or the local file).
+//!
+//! Triggered by its function URL: `GET` (version, counts), `PUT` (whole KB), `PATCH
+//! {"upsert", "delete"}`, all with `Authorization: Bearer <token>`; writes with `If-Match`.
+//! Env: `KB_SOURCE`, `INGEST_TOKEN_SHA256`, `INGEST_MAX_BYTES`, `CONVERSATIONS_TABLE` +
+//! `AUDIT_TABLE` (audit), `ALLOWED_ORIGINS`. Local: `cargo lambda watch`, then
+//! `rag ingest --url http://localhost:9000/lambda-url/ingest/ --token-env TOKEN kb.json`.
 
-use lambda_http::{run, service_fn, Body, Error, Request, Response};
-
-async fn function_handler(_event: Request) -> Result<Response<Body>, Error> {
-    Ok(Response::builder()
-        .status(501)
-        .header("content-type", "application/json")
-        .body(Body::from(
-            r#"{"error":{"code":"not_implemented","message":"not implemented yet"}}"#,
-        ))?)
-}
+use ingest::{function_handler, AppState};
+use lambda_http::{run, service_fn, Error};
+use std::sync::Arc;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    run(service_fn(function_handler)).await
+    shared::telemetry::init_tracing();
+    let state = Arc::new(AppState::from_env().await?);
+    run(service_fn(move |event| {
+        let state = state.clone();
+        async move { function_handler(&state, event).await }
+    }))
+    .await
 }

@@ -3,13 +3,12 @@
 use lambda_http::http::Method;
 use lambda_http::{Body, Error, Request, RequestExt, Response};
 use shared::http::{self, ApiError, Cors};
-use shared::{Config, KbLocation, SearchIndex, SearchRequest};
-use std::sync::Arc;
+use shared::{Config, KbHandle, SearchRequest};
 
 /// Everything a request needs, built once per cold start.
 pub struct AppState {
-    /// The indexed knowledge base.
-    pub index: Arc<SearchIndex>,
+    /// The indexed knowledge base, re-checked every `KB_REFRESH_SECS`.
+    pub kb: KbHandle,
     /// Hits per query when the request names none.
     pub top_k: usize,
     /// Lowest score a hit may have.
@@ -19,20 +18,18 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Reads the configuration and loads the knowledge base.
-    pub fn from_env() -> Result<Self, Error> {
+    /// Reads the configuration and loads the knowledge base from `KB_SOURCE` (a file or
+    /// `s3://bucket/key`).
+    pub async fn from_env() -> Result<Self, Error> {
         let config = Config::from_env()?;
-        let index = match &config.kb_source {
-            KbLocation::File(path) => SearchIndex::load_file(path)?,
-            KbLocation::S3 { .. } => return Err("KB_SOURCE s3:// is not supported yet".into()),
-        };
-        Ok(Self::new(Arc::new(index), &config))
+        let kb = KbHandle::from_config(&config).await?;
+        Ok(Self::new(kb, &config))
     }
 
-    /// State over an already loaded index.
-    pub fn new(index: Arc<SearchIndex>, config: &Config) -> Self {
+    /// State over an already loaded knowledge base.
+    pub fn new(kb: KbHandle, config: &Config) -> Self {
         Self {
-            index,
+            kb,
             top_k: config.top_k,
             min_score: config.min_score,
             cors: Cors::new(&config.allowed_origins),
@@ -47,10 +44,10 @@ pub async fn function_handler(state: &AppState, event: Request) -> Result<Respon
         return Ok(state.cors.preflight(origin, "GET, POST, OPTIONS"));
     }
     let mut res = match parse(state, &event) {
-        Ok(req) => http::json_response(
-            200,
-            &state.index.search(&req.query, req.top_k, state.min_score),
-        ),
+        Ok(req) => {
+            let index = state.kb.current().await;
+            http::json_response(200, &index.search(&req.query, req.top_k, state.min_score))
+        }
         Err(err) => http::error_response(&err, &http::request_id(&event), None),
     };
     state.cors.apply(origin, res.headers_mut());

@@ -1,7 +1,8 @@
 //! `search` function: retrieval only, for a site's search box and for debugging.
 //!
 //! Triggered by its function URL: `GET ?q=...&k=...` or `POST {"query", "top_k"}`.
-//! Env: `KB_SOURCE`, `TOP_K`, `MIN_SCORE`, `ALLOWED_ORIGINS` (see DESIGN §9).
+//! Env: `KB_SOURCE` (path or `s3://bucket/key`), `KB_REFRESH_SECS`, `TOP_K`, `MIN_SCORE`,
+//! `ALLOWED_ORIGINS` (see DESIGN §9).
 //! Local: `cargo lambda watch`, then `curl 'localhost:9000/lambda-url/search/?q=LLaVA'`.
 
 use lambda_http::{run, service_fn, Error};
@@ -11,7 +12,7 @@ use std::sync::Arc;
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     shared::telemetry::init_tracing();
-    let state = Arc::new(AppState::from_env()?);
+    let state = Arc::new(AppState::from_env().await?);
     run(service_fn(move |event| {
         let state = state.clone();
         async move { function_handler(&state, event).await }

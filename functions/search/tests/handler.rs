@@ -4,19 +4,23 @@
 use lambda_http::{Body, Request};
 use search::{function_handler, AppState};
 use serde_json::{json, Value};
-use shared::{Config, SearchIndex};
+use shared::{Config, FileKbSource, KbHandle};
 use std::sync::Arc;
+use std::time::Duration;
 
 const GET_EVENT: &str = include_str!("data/function_url_get.json");
 
-fn state() -> AppState {
+async fn state() -> AppState {
     let kb = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../knowledge_base.json");
-    let index = SearchIndex::load_file(&kb).expect("sample knowledge base loads");
+    let source = Arc::new(FileKbSource::new(kb));
+    let kb = KbHandle::load(source, Duration::from_secs(300))
+        .await
+        .expect("sample knowledge base loads");
     let config = Config::from_lookup(|k| {
         (k == "ALLOWED_ORIGINS").then(|| "https://site.example".to_string())
     })
     .expect("config");
-    AppState::new(Arc::new(index), &config)
+    AppState::new(kb, &config)
 }
 
 /// The GET fixture with its method, query and body replaced.
@@ -40,7 +44,7 @@ fn event(method: &str, query: &[(&str, &str)], body: Option<&str>) -> Request {
 }
 
 async fn call(req: Request) -> (u16, Value, lambda_http::http::HeaderMap) {
-    let res = function_handler(&state(), req).await.unwrap();
+    let res = function_handler(&state().await, req).await.unwrap();
     let status = res.status().as_u16();
     let body: Value = match res.body() {
         Body::Empty => Value::Null,

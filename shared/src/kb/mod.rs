@@ -5,10 +5,30 @@
 //! `github_project` and `page` (or any other type) have the fields of DESIGN §4. Unknown
 //! string fields are kept and indexed. Validation walks the whole input and reports every
 //! problem at once, so a site owner fixes a file in one pass.
+//!
+//! # Lifecycle
+//! - [`source`]: where the JSON is stored ([`KbSource`]: conditional get and put by ETag),
+//!   with adapters for S3 ([`S3KbSource`]), a local file ([`FileKbSource`]) and memory
+//!   ([`MemoryKbSource`]).
+//! - [`handle`]: [`KbHandle`], the indexed knowledge base a warm function serves, loaded
+//!   once per cold start and re-checked by ETag every `KB_REFRESH_SECS`.
+//! - [`diff`]: documents added, changed and removed between two versions.
 
+pub mod diff;
+mod file;
+pub mod handle;
+mod memory;
 mod passages;
+mod s3;
+pub mod source;
 
+pub use diff::{DocSummary, KbDiff};
+pub use file::FileKbSource;
+pub use handle::{open_source, parse_kb_bytes, KbHandle, Refresh};
+pub use memory::MemoryKbSource;
 pub use passages::{split_passages, PASSAGE_MAX_CHARS};
+pub use s3::S3KbSource;
+pub use source::{Fetched, KbObject, KbSource, KbSourceError, WriteCondition, Written};
 
 use crate::error::{Error, Problem, Problems, Result};
 use serde_json::{Map, Value};

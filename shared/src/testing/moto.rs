@@ -10,7 +10,8 @@
 //! use shared::testing::MotoServer;
 //! let Some(moto) = MotoServer::start() else { return }; // not installed: test skipped
 //! let client = moto.dynamodb_client();
-//! # let _ = client;
+//! let bucket = moto.create_bucket("kb").await;
+//! # let _ = (client, bucket);
 //! # }
 //! ```
 
@@ -99,6 +100,32 @@ impl MotoServer {
     /// A DynamoDB client talking to this server.
     pub fn dynamodb_client(&self) -> aws_sdk_dynamodb::Client {
         aws_sdk_dynamodb::Client::new(&self.sdk_config())
+    }
+
+    /// An S3 client talking to this server (path-style addressing, as moto needs).
+    pub fn s3_client(&self) -> aws_sdk_s3::Client {
+        let config = aws_sdk_s3::config::Builder::from(&self.sdk_config())
+            .force_path_style(true)
+            .build();
+        aws_sdk_s3::Client::from_conf(config)
+    }
+
+    /// Creates a bucket with a unique name (see [`unique_name`]) and returns the name.
+    ///
+    /// # Panics
+    /// When the server refuses: a test cannot go on without its bucket.
+    pub async fn create_bucket(&self, prefix: &str) -> String {
+        let bucket = unique_name(prefix);
+        if let Err(e) = self
+            .s3_client()
+            .create_bucket()
+            .bucket(&bucket)
+            .send()
+            .await
+        {
+            panic!("cannot create bucket {bucket}: {e:?}");
+        }
+        bucket
     }
 
     /// Drops every resource the server holds (`POST /moto-api/reset`).

@@ -1,0 +1,91 @@
+//! The ingest function's own variables, read once like [`Config`](crate::Config).
+
+use crate::config::ranged;
+use crate::error::{Error, Result};
+
+use super::auth::TokenHash;
+
+/// Default largest accepted ingest body: 5 MiB, under the 6 MB a function URL carries.
+pub const DEFAULT_MAX_BYTES: usize = 5 * 1024 * 1024;
+/// Largest `INGEST_MAX_BYTES` accepted: a function URL's request payload limit (6 MB).
+pub const MAX_MAX_BYTES: usize = 6 * 1000 * 1000;
+
+/// Ingest settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IngestConfig {
+    /// `INGEST_TOKEN_SHA256`: hex SHA-256 of the bearer token; unset = ingest refuses all.
+    pub token_hash: Option<TokenHash>,
+    /// `INGEST_MAX_BYTES`: largest accepted body (default 5 MiB).
+    pub max_bytes: usize,
+}
+
+impl IngestConfig {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Self> {
+        Self::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    /// Reads variables through `get`; unset and empty are the same.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self> {
+        let get = |k: &str| {
+            get(k)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
+        let token_hash = get("INGEST_TOKEN_SHA256")
+            .map(|v| TokenHash::from_hex(&v))
+            .transpose()
+            .map_err(|message| Error::Config {
+                var: "INGEST_TOKEN_SHA256",
+                message,
+            })?;
+        Ok(Self {
+            token_hash,
+            max_bytes: ranged(&get, "INGEST_MAX_BYTES", 1, MAX_MAX_BYTES)?
+                .unwrap_or(DEFAULT_MAX_BYTES),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(vars: &[(&str, &str)]) -> Result<IngestConfig> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        IngestConfig::from_lookup(|k| {
+            vars.iter()
+                .find(|(name, _)| name == k)
+                .map(|(_, v)| v.clone())
+        })
+    }
+
+    #[test]
+    fn defaults_disable_ingest_and_allow_5_mib() {
+        let c = config(&[]).unwrap();
+        assert_eq!((c.token_hash, c.max_bytes), (None, DEFAULT_MAX_BYTES));
+    }
+
+    #[test]
+    fn reads_the_hash_and_limit_and_names_bad_variables() {
+        let hash = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b";
+        let c = config(&[("INGEST_TOKEN_SHA256", hash), ("INGEST_MAX_BYTES", "1024")]).unwrap();
+        assert_eq!(c.token_hash, Some(TokenHash::of_token("secret")));
+        assert_eq!(c.max_bytes, 1024);
+        for (var, value) in [
+            ("INGEST_TOKEN_SHA256", "secret"),
+            ("INGEST_MAX_BYTES", "0"),
+            ("INGEST_MAX_BYTES", "7000000"),
+            ("INGEST_MAX_BYTES", "lots"),
+        ] {
+            let err = config(&[(var, value)]).unwrap_err().to_string();
+            assert!(err.contains(var), "{var}={value}: {err}");
+        }
+        // A token pasted where its hash belongs must not reach the log.
+        let err = config(&[("INGEST_TOKEN_SHA256", "hunter2")]).unwrap_err();
+        assert!(!err.to_string().contains("hunter2"), "{err}");
+    }
+}

@@ -1,0 +1,419 @@
+//! Authenticated knowledge-base updates: what the `ingest` function does, without HTTP.
+//!
+//! [`IngestService`] reads the stored knowledge base, replaces it (`PUT`) or patches it
+//! (`PATCH`), and audits every write. Writes are all-or-nothing and optimistic:
+//! - the whole resulting knowledge base is validated before anything is written, and every
+//!   problem is reported;
+//! - a write names the version it is based on ([`Precondition`], from `If-Match`), and is
+//!   stored with a conditional put on exactly that ETag, so of two writers that read the
+//!   same version one wins and the other gets [`Error::Conflict`] (409) and must re-read,
+//!   re-apply and retry. Nothing is ever lost silently.
+//!
+//! The service reads the source on every request rather than caching it: ingest is rare,
+//! must report the version actually stored (a cached ETag would make every write based on
+//! it conflict), and must keep working when the stored object is corrupt, since a `PUT` is
+//! how it gets repaired. Functions that serve the knowledge base hold a
+//! [`KbHandle`](crate::kb::KbHandle) instead.
+
+mod auth;
+mod config;
+mod patch;
+
+pub use auth::{authorize, Caller, TokenHash};
+pub use config::{IngestConfig, DEFAULT_MAX_BYTES, MAX_MAX_BYTES};
+pub use patch::{Patch, Patched};
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{Error, Problem, Problems, Result};
+use crate::kb::diff::{fingerprint, summaries, DocSummary, KbDiff};
+use crate::kb::{KbObject, KbSource, KbSourceError, KnowledgeBase, WriteCondition, Written};
+use crate::store::{AuditRecord, ConversationStore};
+
+/// Which stored version a write is based on, from the request's condition headers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Precondition {
+    /// `If-Match: <etag>[, <etag>...]`: only if the stored version is one of these.
+    IfMatch(Vec<String>),
+    /// `If-Match: *`: replace whatever version is stored (PUT only). Still atomic: the
+    /// version read is the one replaced, or the write conflicts.
+    Any,
+    /// `If-None-Match: *`: only if nothing is stored yet (the first upload, PUT only).
+    IfAbsent,
+}
+
+impl Precondition {
+    /// Reads `If-Match` / `If-None-Match`; a write with neither is refused (428) so that no
+    /// client can overwrite a version it never saw by leaving the header out.
+    ///
+    /// ETags may be quoted or bare; a list is split on commas.
+    pub fn from_headers(if_match: Option<&str>, if_none_match: Option<&str>) -> Result<Self> {
+        let if_match = if_match.map(str::trim).filter(|v| !v.is_empty());
+        let if_none_match = if_none_match.map(str::trim).filter(|v| !v.is_empty());
+        match (if_match, if_none_match) {
+            (Some(_), Some(_)) => Err(Error::InvalidInput(
+                "send either If-Match or If-None-Match, not both".into(),
+            )),
+            (None, Some("*")) => Ok(Self::IfAbsent),
+            (None, Some(_)) => Err(Error::InvalidInput(
+                "If-None-Match on a write only supports * (create the first version)".into(),
+            )),
+            (Some("*"), None) => Ok(Self::Any),
+            (Some(list), None) => {
+                let etags: Vec<String> = list
+                    .split(',')
+                    .map(|e| crate::kb::source::unquote_etag(e).to_owned())
+                    .filter(|e| !e.is_empty())
+                    .collect();
+                if etags.is_empty() {
+                    return Err(Error::InvalidInput("If-Match holds no etag".into()));
+                }
+                Ok(Self::IfMatch(etags))
+            }
+            (None, None) => Err(Error::PreconditionRequired(
+                "send If-Match with the etag from GET (If-Match: * replaces whatever is \
+                 stored; If-None-Match: * creates the first version)"
+                    .into(),
+            )),
+        }
+    }
+
+    /// The write condition that makes this precondition atomic against `current`, or the
+    /// conflict that makes writing pointless.
+    fn against(&self, current: Option<&KbObject>) -> Result<WriteCondition> {
+        match (self, current) {
+            (Self::IfAbsent, None) => Ok(WriteCondition::IfAbsent),
+            (Self::IfAbsent, Some(o)) => Err(Error::Conflict(format!(
+                "a knowledge base is already stored (etag {}); GET it and send If-Match",
+                o.etag
+            ))),
+            (Self::Any, Some(o)) => Ok(WriteCondition::IfMatch(o.etag.clone())),
+            (Self::IfMatch(etags), Some(o)) if etags.contains(&o.etag) => {
+                Ok(WriteCondition::IfMatch(o.etag.clone()))
+            }
+            (Self::IfMatch(etags), Some(o)) => Err(Error::Conflict(format!(
+                "the knowledge base changed: it is at etag {} now, not {}; GET it again, \
+                 re-apply your change and retry",
+                o.etag,
+                etags.join(", ")
+            ))),
+            (Self::IfMatch(_) | Self::Any, None) => Err(Error::Conflict(
+                "no knowledge base is stored yet; create it with PUT and If-None-Match: *".into(),
+            )),
+        }
+    }
+}
+
+/// The stored knowledge base, as `GET` reports it.
+#[derive(Debug, Clone, Serialize)]
+pub struct KbStatus {
+    /// Where it is stored.
+    pub location: String,
+    /// The stored version's ETag: send it as `If-Match` to change this version.
+    pub etag: String,
+    /// Same as `etag`: the version string search and chat report.
+    pub version: String,
+    /// Size of the stored JSON in bytes.
+    pub bytes: usize,
+    /// [`fingerprint`] of the whole stored JSON (none when it is not JSON): equal for two
+    /// files that differ only in whitespace or key order, so a client can tell that an
+    /// upload would change nothing.
+    pub content_hash: Option<String>,
+    /// Whether the stored JSON is a valid knowledge base (it may not be if it was written
+    /// around ingest; search and chat then keep serving the last good version).
+    pub valid: bool,
+    /// Number of documents.
+    pub documents: usize,
+    /// Number of documents per type.
+    pub types: BTreeMap<String, usize>,
+    /// Number of glossary entries.
+    pub glossary_entries: usize,
+    /// Every validation problem of the stored JSON, when it is not valid.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<Problem>,
+    /// Each document's id, type and fingerprint, for diffing (see [`crate::kb::diff`]).
+    pub summaries: Vec<DocSummary>,
+}
+
+/// What a successful write did.
+#[derive(Debug, Clone, Serialize)]
+pub struct WriteReport {
+    /// The new version's ETag.
+    pub etag: String,
+    /// The version that was replaced (none for the first upload).
+    pub previous_etag: Option<String>,
+    /// Number of documents now stored.
+    pub documents: usize,
+    /// Ids added, changed and removed.
+    #[serde(flatten)]
+    pub diff: KbDiff,
+    /// Whether the audit record was written (the change stands either way; see the log).
+    pub audited: bool,
+}
+
+/// The ingest operations over one knowledge-base source and an audit store.
+pub struct IngestService {
+    source: Arc<dyn KbSource>,
+    audit: Arc<dyn ConversationStore>,
+    token_hash: Option<TokenHash>,
+}
+
+impl std::fmt::Debug for IngestService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IngestService")
+            .field("source", &self.source.location())
+            .field("audit", &self.audit.kind())
+            .field("token_hash", &self.token_hash)
+            .finish()
+    }
+}
+
+impl IngestService {
+    /// A service writing to `source`, auditing to `audit`, accepting the token whose hash is
+    /// `token_hash` (none: every request is refused).
+    pub fn new(
+        source: Arc<dyn KbSource>,
+        audit: Arc<dyn ConversationStore>,
+        token_hash: Option<TokenHash>,
+    ) -> Self {
+        Self {
+            source,
+            audit,
+            token_hash,
+        }
+    }
+
+    /// The source written to.
+    pub fn source(&self) -> &Arc<dyn KbSource> {
+        &self.source
+    }
+
+    /// Checks an `Authorization` header (see [`authorize`]).
+    pub fn authorize(&self, authorization: Option<&str>) -> Result<Caller> {
+        authorize(self.token_hash.as_ref(), authorization)
+    }
+
+    /// The stored version, its counts and document summaries (404 when nothing is stored).
+    pub async fn status(&self) -> Result<KbStatus> {
+        let object = self.download().await?;
+        let mut status = KbStatus {
+            location: self.source.location(),
+            etag: object.etag.clone(),
+            version: object.etag.clone(),
+            bytes: object.bytes.len(),
+            content_hash: None,
+            valid: false,
+            documents: 0,
+            types: BTreeMap::new(),
+            glossary_entries: 0,
+            problems: Vec::new(),
+            summaries: Vec::new(),
+        };
+        let value = match serde_json::from_slice::<Value>(&object.bytes) {
+            Ok(v) => v,
+            Err(e) => {
+                status.problems = vec![Problem::new("", format!("not valid JSON: {e}"))];
+                return Ok(status);
+            }
+        };
+        status.content_hash = Some(fingerprint(&value));
+        status.summaries = summaries(&value);
+        status.documents = status.summaries.len();
+        for s in &status.summaries {
+            *status.types.entry(s.doc_type.clone()).or_default() += 1;
+        }
+        match KnowledgeBase::from_value(&value) {
+            Ok(kb) => {
+                status.valid = true;
+                status.glossary_entries = kb.glossary.len();
+            }
+            Err(Problems(p)) => status.problems = p,
+        }
+        Ok(status)
+    }
+
+    /// The stored bytes and ETag, as they are.
+    pub async fn download(&self) -> Result<KbObject> {
+        match self.source.get(None).await? {
+            crate::kb::Fetched::Object(o) => Ok(o),
+            crate::kb::Fetched::NotModified => Err(Error::KbSource(KbSourceError::Other {
+                location: self.source.location(),
+                message: "answered \"not modified\" to an unconditional read".into(),
+                source: None,
+            })),
+        }
+    }
+
+    /// Replaces the whole knowledge base with `body` (seed format or a bare array), stored
+    /// byte for byte once it validates.
+    pub async fn put(
+        &self,
+        caller: &Caller,
+        request_id: &str,
+        body: &[u8],
+        precondition: &Precondition,
+    ) -> Result<WriteReport> {
+        let started = Instant::now();
+        let value = parse_body(body)?;
+        let kb = KnowledgeBase::from_value(&value).map_err(Error::InvalidKb)?;
+        let current = self.current().await?;
+        let condition = precondition.against(current.as_ref())?;
+        let old = current
+            .as_ref()
+            .and_then(|o| serde_json::from_slice::<Value>(&o.bytes).ok())
+            .map_or_else(Vec::new, |v| summaries(&v));
+        let diff = KbDiff::between(&old, &summaries(&value));
+        self.write(Write {
+            action: "ingest_put",
+            caller,
+            request_id,
+            bytes: body.to_vec(),
+            condition,
+            previous: current.map(|o| o.etag),
+            documents: kb.documents.len(),
+            diff,
+            started,
+        })
+        .await
+    }
+
+    /// Applies a `{"upsert": [...], "delete": [...]}` patch to the stored knowledge base;
+    /// only [`Precondition::IfMatch`] is accepted (a patch is relative to a version).
+    pub async fn patch(
+        &self,
+        caller: &Caller,
+        request_id: &str,
+        body: &[u8],
+        precondition: &Precondition,
+    ) -> Result<WriteReport> {
+        let started = Instant::now();
+        if !matches!(precondition, Precondition::IfMatch(_)) {
+            return Err(Error::PreconditionRequired(
+                "PATCH must name the version it is based on: If-Match: <etag from GET>".into(),
+            ));
+        }
+        let patch = Patch::from_json(body)?;
+        let current = self.download().await?;
+        let condition = precondition.against(Some(&current))?;
+        let old: Value = serde_json::from_slice(&current.bytes).map_err(|e| {
+            Error::Conflict(format!(
+                "the stored knowledge base is not valid JSON ({e}); replace it with PUT"
+            ))
+        })?;
+        let patched = patch.apply(&old)?;
+        let diff = KbDiff::between(&summaries(&old), &summaries(&patched.value));
+        let bytes = serde_json::to_vec_pretty(&patched.value).map_err(|e| Error::Json {
+            what: "patched knowledge base".into(),
+            source: e,
+        })?;
+        self.write(Write {
+            action: "ingest_patch",
+            caller,
+            request_id,
+            bytes,
+            condition,
+            previous: Some(current.etag),
+            documents: patched.kb.documents.len(),
+            diff,
+            started,
+        })
+        .await
+    }
+
+    /// The stored object, or none when nothing is stored yet.
+    async fn current(&self) -> Result<Option<KbObject>> {
+        match self.download().await {
+            Ok(o) => Ok(Some(o)),
+            Err(Error::KbSource(KbSourceError::NotFound { .. })) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn write(&self, w: Write<'_>) -> Result<WriteReport> {
+        let etag = match self.source.put(w.bytes, w.condition).await? {
+            Written::Stored { etag } => etag,
+            Written::PreconditionFailed => {
+                return Err(Error::Conflict(
+                    "the knowledge base changed while this write was in progress; GET it \
+                     again, re-apply your change and retry"
+                        .into(),
+                ))
+            }
+        };
+        tracing::info!(
+            action = w.action,
+            who = %w.caller.who,
+            request_id = w.request_id,
+            etag = %etag,
+            previous = ?w.previous,
+            added = w.diff.added.len(),
+            changed = w.diff.changed.len(),
+            removed = w.diff.removed.len(),
+            "knowledge base written"
+        );
+        // `doc_ids` lists added, then changed, then removed ids; the counts in `outcome`
+        // say where each group ends.
+        let record = AuditRecord {
+            action: w.action.to_owned(),
+            request_id: w.request_id.to_owned(),
+            doc_ids: w.diff.ids(),
+            latency_ms: u64::try_from(w.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            outcome: format!(
+                "ok etag={etag} added={} changed={} removed={}",
+                w.diff.added.len(),
+                w.diff.changed.len(),
+                w.diff.removed.len()
+            ),
+            client_hash: Some(w.caller.who.clone()),
+            ..AuditRecord::default()
+        };
+        // The knowledge base is already replaced and cannot be un-written, so a failed audit
+        // does not fail the request (a retry would only conflict); the log line above and
+        // this error keep the trail.
+        let audited = match self.audit.append_audit(&record).await {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::error!(request_id = w.request_id, error = %e, ?record, "audit record not written");
+                false
+            }
+        };
+        Ok(WriteReport {
+            etag,
+            previous_etag: w.previous,
+            documents: w.documents,
+            diff: w.diff,
+            audited,
+        })
+    }
+}
+
+/// One write's inputs, gathered so `write` reads as one step.
+struct Write<'a> {
+    action: &'static str,
+    caller: &'a Caller,
+    request_id: &'a str,
+    bytes: Vec<u8>,
+    condition: WriteCondition,
+    previous: Option<String>,
+    documents: usize,
+    diff: KbDiff,
+    started: Instant,
+}
+
+/// Parses a body as JSON; a syntax error is reported as a problem, like validation.
+fn parse_body(body: &[u8]) -> Result<Value> {
+    serde_json::from_slice(body).map_err(|e| {
+        Error::InvalidKb(Problems(vec![Problem::new(
+            "",
+            format!("the body is not valid JSON: {e}"),
+        )]))
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,417 @@
+//! [`KbHandle`]: the indexed knowledge base a warm function serves, kept fresh by ETag.
+//!
+//! Loaded once per cold start, before the runtime loop. Afterwards, at most every
+//! `KB_REFRESH_SECS`, one request does a conditional GET with the ETag it last saw; only
+//! when the object changed *and* the new bytes parse and validate is a new index built and
+//! swapped in. Every failure (network, 5xx, corrupt JSON, invalid knowledge base) keeps the
+//! last good index and is logged, so a bad upload can never take search or chat down.
+
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use tokio::sync::Mutex;
+use tokio::time::Instant;
+
+use super::file::FileKbSource;
+use super::s3::S3KbSource;
+use super::source::{Fetched, KbObject, KbSource};
+use super::KnowledgeBase;
+use crate::config::{Config, KbLocation};
+use crate::error::{Error, Problem, Problems, Result};
+use crate::search::SearchIndex;
+
+/// What a refresh found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refresh {
+    /// The source holds the version being served, or a version already rejected.
+    Unchanged,
+    /// A new version was loaded and is now served.
+    Updated {
+        /// The new version's ETag.
+        version: String,
+    },
+}
+
+/// The served knowledge base: an `Arc<SearchIndex>` swapped for a newer one when the
+/// source changes (see the module docs).
+#[derive(Debug)]
+pub struct KbHandle {
+    source: Arc<dyn KbSource>,
+    interval: Duration,
+    // A std lock held only to clone or replace the `Arc`, never across an `.await`: readers
+    // then never wait on a refresh's network call or indexing, and a std lock is cheaper
+    // than tokio's for a pointer copy.
+    current: RwLock<Arc<SearchIndex>>,
+    // tokio's mutex because it *is* held across the conditional GET. Requests only
+    // `try_lock` it, so at most one refresh runs and nobody queues behind it.
+    refresh: Mutex<RefreshState>,
+}
+
+#[derive(Debug)]
+struct RefreshState {
+    /// When the source was last asked (successfully or not): failures also wait a full
+    /// interval, so an outage is not hammered by every request.
+    checked_at: Instant,
+    /// The newest ETag seen, served or rejected. Sent as `If-None-Match`, so a rejected
+    /// version is downloaded, parsed and logged once, not on every refresh.
+    seen: String,
+}
+
+impl KbHandle {
+    /// Loads and indexes the knowledge base from `source`; later calls to
+    /// [`current`](Self::current) re-check it at most every `interval` (zero: every call).
+    ///
+    /// Fails, naming the location and the cause, when the object is missing, unreadable or
+    /// invalid: a function must not start without a knowledge base.
+    pub async fn load(source: Arc<dyn KbSource>, interval: Duration) -> Result<Self> {
+        let location = source.location();
+        let load_error = |e: Error| Error::KbLoad {
+            location: location.clone(),
+            source: Box::new(e),
+        };
+        let object = match source.get(None).await.map_err(|e| load_error(e.into()))? {
+            Fetched::Object(o) => o,
+            // Only an ETag can produce NotModified, and none was sent.
+            Fetched::NotModified => {
+                return Err(load_error(Error::InvalidInput(
+                    "the source answered \"not modified\" to an unconditional read".into(),
+                )))
+            }
+        };
+        let index = index_object(&object, &location).map_err(load_error)?;
+        tracing::info!(
+            %location,
+            version = %object.etag,
+            documents = index.kb().documents.len(),
+            "knowledge base loaded"
+        );
+        Ok(Self {
+            source,
+            interval,
+            current: RwLock::new(Arc::new(index)),
+            refresh: Mutex::new(RefreshState {
+                checked_at: Instant::now(),
+                seen: object.etag,
+            }),
+        })
+    }
+
+    /// Loads from `config.kb_source` (a file, or S3 with the SDK configured from the
+    /// environment), re-checking every `config.kb_refresh_secs`.
+    pub async fn from_config(config: &Config) -> Result<Self> {
+        let source = open_source(&config.kb_source).await;
+        Self::load(source, Duration::from_secs(config.kb_refresh_secs)).await
+    }
+
+    /// The index to answer a request with, after re-checking the source if the interval
+    /// has passed and no other request is already doing so.
+    pub async fn current(&self) -> Arc<SearchIndex> {
+        // Whoever holds the lock is refreshing; its result is swapped in for later
+        // requests, and this one serves the current index instead of waiting.
+        if let Ok(mut state) = self.refresh.try_lock() {
+            if state.checked_at.elapsed() >= self.interval {
+                state.checked_at = Instant::now();
+                if let Err(e) = self.check(&mut state).await {
+                    tracing::warn!(
+                        location = %self.source.location(),
+                        serving = %self.snapshot().version(),
+                        error = %e,
+                        "knowledge-base refresh failed; keeping the last good version"
+                    );
+                }
+            }
+        }
+        self.snapshot()
+    }
+
+    /// The index being served, without re-checking the source.
+    pub fn snapshot(&self) -> Arc<SearchIndex> {
+        // Poisoning needs a panic while the lock is held, and the sections only copy or
+        // assign an `Arc`; the value inside is always whole.
+        self.current
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Re-checks the source now, whatever the interval, waiting for a refresh in progress;
+    /// errors are returned rather than logged (the served index is kept either way).
+    ///
+    /// For a function that has just written the knowledge base and wants to serve the new
+    /// version at once, and for tests.
+    pub async fn refresh_now(&self) -> Result<Refresh> {
+        let mut state = self.refresh.lock().await;
+        state.checked_at = Instant::now();
+        self.check(&mut state).await
+    }
+
+    /// The source this handle reads.
+    pub fn source(&self) -> &Arc<dyn KbSource> {
+        &self.source
+    }
+
+    /// How often the source is re-checked.
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    async fn check(&self, state: &mut RefreshState) -> Result<Refresh> {
+        let object = match self.source.get(Some(&state.seen)).await? {
+            Fetched::NotModified => return Ok(Refresh::Unchanged),
+            Fetched::Object(o) => o,
+        };
+        let location = self.source.location();
+        // Remembered before parsing: a bad version is then reported once, not per interval.
+        state.seen = object.etag.clone();
+        if object.etag == self.snapshot().version() {
+            return Ok(Refresh::Unchanged);
+        }
+        let index = index_object(&object, &location)?;
+        tracing::info!(
+            %location,
+            version = %object.etag,
+            documents = index.kb().documents.len(),
+            "knowledge base updated"
+        );
+        *self.current.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(index);
+        Ok(Refresh::Updated {
+            version: object.etag,
+        })
+    }
+}
+
+/// The source for a configured location: a [`FileKbSource`], or an [`S3KbSource`] whose
+/// client comes from [`sdk_config_from_env`](crate::aws::sdk_config_from_env).
+pub async fn open_source(location: &KbLocation) -> Arc<dyn KbSource> {
+    match location {
+        KbLocation::File(path) => Arc::new(FileKbSource::new(path)),
+        KbLocation::S3 { bucket, key } => {
+            let sdk = crate::aws::sdk_config_from_env().await;
+            Arc::new(S3KbSource::from_sdk_config(&sdk, bucket, key))
+        }
+    }
+}
+
+/// Parses, validates and indexes a stored object; the index's version is its ETag.
+pub fn index_object(object: &KbObject, origin: &str) -> Result<SearchIndex> {
+    let kb = parse_kb_bytes(&object.bytes, origin)?;
+    Ok(SearchIndex::new(kb, object.etag.clone()))
+}
+
+/// Parses and validates knowledge-base bytes, which must be UTF-8 JSON.
+pub fn parse_kb_bytes(bytes: &[u8], origin: &str) -> Result<KnowledgeBase> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        Error::InvalidKb(Problems(vec![Problem::new(
+            "",
+            format!("{origin} is not UTF-8 text: {e}"),
+        )]))
+    })?;
+    KnowledgeBase::from_json_str(text, origin)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kb::MemoryKbSource;
+
+    const KB_V1: &str =
+        r#"{"documents": [{"id": "a", "type": "page", "title": "Alpha", "content": "apples"}]}"#;
+    const KB_V2: &str = r#"{"documents": [{"id": "a", "type": "page", "title": "Alpha", "content": "apples"},
+        {"id": "b", "type": "page", "title": "Beta", "content": "bananas"}]}"#;
+
+    async fn handle(interval: Duration) -> (Arc<MemoryKbSource>, KbHandle) {
+        let source = Arc::new(MemoryKbSource::with_bytes(KB_V1));
+        let handle = KbHandle::load(source.clone(), interval).await.unwrap();
+        (source, handle)
+    }
+
+    fn ids(index: Arc<SearchIndex>) -> Vec<String> {
+        index.kb().documents.iter().map(|d| d.id.clone()).collect()
+    }
+
+    #[tokio::test]
+    async fn a_change_is_served_after_the_interval() {
+        let (source, handle) = handle(Duration::ZERO).await;
+        assert_eq!(ids(handle.current().await), ["a"]);
+        let v2 = source.replace(KB_V2);
+        let index = handle.current().await;
+        assert_eq!(ids(index.clone()), ["a", "b"]);
+        assert_eq!(index.version(), v2);
+    }
+
+    #[tokio::test]
+    async fn the_source_is_not_asked_again_within_the_interval() {
+        let (source, handle) = handle(Duration::from_secs(3600)).await;
+        source.replace(KB_V2);
+        for _ in 0..3 {
+            assert_eq!(ids(handle.current().await), ["a"]);
+        }
+        assert_eq!(source.get_count(), 1, "only the cold-start load");
+        assert_eq!(
+            handle.refresh_now().await.unwrap(),
+            Refresh::Updated {
+                version: crate::search::content_version(KB_V2.as_bytes())
+            }
+        );
+        assert_eq!(ids(handle.current().await), ["a", "b"]);
+    }
+
+    /// A source whose conditional reads wait at a gate, to hold a refresh in flight.
+    #[derive(Debug)]
+    struct GatedSource {
+        inner: MemoryKbSource,
+        entered: tokio::sync::Notify,
+        gate: tokio::sync::Semaphore,
+    }
+
+    #[async_trait::async_trait]
+    impl KbSource for GatedSource {
+        fn location(&self) -> String {
+            "gated".into()
+        }
+        async fn get(
+            &self,
+            if_none_match: Option<&str>,
+        ) -> std::result::Result<Fetched, crate::kb::KbSourceError> {
+            if if_none_match.is_some() {
+                self.entered.notify_one();
+                self.gate.acquire().await.unwrap().forget();
+            }
+            self.inner.get(if_none_match).await
+        }
+        async fn put(
+            &self,
+            bytes: Vec<u8>,
+            condition: crate::kb::WriteCondition,
+        ) -> std::result::Result<crate::kb::Written, crate::kb::KbSourceError> {
+            self.inner.put(bytes, condition).await
+        }
+    }
+
+    #[tokio::test]
+    async fn requests_do_not_wait_for_a_refresh_in_progress() {
+        let source = Arc::new(GatedSource {
+            inner: MemoryKbSource::new(),
+            entered: tokio::sync::Notify::new(),
+            gate: tokio::sync::Semaphore::new(0),
+        });
+        source.inner.replace(KB_V1);
+        let handle = Arc::new(
+            KbHandle::load(source.clone(), Duration::ZERO)
+                .await
+                .unwrap(),
+        );
+        source.inner.replace(KB_V2);
+        let refreshing = tokio::spawn({
+            let handle = handle.clone();
+            async move { handle.current().await }
+        });
+        source.entered.notified().await;
+        // The refresh holds the lock and waits on the store; this request is served at
+        // once, from the index already loaded, and starts no second refresh.
+        let other = tokio::time::timeout(Duration::from_secs(5), handle.current())
+            .await
+            .expect("a request waited for someone else's refresh");
+        assert_eq!(ids(other), ["a"]);
+        assert_eq!(
+            source.inner.get_count(),
+            1,
+            "only the cold-start load finished"
+        );
+        source.gate.add_permits(1);
+        assert_eq!(ids(refreshing.await.unwrap()), ["a", "b"]);
+    }
+
+    #[tokio::test]
+    async fn corrupt_invalid_or_unreachable_sources_keep_the_last_good_index() {
+        let (source, handle) = handle(Duration::ZERO).await;
+        let good = handle.snapshot().version().to_owned();
+        for bad in ["{not json", r#"{"documents": []}"#, r#"[{"id": "x"}]"#] {
+            source.replace(bad);
+            assert_eq!(handle.current().await.version(), good, "{bad}");
+            assert!(
+                handle.refresh_now().await.is_ok(),
+                "rejected once, then unchanged"
+            );
+        }
+        source.replace(b"\xff\xfe".to_vec());
+        assert!(matches!(
+            handle.refresh_now().await,
+            Err(Error::InvalidKb(_))
+        ));
+        source.set_unavailable(true);
+        source.replace(KB_V2);
+        assert_eq!(handle.current().await.version(), good);
+        assert!(handle
+            .refresh_now()
+            .await
+            .unwrap_err()
+            .to_string()
+            .contains("unavailable"));
+        source.set_unavailable(false);
+        assert_eq!(ids(handle.current().await), ["a", "b"]);
+    }
+
+    #[tokio::test]
+    async fn a_rejected_version_is_not_downloaded_again_but_a_fix_is_picked_up() {
+        let (source, handle) = handle(Duration::ZERO).await;
+        source.replace("{broken");
+        assert!(handle.refresh_now().await.is_err());
+        assert_eq!(handle.refresh_now().await.unwrap(), Refresh::Unchanged);
+        source.replace(KB_V1);
+        assert_eq!(handle.refresh_now().await.unwrap(), Refresh::Unchanged);
+        source.replace(KB_V2);
+        assert!(matches!(
+            handle.refresh_now().await.unwrap(),
+            Refresh::Updated { .. }
+        ));
+    }
+
+    #[tokio::test]
+    async fn cold_start_fails_naming_the_location_and_cause() {
+        let missing = KbHandle::load(Arc::new(MemoryKbSource::new()), Duration::ZERO)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            missing.contains("memory") && missing.contains("no knowledge base"),
+            "{missing}"
+        );
+        let corrupt = KbHandle::load(
+            Arc::new(MemoryKbSource::with_bytes("{oops")),
+            Duration::ZERO,
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(
+            corrupt.contains("memory") && corrupt.contains("invalid JSON"),
+            "{corrupt}"
+        );
+        let invalid = KbHandle::load(
+            Arc::new(MemoryKbSource::with_bytes(r#"[{"id": "x"}]"#)),
+            Duration::ZERO,
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(invalid.contains("documents[0].type"), "{invalid}");
+    }
+
+    #[tokio::test]
+    async fn local_files_load_with_their_content_hash_as_version() {
+        let kb = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../knowledge_base.json");
+        let handle = KbHandle::from_config(&Config {
+            kb_source: KbLocation::File(kb.clone()),
+            ..Config::from_lookup(|_| None).unwrap()
+        })
+        .await
+        .unwrap();
+        let bytes = std::fs::read(&kb).unwrap();
+        assert_eq!(
+            handle.snapshot().version(),
+            crate::search::content_version(&bytes)
+        );
+        assert_eq!(handle.refresh_now().await.unwrap(), Refresh::Unchanged);
+    }
+}

@@ -1,0 +1,213 @@
+//! The [`KbSource`] deployments use: one S3 object, read and written conditionally.
+//!
+//! S3 gives what the trait promises: an ETag per version, `If-None-Match` on GET (a 304 costs
+//! a round trip and no body), and `If-Match` / `If-None-Match: *` on PUT, which S3 checks
+//! atomically, so of two writers holding the same ETag exactly one wins. The bucket should
+//! have versioning on (the SAM template's job), so every replaced knowledge base can still
+//! be restored.
+
+use async_trait::async_trait;
+use aws_sdk_s3::config::http::HttpResponse;
+use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_s3::Client;
+
+use super::source::{
+    unquote_etag, Fetched, KbObject, KbSource, KbSourceError, WriteCondition, Written,
+};
+
+/// S3 error codes meaning "too much, too fast, try later".
+const THROTTLING_CODES: &[&str] = &[
+    "SlowDown",
+    "Throttling",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+];
+
+/// A knowledge base stored as one S3 object.
+#[derive(Debug, Clone)]
+pub struct S3KbSource {
+    client: Client,
+    bucket: String,
+    key: String,
+}
+
+impl S3KbSource {
+    /// A source on `s3://bucket/key` using `client` as configured.
+    pub fn new(client: Client, bucket: impl Into<String>, key: impl Into<String>) -> Self {
+        Self {
+            client,
+            bucket: bucket.into(),
+            key: key.into(),
+        }
+    }
+
+    /// A source with a client built from `sdk` (see [`crate::aws::sdk_config_from_env`]).
+    ///
+    /// When `sdk` names an endpoint (moto, a local stack: `AWS_ENDPOINT_URL`), the client
+    /// uses path-style addressing: local servers answer on one host name and cannot serve
+    /// `bucket.host` virtual-host names.
+    pub fn from_sdk_config(
+        sdk: &aws_config::SdkConfig,
+        bucket: impl Into<String>,
+        key: impl Into<String>,
+    ) -> Self {
+        let config = aws_sdk_s3::config::Builder::from(sdk)
+            .force_path_style(sdk.endpoint_url().is_some())
+            .build();
+        Self::new(Client::from_conf(config), bucket, key)
+    }
+
+    /// Maps a failed SDK call to a [`KbSourceError`], keeping the SDK error as the source.
+    fn error<E>(&self, op: &str, err: SdkError<E, HttpResponse>) -> KbSourceError
+    where
+        E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    {
+        let location = self.location();
+        let (retryable, message) = match &err {
+            SdkError::TimeoutError(_) => (true, format!("{op}: timed out")),
+            SdkError::DispatchFailure(_) => (true, format!("{op}: could not reach S3")),
+            SdkError::ResponseError(_) => (true, format!("{op}: unreadable response")),
+            SdkError::ServiceError(ctx) => {
+                let code = ctx.err().code().unwrap_or("unknown");
+                let status = ctx.raw().status();
+                let retryable = status.is_server_error() || THROTTLING_CODES.contains(&code);
+                let message = format!(
+                    "{op}: {code} (HTTP {}): {}",
+                    status.as_u16(),
+                    ctx.err().message().unwrap_or_default()
+                );
+                (retryable, message)
+            }
+            _ => (false, format!("{op}: {err}")),
+        };
+        let source: Option<super::source::BoxError> = Some(Box::new(err));
+        if retryable {
+            KbSourceError::Unavailable {
+                location,
+                message,
+                source,
+            }
+        } else {
+            KbSourceError::Other {
+                location,
+                message,
+                source,
+            }
+        }
+    }
+}
+
+/// The HTTP status of a service's answer, when there was one.
+fn status<E>(err: &SdkError<E, HttpResponse>) -> Option<u16> {
+    err.raw_response().map(|r| r.status().as_u16())
+}
+
+/// S3 wants the quotes back on an ETag in a condition header.
+fn quoted(etag: &str) -> String {
+    format!("\"{etag}\"")
+}
+
+#[async_trait]
+impl KbSource for S3KbSource {
+    fn location(&self) -> String {
+        format!("s3://{}/{}", self.bucket, self.key)
+    }
+
+    async fn get(&self, if_none_match: Option<&str>) -> Result<Fetched, KbSourceError> {
+        let result = self
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(&self.key)
+            .set_if_none_match(if_none_match.map(quoted))
+            .send()
+            .await;
+        let out = match result {
+            Ok(out) => out,
+            // 304 is how S3 says "still the version you hold"; the SDK reports every
+            // non-2xx answer as an error.
+            Err(err) if status(&err) == Some(304) => return Ok(Fetched::NotModified),
+            Err(err) if err.as_service_error().is_some_and(|e| e.is_no_such_key()) => {
+                return Err(KbSourceError::NotFound {
+                    location: self.location(),
+                })
+            }
+            Err(err) => return Err(self.error("GetObject", err)),
+        };
+        let etag = out.e_tag().map(|e| unquote_etag(e).to_owned());
+        let bytes = out
+            .body
+            .collect()
+            .await
+            .map_err(|e| KbSourceError::Unavailable {
+                location: self.location(),
+                message: "GetObject: the body was cut off".to_owned(),
+                source: Some(Box::new(e)),
+            })?
+            .into_bytes()
+            .to_vec();
+        // S3 always sends an ETag; without one, the content hash still changes exactly
+        // when the bytes do, though the next conditional read will then never match.
+        let etag = etag.unwrap_or_else(|| crate::search::content_version(&bytes));
+        Ok(Fetched::Object(KbObject { bytes, etag }))
+    }
+
+    async fn put(
+        &self,
+        bytes: Vec<u8>,
+        condition: WriteCondition,
+    ) -> Result<Written, KbSourceError> {
+        let mut req = self
+            .client
+            .put_object()
+            .bucket(&self.bucket)
+            .key(&self.key)
+            .content_type("application/json")
+            .body(ByteStream::from(bytes));
+        req = match &condition {
+            WriteCondition::IfMatch(etag) => req.if_match(quoted(etag)),
+            WriteCondition::IfAbsent => req.if_none_match("*"),
+        };
+        match req.send().await {
+            Ok(out) => {
+                let etag = out
+                    .e_tag()
+                    .map(|e| unquote_etag(e).to_owned())
+                    .ok_or_else(|| KbSourceError::Other {
+                        location: self.location(),
+                        message: "PutObject: the answer carries no ETag".to_owned(),
+                        source: None,
+                    })?;
+                Ok(Written::Stored { etag })
+            }
+            // 412: the condition failed. 409 (ConditionalRequestConflict): another
+            // conditional write to the key was in flight and won. Either way someone else
+            // wrote first. A 404 answers If-Match on a key that no longer exists.
+            Err(err) if matches!(status(&err), Some(412 | 409)) => Ok(Written::PreconditionFailed),
+            Err(err)
+                if status(&err) == Some(404)
+                    && matches!(condition, WriteCondition::IfMatch(_))
+                    && err.code() == Some("NoSuchKey") =>
+            {
+                Ok(Written::PreconditionFailed)
+            }
+            Err(err) => Err(self.error("PutObject", err)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_are_s3_urls_and_etags_are_quoted_for_s3() {
+        let sdk = aws_config::SdkConfig::builder()
+            .behavior_version(aws_config::BehaviorVersion::latest())
+            .build();
+        let s = S3KbSource::from_sdk_config(&sdk, "bucket", "kb/knowledge_base.json");
+        assert_eq!(s.location(), "s3://bucket/kb/knowledge_base.json");
+        assert_eq!(quoted("abc"), "\"abc\"");
+    }
+}

@@ -1,0 +1,139 @@
+//! Where the knowledge-base JSON is stored: the [`KbSource`] trait and its errors.
+//!
+//! A source holds one object (the KB file's bytes) identified by an ETag that changes
+//! whenever the bytes do. Reads can be conditional (`If-None-Match`), so a warm function
+//! re-checks for nothing but a round trip; writes can be conditional (`If-Match` /
+//! `If-None-Match: *`), so two concurrent ingests never overwrite each other's work.
+//!
+//! ETags are opaque strings without the surrounding quotes HTTP puts on them: adapters strip
+//! them on the way in and add them on the way out, so an ETag from one call can be compared
+//! with `==` to an ETag from another.
+
+use async_trait::async_trait;
+
+/// Boxed source error kept inside [`KbSourceError`], so no SDK type appears in the API.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// The stored knowledge base: its bytes and the ETag that names this version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KbObject {
+    /// The object's bytes (knowledge-base JSON, unparsed).
+    pub bytes: Vec<u8>,
+    /// The version's ETag, unquoted.
+    pub etag: String,
+}
+
+/// The answer to a (conditional) read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fetched {
+    /// The object still has the ETag the caller holds.
+    NotModified,
+    /// The object, because it changed or because no ETag was given.
+    Object(KbObject),
+}
+
+/// The condition a write is made under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteCondition {
+    /// Only if the current object has this ETag (compare-and-swap).
+    IfMatch(String),
+    /// Only if there is no object yet (first upload).
+    IfAbsent,
+}
+
+/// The answer to a conditional write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Written {
+    /// The bytes are stored; the new version's ETag.
+    Stored {
+        /// ETag of the version just written, unquoted.
+        etag: String,
+    },
+    /// The condition did not hold (someone else wrote first); nothing was written.
+    PreconditionFailed,
+}
+
+/// Why a source operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum KbSourceError {
+    /// There is no object at the location (never uploaded, or deleted).
+    #[error("no knowledge base at {location}")]
+    NotFound {
+        /// The source's location, e.g. `s3://bucket/key` or a path.
+        location: String,
+    },
+    /// The store could not be reached or failed on its side (network, timeout, 5xx,
+    /// throttling); the same call may succeed later.
+    #[error("{location} is unavailable: {message}")]
+    Unavailable {
+        /// The source's location.
+        location: String,
+        /// What failed.
+        message: String,
+        /// The transport's or the service's error.
+        #[source]
+        source: Option<BoxError>,
+    },
+    /// Anything else: access denied, a missing bucket, a local I/O error.
+    #[error("{location}: {message}")]
+    Other {
+        /// The source's location.
+        location: String,
+        /// What went wrong.
+        message: String,
+        /// The underlying error, when there is one.
+        #[source]
+        source: Option<BoxError>,
+    },
+}
+
+impl KbSourceError {
+    /// Whether the same call may succeed if tried again later.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, KbSourceError::Unavailable { .. })
+    }
+}
+
+/// Where one knowledge-base object lives (S3, a local file, memory).
+///
+/// Shared as `Arc<dyn KbSource>` by the [`KbHandle`](super::KbHandle) that serves reads and
+/// the ingest service that writes.
+#[async_trait]
+pub trait KbSource: Send + Sync + std::fmt::Debug {
+    /// Where the object lives, for logs and error messages (`s3://bucket/key`, a path).
+    fn location(&self) -> String;
+
+    /// Reads the object; with `if_none_match`, answers [`Fetched::NotModified`] when the
+    /// object still has that ETag.
+    async fn get(&self, if_none_match: Option<&str>) -> Result<Fetched, KbSourceError>;
+
+    /// Writes the object if `condition` holds; atomic: readers see the old bytes or the new
+    /// ones, never a mix.
+    async fn put(
+        &self,
+        bytes: Vec<u8>,
+        condition: WriteCondition,
+    ) -> Result<Written, KbSourceError>;
+}
+
+/// Strips the quotes (and a weak `W/` marker) HTTP puts around an ETag.
+pub fn unquote_etag(etag: &str) -> &str {
+    let e = etag.trim();
+    let e = e.strip_prefix("W/").unwrap_or(e);
+    e.strip_prefix('"')
+        .and_then(|e| e.strip_suffix('"'))
+        .unwrap_or(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn etags_lose_their_quotes_and_weak_marker() {
+        assert_eq!(unquote_etag("\"abc\""), "abc");
+        assert_eq!(unquote_etag(" W/\"abc\" "), "abc");
+        assert_eq!(unquote_etag("abc"), "abc");
+        assert_eq!(unquote_etag("\"abc"), "\"abc");
+    }
+}
