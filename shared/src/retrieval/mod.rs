@@ -124,7 +124,8 @@ impl Retriever {
 
     /// Analyzes a query: English words as they are (weight 1 each), Han runs as bigrams
     /// (weight 1 each, for Chinese documents) plus their English translations (each
-    /// Chinese word's translations sharing weight 1) and any proper nouns of the corpus
+    /// Chinese word's translations sharing weight 1, a phrase's words sharing a translation's
+    /// share by √length) and any proper nouns of the corpus
     /// that a run of otherwise unmatched characters transliterates. Equal terms are
     /// merged, weights added.
     pub fn analyze_query(&self, query: &str) -> Vec<QueryTerm> {
@@ -147,8 +148,13 @@ impl Retriever {
                         }
                         let share = 1.0 / ex.translations.len() as f32;
                         for tr in &ex.translations {
-                            for t in self.analyzer.terms(tr) {
-                                add_term(&mut terms, t, share, Some(&ex.word));
+                            let ts = self.analyzer.terms(tr);
+                            // A phrase ("face recognition") divides its share by the square
+                            // root of its length: its words together say more than one word
+                            // but are not independent evidence either.
+                            let w = share / (ts.len().max(1) as f32).sqrt();
+                            for t in ts {
+                                add_term(&mut terms, t, w, Some(&ex.word));
                             }
                         }
                     }
