@@ -37,6 +37,7 @@ pub mod store;
 pub mod telemetry;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
+pub mod tokens;
 
 pub use config::{Config, KbLocation};
 pub use error::{Error, Problem, Problems, Result};
