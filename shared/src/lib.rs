@@ -23,6 +23,7 @@
 //! of this crate and encode the result.
 
 pub mod aws;
+pub mod chat;
 pub mod config;
 pub mod context;
 pub mod error;
