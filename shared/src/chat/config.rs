@@ -19,6 +19,9 @@ pub struct ChatConfig {
     /// `HISTORY_MESSAGES`: messages read back from the store for a known session
     /// (default 20, 0..=200).
     pub history_messages: usize,
+    /// `CONVERSATION_TTL_DAYS`: how long stored turns and audit records live (default 30,
+    /// 1..=3650).
+    pub ttl_days: u64,
     /// Largest `top_k` a request may ask for (not configurable: every hit costs prompt room).
     pub max_top_k: usize,
 }
@@ -31,12 +34,18 @@ impl Default for ChatConfig {
             max_message_chars: 4000,
             max_messages: 40,
             history_messages: 20,
+            ttl_days: 30,
             max_top_k: 10,
         }
     }
 }
 
 impl ChatConfig {
+    /// How long stored items live.
+    pub fn ttl(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.ttl_days * 24 * 3600)
+    }
+
     /// Reads the process environment.
     pub fn from_env() -> Result<Self> {
         Self::from_lookup(|k| std::env::var(k).ok())
@@ -61,8 +70,13 @@ impl ChatConfig {
         Ok(Self {
             system_prompt,
             // Below ~1k tokens the reserve and the fixed prompt leave no room for context.
-            max_context_tokens: ranged(&trimmed, "MAX_CONTEXT_TOKENS", 2 * ANSWER_RESERVE, 1_000_000)?
-                .unwrap_or(defaults.max_context_tokens),
+            max_context_tokens: ranged(
+                &trimmed,
+                "MAX_CONTEXT_TOKENS",
+                2 * ANSWER_RESERVE,
+                1_000_000,
+            )?
+            .unwrap_or(defaults.max_context_tokens),
             max_message_chars: ranged(&trimmed, "MAX_MESSAGE_CHARS", 1, 20_000)?
                 .unwrap_or(defaults.max_message_chars),
             max_messages: ranged(&trimmed, "MAX_MESSAGES", 1, 200)?
@@ -76,6 +90,8 @@ impl ChatConfig {
                 }
                 n => n.unwrap_or(defaults.history_messages),
             },
+            ttl_days: ranged(&trimmed, "CONVERSATION_TTL_DAYS", 1, 3650)?
+                .map_or(defaults.ttl_days, |d| d as u64),
             max_top_k: defaults.max_top_k,
         })
     }
@@ -108,13 +124,20 @@ mod tests {
             ("MAX_MESSAGE_CHARS", "1000"),
             ("MAX_MESSAGES", "10"),
             ("HISTORY_MESSAGES", "0"),
+            ("CONVERSATION_TTL_DAYS", "7"),
         ])
         .unwrap();
         assert_eq!(c.system_prompt, "You answer for Ada's site.");
         assert_eq!(
-            (c.max_context_tokens, c.max_message_chars, c.max_messages, c.history_messages),
+            (
+                c.max_context_tokens,
+                c.max_message_chars,
+                c.max_messages,
+                c.history_messages
+            ),
             (32768, 1000, 10, 0)
         );
+        assert_eq!(c.ttl_days, 7);
     }
 
     #[test]
@@ -139,6 +162,7 @@ mod tests {
             ("MAX_MESSAGES", "201"),
             ("HISTORY_MESSAGES", "-1"),
             ("HISTORY_MESSAGES", "500"),
+            ("CONVERSATION_TTL_DAYS", "0"),
         ] {
             let err = config(&[(var, value)]).unwrap_err().to_string();
             assert!(err.contains(var), "{var}={value}: {err}");

@@ -348,8 +348,7 @@ impl ChatService {
             Some(s) => (s, true),
             None => (new_session_id(&request_id), false),
         };
-        let history = if !req.history.is_empty() || !known || self.config.history_messages == 0
-        {
+        let history = if !req.history.is_empty() || !known || self.config.history_messages == 0 {
             req.history
         } else {
             match self

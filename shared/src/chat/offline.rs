@@ -151,7 +151,10 @@ mod tests {
         assert!(a.starts_with("（离线模式"), "{a}");
         assert!(a.contains("[1] **Partial FC**（CVPR 2022）"), "{a}");
         assert!(a.contains("论文：https://arxiv.org/abs/2203.15565"), "{a}");
-        assert!(a.contains("代码：https://github.com/deepinsight/insightface"), "{a}");
+        assert!(
+            a.contains("代码：https://github.com/deepinsight/insightface"),
+            "{a}"
+        );
         assert!(a.contains("[2] **InsightFace**\n链接：https://github.com/deepinsight/insightface\nFace analysis."), "{a}");
     }
 
@@ -163,7 +166,10 @@ mod tests {
         assert!(a.ends_with("try other words."), "{a}");
         let (_, hits) = idx.rank("insightface", 3, 0.0);
         let a = offline_answer(&idx, &hits, "What is InsightFace?");
-        assert!(a.contains("Link: https://github.com/deepinsight/insightface"), "{a}");
+        assert!(
+            a.contains("Link: https://github.com/deepinsight/insightface"),
+            "{a}"
+        );
     }
 
     #[test]
