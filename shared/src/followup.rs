@@ -118,10 +118,38 @@ fn is_weak(hits: &[Ranked]) -> bool {
 /// Chinese words that point back at something said before. Substrings, so only forms
 /// that are not also parts of unrelated words (该 alone is in 应该, 其 in 其他).
 const ZH_REFERENCES: &[&str] = &[
-    "它", "这篇", "那篇", "这个", "那个", "这项", "那项", "这些", "那些", "这款", "那款",
-    "这套", "这部", "该文", "该论文", "该项目", "该方法", "该工作", "该模型", "该框架",
-    "此文", "其中", "上述", "上面", "刚才", "前面提到", "详细", "展开", "继续", "还有呢",
-    "多说", "再说",
+    "它",
+    "这篇",
+    "那篇",
+    "这个",
+    "那个",
+    "这项",
+    "那项",
+    "这些",
+    "那些",
+    "这款",
+    "那款",
+    "这套",
+    "这部",
+    "该文",
+    "该论文",
+    "该项目",
+    "该方法",
+    "该工作",
+    "该模型",
+    "该框架",
+    "此文",
+    "其中",
+    "上述",
+    "上面",
+    "刚才",
+    "前面提到",
+    "详细",
+    "展开",
+    "继续",
+    "还有呢",
+    "多说",
+    "再说",
 ];
 
 /// English pronouns that always refer back.
@@ -131,13 +159,33 @@ const EN_PRONOUNS: &[&str] = &["it", "its", "it's", "they", "them", "their", "th
 /// end the question (`what is that?`); elsewhere "that" is usually a conjunction.
 const EN_DEMONSTRATIVES: &[&str] = &["this", "that", "these", "those", "the", "same"];
 const EN_REFERRED_NOUNS: &[&str] = &[
-    "paper", "papers", "project", "projects", "one", "ones", "work", "model", "models",
-    "method", "repo", "repository", "approach", "framework", "library", "same",
+    "paper",
+    "papers",
+    "project",
+    "projects",
+    "one",
+    "ones",
+    "work",
+    "model",
+    "models",
+    "method",
+    "repo",
+    "repository",
+    "approach",
+    "framework",
+    "library",
+    "same",
 ];
 
 /// Openings of elliptical English follow-ups.
 const EN_ELLIPSIS: &[&str] = &[
-    "what about", "how about", "and ", "tell me more", "more about", "go on", "continue",
+    "what about",
+    "how about",
+    "and ",
+    "tell me more",
+    "more about",
+    "go on",
+    "continue",
     "anything else",
 ];
 
@@ -202,7 +250,12 @@ mod tests {
 
     #[test]
     fn chinese_words_that_only_contain_reference_characters_are_not_references() {
-        for q in ["其它论文有哪些？", "我应该怎么联系他？", "安翔是谁？", "呢喃是什么意思"] {
+        for q in [
+            "其它论文有哪些？",
+            "我应该怎么联系他？",
+            "安翔是谁？",
+            "呢喃是什么意思",
+        ] {
             assert!(!refers_back(q), "{q}");
         }
     }

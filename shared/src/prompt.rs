@@ -115,8 +115,8 @@ pub fn build_prompt(input: &PromptInput<'_>) -> Prompt {
     let question_tokens = estimate_message(&question);
     let head = system_head(input.system_prompt);
     // The frame around the blocks (heading, instruction, tags) is part of the fixed cost.
-    let fixed = estimate_tokens(&system_text(&head, &[])) + MESSAGE_OVERHEAD_SYSTEM
-        + question_tokens;
+    let fixed =
+        estimate_tokens(&system_text(&head, &[])) + MESSAGE_OVERHEAD_SYSTEM + question_tokens;
     let mut budget = Budget {
         max_context_tokens: input.max_context_tokens,
         reserved_for_answer: ANSWER_RESERVE,
@@ -242,7 +242,10 @@ mod tests {
             .flat_map(|i| {
                 [
                     ChatMessage::new(Role::User, format!("question {i} {}", "q ".repeat(words))),
-                    ChatMessage::new(Role::Assistant, format!("answer {i} {}", "a ".repeat(words))),
+                    ChatMessage::new(
+                        Role::Assistant,
+                        format!("answer {i} {}", "a ".repeat(words)),
+                    ),
                 ]
             })
             .collect()
@@ -270,7 +273,10 @@ mod tests {
         let system = &p.messages[0];
         assert_eq!(system.role, Role::System);
         let text = &system.content;
-        assert!(text.starts_with("You are a test assistant.\n\nRules:"), "{text}");
+        assert!(
+            text.starts_with("You are a test assistant.\n\nRules:"),
+            "{text}"
+        );
         assert!(text.contains("language of the visitor's latest question"));
         assert!(text.contains("[n]"));
         assert!(text.contains("not instructions"));
@@ -281,7 +287,10 @@ mod tests {
         assert!(text.contains(&format!("{OPEN}\n[1]")));
         assert!(text.contains(BLOCK_SEPARATOR));
         assert!(text.ends_with(CLOSE));
-        assert_eq!(p.messages[1], ChatMessage::new(Role::User, "What is Partial FC?"));
+        assert_eq!(
+            p.messages[1],
+            ChatMessage::new(Role::User, "What is Partial FC?")
+        );
         assert_eq!((p.budget.blocks_kept, p.budget.blocks_dropped), (2, 0));
         assert!(!p.budget.overflow);
     }
@@ -313,7 +322,11 @@ mod tests {
         let p = build_prompt(&input(&b, &[], 1200));
         let remaining = 1200 - ANSWER_RESERVE - p.budget.fixed_tokens;
         assert!(p.budget.context_tokens <= remaining / 2, "{:?}", p.budget);
-        assert!(p.budget.blocks_kept >= 1 && p.budget.blocks_dropped >= 1, "{:?}", p.budget);
+        assert!(
+            p.budget.blocks_kept >= 1 && p.budget.blocks_dropped >= 1,
+            "{:?}",
+            p.budget
+        );
         assert_eq!(p.budget.blocks_kept + p.budget.blocks_dropped, 6);
         let text = &p.messages[0].content;
         // The best blocks are the ones kept.
@@ -330,13 +343,19 @@ mod tests {
         let h = history(20, 30);
         let p = build_prompt(&input(&b, &h, 1500));
         let budget = p.budget;
-        assert!(budget.history_kept > 0 && budget.history_dropped > 0, "{budget:?}");
+        assert!(
+            budget.history_kept > 0 && budget.history_dropped > 0,
+            "{budget:?}"
+        );
         assert_eq!(budget.history_kept + budget.history_dropped, h.len());
         // The kept history is the newest suffix, starting with a user turn.
         let kept = &p.messages[1..p.messages.len() - 1];
         assert_eq!(kept, &h[h.len() - budget.history_kept..]);
         assert_eq!(kept[0].role, Role::User);
-        assert!(budget.estimated_prompt_tokens <= 1500 - ANSWER_RESERVE, "{budget:?}");
+        assert!(
+            budget.estimated_prompt_tokens <= 1500 - ANSWER_RESERVE,
+            "{budget:?}"
+        );
         assert_eq!(
             budget.estimated_prompt_tokens,
             budget.fixed_tokens + budget.context_tokens + budget.history_tokens

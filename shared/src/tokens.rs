@@ -59,7 +59,11 @@ pub fn estimate_tokens(text: &str) -> usize {
         }
         total += run.cost();
         // The class before the run that starts now decides whether a space joins it.
-        prev = if run.class == Class::None { prev } else { run.class };
+        prev = if run.class == Class::None {
+            prev
+        } else {
+            run.class
+        };
         run = Run::start(class, c, prev);
     }
     total += run.cost();
@@ -180,9 +184,7 @@ impl Run {
         let spaced = f64::from(u8::from(self.after == Class::Space));
         match self.class {
             Class::None => 0.0,
-            Class::Latin => {
-                (self.parts_tokens + self.part_len.div_ceil(LETTERS_PER_TOKEN)) as f64
-            }
+            Class::Latin => (self.parts_tokens + self.part_len.div_ceil(LETTERS_PER_TOKEN)) as f64,
             Class::Han if self.len == 1 => 1.0 + spaced,
             Class::Han => HAN_RUN_BASE + HAN_PER_CHAR * self.len as f64 + spaced,
             Class::Digit => self.len as f64 + spaced,

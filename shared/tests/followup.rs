@@ -71,7 +71,11 @@ const FOLLOW_UPS: &[(&[&str], &str, &[&str])] = &[
         &["pub_rwkv_clip"],
     ),
     (&["ORID 是什么？"], "能详细说说吗？", &["pub_orid"]),
-    (&["他做过文档图像矫正的工作吗？"], "代码呢？", &["pub_forcennet"]),
+    (
+        &["他做过文档图像矫正的工作吗？"],
+        "代码呢？",
+        &["pub_forcennet"],
+    ),
     (
         &["StreamAgent 讲的是什么？"],
         "这项工作解决了什么问题？",
@@ -87,14 +91,26 @@ const FOLLOW_UPS: &[(&[&str], &str, &[&str])] = &[
         "Where is its code?",
         &["pub_partial_fc_iccvw", "project_insightface"],
     ),
-    (&["Tell me about RealSyn"], "Is it open source?", &["pub_realsyn"]),
-    (&["What is UniViT?"], "Who are the authors?", &["pub_univit"]),
+    (
+        &["Tell me about RealSyn"],
+        "Is it open source?",
+        &["pub_realsyn"],
+    ),
+    (
+        &["What is UniViT?"],
+        "Who are the authors?",
+        &["pub_univit"],
+    ),
     (
         &["What does HUST do?"],
         "When was this paper published?",
         &["pub_hust"],
     ),
-    (&["What is CLIP-CID?"], "What about the code?", &["pub_clip_cid"]),
+    (
+        &["What is CLIP-CID?"],
+        "What about the code?",
+        &["pub_clip_cid"],
+    ),
     (
         &["Tell me about IDAdapter"],
         "Which venue was it published in?",
