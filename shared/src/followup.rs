@@ -204,17 +204,13 @@ pub fn refers_back(question: &str) -> bool {
         .filter(|w| !w.is_empty())
         .collect();
     words.iter().enumerate().any(|(i, w)| {
-        if EN_PRONOUNS.contains(w) {
-            return true;
-        }
-        if !EN_DEMONSTRATIVES.contains(w) || *w == "the" && i + 1 == words.len() {
-            return false;
-        }
-        match words.get(i + 1) {
-            Some(next) => EN_REFERRED_NOUNS.contains(next),
-            // "the" closing a question is a typo, not a reference.
-            None => *w != "the",
-        }
+        EN_PRONOUNS.contains(w)
+            || (EN_DEMONSTRATIVES.contains(w)
+                && match words.get(i + 1) {
+                    Some(next) => EN_REFERRED_NOUNS.contains(next),
+                    // "the" closing a question is a typo, not a reference.
+                    None => *w != "the",
+                })
     })
 }
 

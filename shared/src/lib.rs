@@ -8,6 +8,13 @@
 //! - [`retrieval`]: tokenizer, Chinese→English lexicon, BM25 index, ranking.
 //! - [`search`]: an indexed knowledge base and the search operation (request, response).
 //! - [`context`]: retrieved entries as numbered Markdown blocks for the prompt.
+//! - [`followup`]: retrieval for a chat turn; follow-up questions ("它的代码在哪里？") are
+//!   searched together with the earlier turn they depend on.
+//! - [`tokens`]: token estimates for the prompt budget (measured against Qwen3's tokenizer).
+//! - [`prompt`]: system prompt + delimited retrieved context + history + question, fitted to
+//!   the model's context window; the budget decisions.
+//! - [`chat`]: the chat service: request validation, orchestration (history, retrieval,
+//!   prompt, model or offline answer, recording), streamed events, health.
 //! - [`http`]: error responses, JSON responses, body limits and CORS for the functions.
 //! - [`llm`]: the chat model client: [`LlmClient`] trait, OpenAI-compatible adapter
 //!   (DashScope, OpenAI, any compatible server), its configuration and SSE decoding.
@@ -42,6 +49,7 @@ pub mod telemetry;
 pub mod testing;
 pub mod tokens;
 
+pub use chat::{ChatConfig, ChatEvent, ChatRequest, ChatResponse, ChatService};
 pub use config::{Config, KbLocation};
 pub use error::{Error, Problem, Problems, Result};
 pub use kb::{DocKind, Document, KnowledgeBase};

@@ -21,7 +21,7 @@ mod offline;
 mod request;
 mod response;
 
-use std::hash::{BuildHasher, Hash, Hasher, RandomState};
+use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -530,11 +530,7 @@ fn new_session_id(request_id: &str) -> String {
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap_or_default()
         .as_nanos();
-    let half = || {
-        let mut h = RandomState::new().build_hasher();
-        (request_id, nanos).hash(&mut h);
-        h.finish()
-    };
+    let half = || RandomState::new().hash_one((request_id, nanos));
     format!("s-{:016x}{:016x}", half(), half())
 }
 
