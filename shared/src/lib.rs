@@ -11,6 +11,13 @@
 //! - [`retrieval`]: tokenizer, Chinese→English lexicon, BM25 index, ranking.
 //! - [`search`]: an indexed knowledge base and the search operation (request, response).
 //! - [`context`]: retrieved entries as numbered Markdown blocks for the prompt.
+//! - [`followup`]: retrieval for a chat turn; follow-up questions ("它的代码在哪里？") are
+//!   searched together with the earlier turn they depend on.
+//! - [`tokens`]: token estimates for the prompt budget (measured against Qwen3's tokenizer).
+//! - [`prompt`]: system prompt + delimited retrieved context + history + question, fitted to
+//!   the model's context window; the budget decisions.
+//! - [`chat`]: the chat service: request validation, orchestration (history, retrieval,
+//!   prompt, model or offline answer, recording), streamed events, health.
 //! - [`http`]: error responses, JSON responses, body limits and CORS for the functions.
 //! - [`llm`]: the chat model client: [`LlmClient`] trait, OpenAI-compatible adapter
 //!   (DashScope, OpenAI, any compatible server), its configuration and SSE decoding.
@@ -26,14 +33,17 @@
 //! of this crate and encode the result.
 
 pub mod aws;
+pub mod chat;
 pub mod config;
 pub mod context;
 pub mod error;
+pub mod followup;
 pub mod http;
 pub mod ingest;
 pub mod kb;
 pub mod llm;
 pub mod message;
+pub mod prompt;
 pub mod retrieval;
 pub mod search;
 pub mod secret;
@@ -41,7 +51,9 @@ pub mod store;
 pub mod telemetry;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
+pub mod tokens;
 
+pub use chat::{ChatConfig, ChatEvent, ChatRequest, ChatResponse, ChatService};
 pub use config::{Config, KbLocation};
 pub use error::{Error, Problem, Problems, Result};
 pub use kb::{

@@ -1,17 +1,22 @@
-//! `chat` function: not implemented yet; answers 501 so the workspace builds and deploys.
+//! `chat` function: POST a question, get an answer as JSON or as Server-Sent Events.
+//!
+//! Triggered by its function URL (invoke mode `RESPONSE_STREAM`); `GET` is a health check.
+//! Env: `KB_SOURCE`, `TOP_K`, `MIN_SCORE`, `ALLOWED_ORIGINS`, `CONVERSATIONS_TABLE` +
+//! `AUDIT_TABLE`, the `LLM_*` / `*_API_KEY` variables (none: offline answers),
+//! `SYSTEM_PROMPT`(`_FILE`), `MAX_CONTEXT_TOKENS` (DESIGN §9).
+//! Local: `cargo lambda watch`, then `curl -N localhost:9000/lambda-url/chat/ -d '{"message":"hi","stream":true}'`.
 
-use lambda_http::{run, service_fn, Body, Error, Request, Response};
-
-async fn function_handler(_event: Request) -> Result<Response<Body>, Error> {
-    Ok(Response::builder()
-        .status(501)
-        .header("content-type", "application/json")
-        .body(Body::from(
-            r#"{"error":{"code":"not_implemented","message":"not implemented yet"}}"#,
-        ))?)
-}
+use chat::{function_handler, AppState};
+use lambda_http::{run_with_streaming_response, service_fn, Error};
+use std::sync::Arc;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    run(service_fn(function_handler)).await
+    shared::telemetry::init_tracing();
+    let state = Arc::new(AppState::from_env().await?);
+    run_with_streaming_response(service_fn(move |event| {
+        let state = state.clone();
+        async move { function_handler(&state, event).await }
+    }))
+    .await
 }

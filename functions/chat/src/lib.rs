@@ -1,0 +1,123 @@
+//! The `chat` function's state and handler (a library so tests and benches can call the
+//! handler directly).
+
+mod sse;
+
+use lambda_http::http::{header, Method};
+use lambda_http::lambda_runtime::streaming::Body;
+use lambda_http::{Error, Request, Response};
+use shared::chat::{ChatConfig, ChatRequest, ChatService, RequestContext};
+use shared::http::{self, ApiError, Cors};
+use shared::{
+    Config, ConversationStore, DynamoConversationStore, KbLocation, LlmClient, LlmConfig,
+    MemoryConversationStore, OpenAiCompatClient, SearchIndex,
+};
+use std::sync::Arc;
+
+/// Everything a request needs, built once per cold start.
+pub struct AppState {
+    /// The indexed knowledge base (an `Arc` so a refresh can swap it without stopping
+    /// answers in flight).
+    pub index: Arc<SearchIndex>,
+    /// The chat orchestration (model, store, limits).
+    pub chat: ChatService,
+    /// Which browser origins may call.
+    pub cors: Cors,
+}
+
+impl AppState {
+    /// Reads the configuration, loads the knowledge base and builds the model client and
+    /// the store (DynamoDB when both tables are named, else in memory).
+    pub async fn from_env() -> Result<Self, Error> {
+        let config = Config::from_env()?;
+        let chat_config = ChatConfig::from_env()?;
+        let index = match &config.kb_source {
+            KbLocation::File(path) => SearchIndex::load_file(path)?,
+            KbLocation::S3 { .. } => return Err("KB_SOURCE s3:// is not supported yet".into()),
+        };
+        let llm: Option<Arc<dyn LlmClient>> = match LlmConfig::from_env()? {
+            Some(c) => Some(Arc::new(OpenAiCompatClient::new(c)?)),
+            None => None,
+        };
+        let store: Arc<dyn ConversationStore> =
+            match (&config.conversations_table, &config.audit_table) {
+                (Some(turns), Some(audit)) => {
+                    let sdk = shared::aws::sdk_config_from_env().await;
+                    let client = aws_sdk_dynamodb::Client::new(&sdk);
+                    Arc::new(DynamoConversationStore::new(
+                        client,
+                        turns,
+                        audit,
+                        chat_config.ttl(),
+                    ))
+                }
+                _ => Arc::new(MemoryConversationStore::new()),
+            };
+        tracing::info!(
+            model = llm.as_ref().map_or("offline", |l| l.model()),
+            store = store.kind(),
+            "chat ready"
+        );
+        Ok(Self::new(Arc::new(index), llm, store, &config, chat_config))
+    }
+
+    /// State over already built parts (tests and benches use fakes here).
+    pub fn new(
+        index: Arc<SearchIndex>,
+        llm: Option<Arc<dyn LlmClient>>,
+        store: Arc<dyn ConversationStore>,
+        config: &Config,
+        chat: ChatConfig,
+    ) -> Self {
+        Self {
+            index,
+            chat: ChatService::new(llm, store, chat, config.top_k, config.min_score),
+            cors: Cors::new(&config.allowed_origins),
+        }
+    }
+}
+
+/// `POST` answers (JSON, or SSE when asked), `GET` reports health, `OPTIONS` is the CORS
+/// preflight.
+pub async fn function_handler(state: &AppState, event: Request) -> Result<Response<Body>, Error> {
+    let origin = http::origin(&event);
+    let request_id = http::request_id(&event);
+    let mut res = match *event.method() {
+        Method::OPTIONS => sse::whole(state.cors.preflight(origin, "GET, POST, OPTIONS")),
+        Method::GET => sse::whole(http::json_response(200, &state.chat.health(&state.index))),
+        Method::POST => match parse(state, &event) {
+            Err(err) => sse::whole(http::error_response(&err, &request_id, None)),
+            Ok(req) => {
+                let ctx = RequestContext::new(request_id.clone());
+                if req.stream {
+                    sse::stream(&state.chat, state.index.clone(), req, ctx)
+                } else {
+                    sse::whole(match state.chat.chat(&state.index, req, ctx).await {
+                        Ok(answer) => http::json_response(200, &answer),
+                        Err(e) => http::error_response(&ApiError::from(&e), &request_id, Some(&e)),
+                    })
+                }
+            }
+        },
+        _ => sse::whole(http::error_response(
+            &ApiError::method_not_allowed("GET or POST"),
+            &request_id,
+            None,
+        )),
+    };
+    state.cors.apply(origin, res.headers_mut());
+    Ok(res)
+}
+
+/// The validated request; `Accept: text/event-stream` asks for a stream too.
+fn parse(state: &AppState, event: &Request) -> Result<ChatRequest, ApiError> {
+    let body = http::body_bytes(event, http::MAX_BODY_BYTES)?;
+    let mut req =
+        ChatRequest::from_json(body, state.chat.config()).map_err(|e| ApiError::from(&e))?;
+    let accept = event
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok());
+    req.stream |= accept.is_some_and(|a| a.contains("text/event-stream"));
+    Ok(req)
+}

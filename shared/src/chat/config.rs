@@ -1,0 +1,171 @@
+//! Settings only the chat function reads (the shared ones are in [`crate::Config`]).
+
+use crate::config::{parse, ranged};
+use crate::error::{Error, Result};
+use crate::prompt::{ANSWER_RESERVE, DEFAULT_SYSTEM_PROMPT};
+
+/// Chat settings: the owner's prompt, the context window and the request limits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatConfig {
+    /// `SYSTEM_PROMPT`, else the contents of `SYSTEM_PROMPT_FILE`, else a default for a
+    /// researcher's homepage.
+    pub system_prompt: String,
+    /// `MAX_CONTEXT_TOKENS`: the model's context window (default 8192, 1024..=1,000,000).
+    pub max_context_tokens: usize,
+    /// `MAX_MESSAGE_CHARS`: longest accepted message (default 4000, 1..=20,000).
+    pub max_message_chars: usize,
+    /// `MAX_MESSAGES`: most turns in one request (default 40, 1..=200).
+    pub max_messages: usize,
+    /// `HISTORY_MESSAGES`: messages read back from the store for a known session
+    /// (default 20, 0..=200).
+    pub history_messages: usize,
+    /// `CONVERSATION_TTL_DAYS`: how long stored turns and audit records live (default 30,
+    /// 1..=3650).
+    pub ttl_days: u64,
+    /// Largest `top_k` a request may ask for (not configurable: every hit costs prompt room).
+    pub max_top_k: usize,
+}
+
+impl Default for ChatConfig {
+    fn default() -> Self {
+        Self {
+            system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
+            max_context_tokens: 8192,
+            max_message_chars: 4000,
+            max_messages: 40,
+            history_messages: 20,
+            ttl_days: 30,
+            max_top_k: 10,
+        }
+    }
+}
+
+impl ChatConfig {
+    /// How long stored items live.
+    pub fn ttl(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.ttl_days * 24 * 3600)
+    }
+
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Self> {
+        Self::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    /// Reads variables through `get`; unset and empty are the same. `SYSTEM_PROMPT_FILE`
+    /// is read here, once, so a missing file fails the cold start.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self> {
+        let get = |k: &str| get(k).filter(|v| !v.trim().is_empty());
+        let defaults = Self::default();
+        let system_prompt = match (get("SYSTEM_PROMPT"), get("SYSTEM_PROMPT_FILE")) {
+            (Some(prompt), _) => prompt,
+            (None, Some(path)) => {
+                std::fs::read_to_string(path.trim()).map_err(|e| Error::Config {
+                    var: "SYSTEM_PROMPT_FILE",
+                    message: format!("cannot read {path:?}: {e}"),
+                })?
+            }
+            (None, None) => defaults.system_prompt,
+        };
+        let trimmed = |k: &str| get(k).map(|v| v.trim().to_owned());
+        Ok(Self {
+            system_prompt,
+            // Below ~1k tokens the reserve and the fixed prompt leave no room for context.
+            max_context_tokens: ranged(
+                &trimmed,
+                "MAX_CONTEXT_TOKENS",
+                2 * ANSWER_RESERVE,
+                1_000_000,
+            )?
+            .unwrap_or(defaults.max_context_tokens),
+            max_message_chars: ranged(&trimmed, "MAX_MESSAGE_CHARS", 1, 20_000)?
+                .unwrap_or(defaults.max_message_chars),
+            max_messages: ranged(&trimmed, "MAX_MESSAGES", 1, 200)?
+                .unwrap_or(defaults.max_messages),
+            history_messages: match parse::<usize>(&trimmed, "HISTORY_MESSAGES")? {
+                Some(n) if n > 200 => {
+                    return Err(Error::Config {
+                        var: "HISTORY_MESSAGES",
+                        message: format!("must be from 0 to 200, got {n}"),
+                    })
+                }
+                n => n.unwrap_or(defaults.history_messages),
+            },
+            ttl_days: ranged(&trimmed, "CONVERSATION_TTL_DAYS", 1, 3650)?
+                .map_or(defaults.ttl_days, |d| d as u64),
+            max_top_k: defaults.max_top_k,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(vars: &[(&str, &str)]) -> Result<ChatConfig> {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        ChatConfig::from_lookup(|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_need_no_variables() {
+        assert_eq!(config(&[]).unwrap(), ChatConfig::default());
+        assert_eq!(ChatConfig::default().max_context_tokens, 8192);
+    }
+
+    #[test]
+    fn reads_every_variable() {
+        let c = config(&[
+            ("SYSTEM_PROMPT", "You answer for Ada's site."),
+            ("MAX_CONTEXT_TOKENS", "32768"),
+            ("MAX_MESSAGE_CHARS", "1000"),
+            ("MAX_MESSAGES", "10"),
+            ("HISTORY_MESSAGES", "0"),
+            ("CONVERSATION_TTL_DAYS", "7"),
+        ])
+        .unwrap();
+        assert_eq!(c.system_prompt, "You answer for Ada's site.");
+        assert_eq!(
+            (
+                c.max_context_tokens,
+                c.max_message_chars,
+                c.max_messages,
+                c.history_messages
+            ),
+            (32768, 1000, 10, 0)
+        );
+        assert_eq!(c.ttl_days, 7);
+    }
+
+    #[test]
+    fn system_prompt_file_is_read_and_a_missing_one_names_the_variable() {
+        let path = std::env::temp_dir().join(format!("prompt-{}.txt", std::process::id()));
+        std::fs::write(&path, "From a file.").unwrap();
+        let c = config(&[("SYSTEM_PROMPT_FILE", path.to_str().unwrap())]).unwrap();
+        assert_eq!(c.system_prompt, "From a file.");
+        let _ = std::fs::remove_file(&path);
+        let err = config(&[("SYSTEM_PROMPT_FILE", "/no/such/prompt.txt")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("SYSTEM_PROMPT_FILE"), "{err}");
+    }
+
+    #[test]
+    fn bad_values_name_the_variable() {
+        for (var, value) in [
+            ("MAX_CONTEXT_TOKENS", "100"),
+            ("MAX_CONTEXT_TOKENS", "lots"),
+            ("MAX_MESSAGE_CHARS", "0"),
+            ("MAX_MESSAGES", "201"),
+            ("HISTORY_MESSAGES", "-1"),
+            ("HISTORY_MESSAGES", "500"),
+            ("CONVERSATION_TTL_DAYS", "0"),
+        ] {
+            let err = config(&[(var, value)]).unwrap_err().to_string();
+            assert!(err.contains(var), "{var}={value}: {err}");
+        }
+    }
+}

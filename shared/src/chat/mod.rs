@@ -1,0 +1,549 @@
+//! The chat service: one visitor question in, one answer out (whole or streamed), with
+//! the turn and its audit record stored.
+//!
+//! Per request: resolve the session and its history (the client's turns, else the store's
+//! for a known session) → retrieve, resolving follow-ups ([`crate::followup`]) → build the
+//! prompt within the token budget ([`crate::prompt`]) → ask the model, or compose the
+//! offline answer when none is configured → record the exchange
+//! ([`ConversationStore::record_exchange`], idempotent on the request id).
+//!
+//! Failures after validation are handled here, not by the caller:
+//! - the history cannot be read: the turn is answered without it (logged);
+//! - the model fails: the user turn is still recorded, with the failure as the audit
+//!   outcome; [`ChatService::chat`] returns the error (the edge answers 502/504) and
+//!   [`ChatService::chat_stream`] emits an `error` event;
+//! - the record cannot be written: the answer is still delivered (logged).
+//!
+//! Nothing here knows about HTTP or Lambda: the `chat` function maps requests and results.
+
+mod config;
+mod offline;
+mod request;
+mod response;
+
+use std::hash::{BuildHasher, RandomState};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use futures_util::StreamExt;
+
+pub use config::ChatConfig;
+pub use offline::{is_chinese, offline_answer, offline_deltas};
+pub use request::{is_valid_id, ChatRequest, MAX_ID_CHARS};
+pub use response::{
+    ChatEvent, ChatResponse, DoneEvent, Health, RetrievalInfo, Source, SourcesEvent, Timings,
+};
+
+use crate::context::context_blocks;
+use crate::error::Error;
+use crate::followup::retrieve;
+use crate::llm::{CompletionRequest, LlmClient, LlmError, StreamEvent};
+use crate::message::Usage;
+use crate::prompt::{build_prompt, Prompt, PromptInput, ANSWER_RESERVE};
+use crate::search::SearchIndex;
+use crate::store::{AuditRecord, ConversationStore, Exchange};
+use crate::tokens::estimate_tokens;
+
+/// The `model` reported when no model is configured.
+pub const OFFLINE_MODEL: &str = "offline";
+
+/// Where a streamed chat sends its events (the HTTP edge frames them as SSE).
+#[async_trait::async_trait]
+pub trait EventSink: Send {
+    /// Delivers one event; `false` when the client has gone away (the chat then stops and
+    /// drops the model stream, which cancels the upstream call).
+    async fn send(&mut self, event: ChatEvent) -> bool;
+}
+
+#[async_trait::async_trait]
+impl EventSink for tokio::sync::mpsc::Sender<ChatEvent> {
+    async fn send(&mut self, event: ChatEvent) -> bool {
+        tokio::sync::mpsc::Sender::send(self, event).await.is_ok()
+    }
+}
+
+/// Facts about the invocation that are not in the body.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    /// The invocation's request id, used when the body names none.
+    pub request_id: String,
+    /// When the request arrived (for timings).
+    pub received: Instant,
+    /// The same moment on the wall clock (orders stored turns).
+    pub at: SystemTime,
+}
+
+impl RequestContext {
+    /// A context for a request arriving now.
+    pub fn new(request_id: impl Into<String>) -> Self {
+        Self {
+            request_id: request_id.into(),
+            received: Instant::now(),
+            at: SystemTime::now(),
+        }
+    }
+}
+
+/// The chat orchestration, shared by every request of a warm instance. Cheap to clone
+/// (everything is behind `Arc`), so a streamed answer can move a copy into its task.
+#[derive(Clone)]
+pub struct ChatService {
+    llm: Option<Arc<dyn LlmClient>>,
+    store: Arc<dyn ConversationStore>,
+    config: Arc<ChatConfig>,
+    top_k: usize,
+    min_score: f32,
+}
+
+impl std::fmt::Debug for ChatService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChatService")
+            .field("model", &self.model_name())
+            .field("store", &self.store.kind())
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Everything decided before the model is called.
+struct Turn {
+    session_id: String,
+    request_id: String,
+    question: String,
+    sources: Vec<Source>,
+    doc_ids: Vec<String>,
+    prompt: Prompt,
+    retrieval: RetrievalInfo,
+    /// The offline answer, when no model is configured.
+    offline: Option<String>,
+    received: Instant,
+    at: SystemTime,
+    retrieve: Duration,
+}
+
+/// How the model part of a turn ended.
+struct Outcome {
+    reply: Option<String>,
+    model: String,
+    usage: Option<Usage>,
+    /// `ok`, `offline`, `model_error:<kind>`, `client_disconnected`.
+    label: String,
+    generate: Duration,
+}
+
+impl ChatService {
+    /// A service answering with `llm` (`None`: offline), storing turns in `store`,
+    /// retrieving `top_k` hits scoring at least `min_score` by default.
+    pub fn new(
+        llm: Option<Arc<dyn LlmClient>>,
+        store: Arc<dyn ConversationStore>,
+        config: ChatConfig,
+        top_k: usize,
+        min_score: f32,
+    ) -> Self {
+        Self {
+            llm,
+            store,
+            config: Arc::new(config),
+            top_k,
+            min_score,
+        }
+    }
+
+    /// The chat settings (limits for request validation).
+    pub fn config(&self) -> &ChatConfig {
+        &self.config
+    }
+
+    /// The configured model's name, or `offline`.
+    pub fn model_name(&self) -> &str {
+        self.llm.as_ref().map_or(OFFLINE_MODEL, |l| l.model())
+    }
+
+    /// The health report for `GET`.
+    pub fn health(&self, index: &SearchIndex) -> Health {
+        Health {
+            status: "ok",
+            kb_version: index.version().to_owned(),
+            documents: index.kb().documents.len(),
+            model: self.model_name().to_owned(),
+            store: self.store.kind(),
+        }
+    }
+
+    /// Answers a validated request in one piece. Errors are model failures
+    /// ([`Error::Llm`]); the turn has been recorded either way.
+    #[tracing::instrument(skip_all, fields(request_id = %ctx.request_id))]
+    pub async fn chat(
+        &self,
+        index: &SearchIndex,
+        req: ChatRequest,
+        ctx: RequestContext,
+    ) -> Result<ChatResponse, Error> {
+        let turn = self.prepare(index, req, ctx).await;
+        let started = Instant::now();
+        let outcome = match &self.llm {
+            None => self.offline_outcome(turn.offline.as_deref().unwrap_or_default(), started),
+            Some(llm) => {
+                let request = completion_request(&turn.prompt);
+                match llm.complete(&request).await {
+                    Ok(c) => Outcome {
+                        reply: Some(c.text),
+                        model: c.model,
+                        usage: c.usage,
+                        label: "ok".into(),
+                        generate: started.elapsed(),
+                    },
+                    Err(e) => {
+                        let outcome = failure(&e, llm.model(), started.elapsed());
+                        self.record(&turn, &outcome).await;
+                        return Err(Error::Llm(e));
+                    }
+                }
+            }
+        };
+        let response = response(&turn, &outcome);
+        self.record(&turn, &outcome).await;
+        Ok(response)
+    }
+
+    /// Answers a validated request as events into `sink`: `sources` first (before the
+    /// model is called), then `delta`s, then `done` or `error`. Takes the index by `Arc`
+    /// so the whole chat can run in a spawned task.
+    #[tracing::instrument(skip_all, fields(request_id = %ctx.request_id))]
+    pub async fn chat_stream(
+        &self,
+        index: Arc<SearchIndex>,
+        req: ChatRequest,
+        ctx: RequestContext,
+        sink: &mut dyn EventSink,
+    ) {
+        let turn = self.prepare(&index, req, ctx).await;
+        drop(index);
+        let sources = ChatEvent::Sources(SourcesEvent {
+            sources: turn.sources.clone(),
+            session_id: turn.session_id.clone(),
+            request_id: turn.request_id.clone(),
+        });
+        let started = Instant::now();
+        if !sink.send(sources).await {
+            let gone = Outcome {
+                reply: None,
+                model: self.model_name().to_owned(),
+                usage: None,
+                label: "client_disconnected".into(),
+                generate: Duration::ZERO,
+            };
+            self.record(&turn, &gone).await;
+            return;
+        }
+        let outcome = match &self.llm {
+            Some(llm) => self.stream_model(llm.as_ref(), &turn, sink, started).await,
+            None => {
+                let text = turn.offline.as_deref().unwrap_or_default();
+                let mut outcome = self.offline_outcome(text, started);
+                for piece in offline_deltas(text) {
+                    if !sink.send(ChatEvent::Delta { text: piece }).await {
+                        outcome.reply = None;
+                        outcome.label = "client_disconnected".into();
+                        break;
+                    }
+                }
+                outcome
+            }
+        };
+        if outcome.reply.is_some() {
+            let done = response(&turn, &outcome);
+            sink.send(ChatEvent::Done(Box::new(DoneEvent {
+                session_id: done.session_id,
+                request_id: done.request_id,
+                model: done.model,
+                offline: done.offline,
+                usage: done.usage,
+                timings_ms: done.timings_ms,
+                budget: done.budget,
+                retrieval: done.retrieval,
+            })))
+            .await;
+        }
+        self.record(&turn, &outcome).await;
+    }
+
+    /// Streams the model's answer into `sink`; an `error` event on failure.
+    async fn stream_model(
+        &self,
+        llm: &dyn LlmClient,
+        turn: &Turn,
+        sink: &mut dyn EventSink,
+        started: Instant,
+    ) -> Outcome {
+        let request = completion_request(&turn.prompt);
+        let mut stream = match llm.stream(&request).await {
+            Ok(s) => s,
+            Err(e) => return self.stream_failure(e, llm, sink, started).await,
+        };
+        let (mut text, mut usage) = (String::new(), None);
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(StreamEvent::Delta(piece)) => {
+                    text.push_str(&piece);
+                    if !sink.send(ChatEvent::Delta { text: piece }).await {
+                        // Dropping the stream closes the upstream connection: the provider
+                        // stops generating (and billing) for a visitor who left.
+                        drop(stream);
+                        tracing::info!(chars = text.len(), "client went away mid-answer");
+                        return Outcome {
+                            reply: None,
+                            model: llm.model().to_owned(),
+                            usage,
+                            label: "client_disconnected".into(),
+                            generate: started.elapsed(),
+                        };
+                    }
+                }
+                Ok(StreamEvent::Usage(u)) => usage = Some(u),
+                Err(e) => return self.stream_failure(e, llm, sink, started).await,
+            }
+        }
+        Outcome {
+            reply: Some(text),
+            model: llm.model().to_owned(),
+            usage,
+            label: "ok".into(),
+            generate: started.elapsed(),
+        }
+    }
+
+    async fn stream_failure(
+        &self,
+        e: LlmError,
+        llm: &dyn LlmClient,
+        sink: &mut dyn EventSink,
+        started: Instant,
+    ) -> Outcome {
+        let outcome = failure(&e, llm.model(), started.elapsed());
+        let api = crate::http::ApiError::from(&Error::Llm(e));
+        sink.send(ChatEvent::Error {
+            code: api.code,
+            message: api.message,
+        })
+        .await;
+        outcome
+    }
+
+    fn offline_outcome(&self, text: &str, started: Instant) -> Outcome {
+        Outcome {
+            reply: Some(text.to_owned()),
+            model: OFFLINE_MODEL.to_owned(),
+            usage: None,
+            label: "offline".into(),
+            generate: started.elapsed(),
+        }
+    }
+
+    /// Session, history, retrieval and prompt: everything before the model.
+    async fn prepare(&self, index: &SearchIndex, req: ChatRequest, ctx: RequestContext) -> Turn {
+        let request_id = req.request_id.unwrap_or(ctx.request_id);
+        let (session_id, known) = match req.session_id {
+            Some(s) => (s, true),
+            None => (new_session_id(&request_id), false),
+        };
+        let history = if !req.history.is_empty() || !known || self.config.history_messages == 0 {
+            req.history
+        } else {
+            match self
+                .store
+                .recent_turns(&session_id, self.config.history_messages)
+                .await
+            {
+                Ok(turns) => turns,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot read the session's history; answering without it");
+                    Vec::new()
+                }
+            }
+        };
+        let top_k = req.top_k.unwrap_or(self.top_k);
+        let found = retrieve(index, &req.question, &history, top_k, self.min_score);
+        let blocks = context_blocks(index, &found.hits);
+        let prompt = build_prompt(&PromptInput {
+            system_prompt: &self.config.system_prompt,
+            blocks: &blocks,
+            history: &history,
+            question: &req.question,
+            max_context_tokens: self.config.max_context_tokens,
+        });
+        let offline = self
+            .llm
+            .is_none()
+            .then(|| offline_answer(index, &found.hits, &req.question));
+        // Online, the model can cite only the blocks that fit the budget; offline, every
+        // hit is listed.
+        let cited = if offline.is_some() {
+            found.hits.len()
+        } else {
+            prompt.budget.blocks_kept
+        };
+        let sources: Vec<Source> = found.hits[..cited]
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let doc = &index.kb().documents[h.doc as usize];
+                Source {
+                    n: i + 1,
+                    id: doc.id.clone(),
+                    doc_type: doc.doc_type.clone(),
+                    title: doc.display_title().to_owned(),
+                    url: doc.link().map(str::to_owned),
+                    score: (h.score * 1000.0).round() / 1000.0,
+                }
+            })
+            .collect();
+        tracing::info!(
+            hits = found.hits.len(),
+            followup = found.followup,
+            history = history.len(),
+            prompt_tokens = prompt.budget.estimated_prompt_tokens,
+            "retrieved"
+        );
+        Turn {
+            session_id,
+            request_id,
+            doc_ids: sources.iter().map(|s| s.id.clone()).collect(),
+            question: req.question,
+            sources,
+            prompt,
+            retrieval: RetrievalInfo {
+                query: found.query,
+                followup: found.followup,
+            },
+            offline,
+            received: ctx.received,
+            at: ctx.at,
+            retrieve: ctx.received.elapsed(),
+        }
+    }
+
+    /// Writes the exchange; a failure is logged, never returned (the answer stands).
+    async fn record(&self, turn: &Turn, outcome: &Outcome) {
+        let exchange = Exchange {
+            session_id: turn.session_id.clone(),
+            request_id: turn.request_id.clone(),
+            user: turn.question.clone(),
+            assistant: outcome.reply.clone(),
+            audit: AuditRecord {
+                action: "chat".into(),
+                session_id: Some(turn.session_id.clone()),
+                request_id: turn.request_id.clone(),
+                doc_ids: turn.doc_ids.clone(),
+                model: (outcome.model != OFFLINE_MODEL).then(|| outcome.model.clone()),
+                usage: outcome.usage,
+                latency_ms: u64::try_from(turn.received.elapsed().as_millis()).unwrap_or(u64::MAX),
+                outcome: outcome.label.clone(),
+                client_hash: None,
+            },
+            at: turn.at,
+        };
+        match self.store.record_exchange(&exchange).await {
+            Ok(recorded) => tracing::info!(?recorded, outcome = %outcome.label, "chat recorded"),
+            Err(e) => tracing::error!(error = ?e, "cannot record the chat turn"),
+        }
+    }
+}
+
+fn completion_request(prompt: &Prompt) -> CompletionRequest {
+    CompletionRequest {
+        messages: prompt.messages.clone(),
+        max_tokens: ANSWER_RESERVE as u32,
+        temperature: None,
+    }
+}
+
+/// The audit outcome of a failed model call.
+fn failure(e: &LlmError, model: &str, generate: Duration) -> Outcome {
+    tracing::error!(error = %e, "model call failed");
+    let kind = match e {
+        LlmError::Connect { .. } => "connect".to_owned(),
+        LlmError::Timeout { .. } => "timeout".to_owned(),
+        LlmError::Status { status, .. } => format!("status_{status}"),
+        LlmError::Protocol { .. } => "protocol".to_owned(),
+        LlmError::Interrupted { .. } => "interrupted".to_owned(),
+    };
+    Outcome {
+        reply: None,
+        model: model.to_owned(),
+        usage: None,
+        label: format!("model_error:{kind}"),
+        generate,
+    }
+}
+
+fn response(turn: &Turn, outcome: &Outcome) -> ChatResponse {
+    let reply = outcome.reply.clone().unwrap_or_default();
+    let offline = turn.offline.is_some();
+    let usage = match (outcome.usage, offline) {
+        (Some(u), _) => u,
+        (None, true) => Usage::default(),
+        // The provider did not report usage: the estimates are better than nothing.
+        (None, false) => {
+            let prompt = turn.prompt.budget.estimated_prompt_tokens as u32;
+            let completion = estimate_tokens(&reply) as u32;
+            Usage {
+                prompt_tokens: prompt,
+                completion_tokens: completion,
+                total_tokens: prompt + completion,
+            }
+        }
+    };
+    ChatResponse {
+        reply,
+        sources: turn.sources.clone(),
+        session_id: turn.session_id.clone(),
+        request_id: turn.request_id.clone(),
+        model: outcome.model.clone(),
+        offline,
+        usage,
+        timings_ms: Timings {
+            retrieve: ms(turn.retrieve),
+            generate: ms(outcome.generate),
+            total: ms(turn.received.elapsed()),
+        },
+        budget: turn.prompt.budget,
+        retrieval: turn.retrieval.clone(),
+    }
+}
+
+/// Milliseconds with microsecond precision.
+fn ms(d: Duration) -> f64 {
+    (d.as_micros() as f64) / 1000.0
+}
+
+/// A fresh session id: `s-` and 32 hex digits.
+///
+/// Session ids are bearer secrets of a sort (whoever knows one can continue that
+/// conversation and have its history read back into the prompt), so they must not be
+/// guessable. `RandomState` is keyed from the OS's randomness once per thread and then
+/// varied per instance; hashing the request id and the clock with two such keys gives 128
+/// unpredictable bits without a new dependency.
+fn new_session_id(request_id: &str) -> String {
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    let half = || RandomState::new().hash_one((request_id, nanos));
+    format!("s-{:016x}{:016x}", half(), half())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_are_fresh_and_valid() {
+        let a = new_session_id("req");
+        let b = new_session_id("req");
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 34);
+        assert!(is_valid_id(&a));
+    }
+}

@@ -1,0 +1,204 @@
+//! What a chat answers: the JSON body, the stream's events and the health report.
+//!
+//! Event names and payloads follow DESIGN §3: `sources` (sources + session id) first, then
+//! `delta` (`{"text"}`) pieces, then `done` (usage, timings, model, budget) or `error`
+//! (`{"code", "message"}`). [`ChatEvent::to_sse`] frames one event for the wire.
+
+use serde::Serialize;
+
+use crate::message::Usage;
+use crate::prompt::Budget;
+
+/// One retrieved entry cited as `[n]`; built from the knowledge base only, never from
+/// model output.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Source {
+    /// The citation number, from 1, as in the prompt.
+    pub n: usize,
+    /// Document id.
+    pub id: String,
+    /// Document type.
+    #[serde(rename = "type")]
+    pub doc_type: String,
+    /// Title (a project's name).
+    pub title: String,
+    /// The document's main link.
+    pub url: Option<String>,
+    /// BM25 score, rounded to 3 decimals.
+    pub score: f32,
+}
+
+/// Wall times of a request, in milliseconds (microsecond precision).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Timings {
+    /// History lookup, retrieval and prompt assembly.
+    pub retrieve: f64,
+    /// The model call (or composing the offline answer).
+    pub generate: f64,
+    /// From the request's arrival to the answer.
+    pub total: f64,
+}
+
+/// How retrieval went for this turn.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RetrievalInfo {
+    /// The text searched: the question, or earlier turns + the question.
+    pub query: String,
+    /// Whether the question was treated as a follow-up of earlier turns.
+    pub followup: bool,
+}
+
+/// The JSON response of a non-streamed chat.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChatResponse {
+    /// The answer (the field existing widgets read).
+    pub reply: String,
+    /// The entries the answer may cite.
+    pub sources: Vec<Source>,
+    /// The conversation, generated when the request had none.
+    pub session_id: String,
+    /// The request's id (its idempotency key).
+    pub request_id: String,
+    /// The model that answered, or `offline`.
+    pub model: String,
+    /// True when no model is configured and the reply lists entries directly.
+    pub offline: bool,
+    /// Tokens used (as the provider reported them, else estimated; zero offline).
+    pub usage: Usage,
+    /// Where the time went.
+    pub timings_ms: Timings,
+    /// How the context window was shared out.
+    pub budget: Budget,
+    /// What was searched.
+    pub retrieval: RetrievalInfo,
+}
+
+/// The payload of the `sources` event.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SourcesEvent {
+    /// The entries the answer may cite.
+    pub sources: Vec<Source>,
+    /// The conversation.
+    pub session_id: String,
+    /// The request's id.
+    pub request_id: String,
+}
+
+/// The payload of the `done` event: everything of [`ChatResponse`] but the text.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DoneEvent {
+    /// The conversation.
+    pub session_id: String,
+    /// The request's id.
+    pub request_id: String,
+    /// The model that answered, or `offline`.
+    pub model: String,
+    /// True when no model is configured.
+    pub offline: bool,
+    /// Tokens used.
+    pub usage: Usage,
+    /// Where the time went.
+    pub timings_ms: Timings,
+    /// How the context window was shared out.
+    pub budget: Budget,
+    /// What was searched.
+    pub retrieval: RetrievalInfo,
+}
+
+/// One Server-Sent Event of a streamed chat.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChatEvent {
+    /// Sent first, before the model is called.
+    Sources(SourcesEvent),
+    /// The next piece of the answer.
+    Delta {
+        /// The text.
+        text: String,
+    },
+    /// The answer is complete.
+    Done(Box<DoneEvent>),
+    /// The answer failed; nothing follows.
+    Error {
+        /// Machine-readable code (`model_error`, `model_timeout`).
+        code: &'static str,
+        /// What happened, for the visitor (generic; the cause is logged).
+        message: String,
+    },
+}
+
+#[derive(Serialize)]
+struct DeltaData<'a> {
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+struct ErrorData<'a> {
+    code: &'a str,
+    message: &'a str,
+}
+
+impl ChatEvent {
+    /// The SSE event name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ChatEvent::Sources(_) => "sources",
+            ChatEvent::Delta { .. } => "delta",
+            ChatEvent::Done(_) => "done",
+            ChatEvent::Error { .. } => "error",
+        }
+    }
+
+    /// The event framed for the wire: `event: <name>\ndata: <json>\n\n`. JSON escapes line
+    /// breaks, so the data is always a single line.
+    pub fn to_sse(&self) -> String {
+        let data = match self {
+            ChatEvent::Sources(s) => serde_json::to_string(s),
+            ChatEvent::Delta { text } => serde_json::to_string(&DeltaData { text }),
+            ChatEvent::Done(d) => serde_json::to_string(d),
+            ChatEvent::Error { code, message } => {
+                serde_json::to_string(&ErrorData { code, message })
+            }
+        }
+        .unwrap_or_else(|_| "{}".to_owned());
+        format!("event: {}\ndata: {data}\n\n", self.name())
+    }
+}
+
+/// The `GET` health report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Health {
+    /// Always `ok` when the function answers at all.
+    pub status: &'static str,
+    /// The knowledge base's version (content hash or ETag).
+    pub kb_version: String,
+    /// Documents in the knowledge base.
+    pub documents: usize,
+    /// The configured model, or `offline`.
+    pub model: String,
+    /// The conversation store backend (`dynamodb`, `memory`).
+    pub store: &'static str,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_framed_as_single_line_sse() {
+        let e = ChatEvent::Delta {
+            text: "line one\nline two".into(),
+        };
+        assert_eq!(
+            e.to_sse(),
+            "event: delta\ndata: {\"text\":\"line one\\nline two\"}\n\n"
+        );
+        let e = ChatEvent::Error {
+            code: "model_timeout",
+            message: "slow".into(),
+        };
+        assert_eq!(
+            e.to_sse(),
+            "event: error\ndata: {\"code\":\"model_timeout\",\"message\":\"slow\"}\n\n"
+        );
+    }
+}
