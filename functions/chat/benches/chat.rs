@@ -17,7 +17,7 @@ use futures_util::StreamExt;
 use lambda_http::Request;
 use shared::chat::ChatConfig;
 use shared::{
-    Completion, CompletionRequest, CompletionStream, Config, LlmClient, LlmError,
+    Completion, CompletionRequest, CompletionStream, Config, KbHandle, LlmClient, LlmError,
     MemoryConversationStore, SearchIndex, StreamEvent, Usage,
 };
 
@@ -65,7 +65,7 @@ fn state() -> AppState {
     let index = SearchIndex::load_file(&kb).expect("sample knowledge base");
     let config = Config::from_lookup(|_| None).expect("config");
     AppState::new(
-        Arc::new(index),
+        KbHandle::fixed(Arc::new(index)),
         Some(Arc::new(InstantLlm)),
         Arc::new(MemoryConversationStore::new()),
         &config,

@@ -9,16 +9,16 @@ use lambda_http::{Error, Request, Response};
 use shared::chat::{ChatConfig, ChatRequest, ChatService, RequestContext};
 use shared::http::{self, ApiError, Cors};
 use shared::{
-    Config, ConversationStore, DynamoConversationStore, KbLocation, LlmClient, LlmConfig,
-    MemoryConversationStore, OpenAiCompatClient, SearchIndex,
+    Config, ConversationStore, DynamoConversationStore, KbHandle, LlmClient, LlmConfig,
+    MemoryConversationStore, OpenAiCompatClient,
 };
 use std::sync::Arc;
 
 /// Everything a request needs, built once per cold start.
 pub struct AppState {
-    /// The indexed knowledge base (an `Arc` so a refresh can swap it without stopping
-    /// answers in flight).
-    pub index: Arc<SearchIndex>,
+    /// The served knowledge base, re-checked at most every `KB_REFRESH_SECS`; each request
+    /// takes the current index (an `Arc`, so a refresh never disturbs answers in flight).
+    pub kb: KbHandle,
     /// The chat orchestration (model, store, limits).
     pub chat: ChatService,
     /// Which browser origins may call.
@@ -31,10 +31,7 @@ impl AppState {
     pub async fn from_env() -> Result<Self, Error> {
         let config = Config::from_env()?;
         let chat_config = ChatConfig::from_env()?;
-        let index = match &config.kb_source {
-            KbLocation::File(path) => SearchIndex::load_file(path)?,
-            KbLocation::S3 { .. } => return Err("KB_SOURCE s3:// is not supported yet".into()),
-        };
+        let kb = KbHandle::from_config(&config).await?;
         let llm: Option<Arc<dyn LlmClient>> = match LlmConfig::from_env()? {
             Some(c) => Some(Arc::new(OpenAiCompatClient::new(c)?)),
             None => None,
@@ -58,19 +55,19 @@ impl AppState {
             store = store.kind(),
             "chat ready"
         );
-        Ok(Self::new(Arc::new(index), llm, store, &config, chat_config))
+        Ok(Self::new(kb, llm, store, &config, chat_config))
     }
 
     /// State over already built parts (tests and benches use fakes here).
     pub fn new(
-        index: Arc<SearchIndex>,
+        kb: KbHandle,
         llm: Option<Arc<dyn LlmClient>>,
         store: Arc<dyn ConversationStore>,
         config: &Config,
         chat: ChatConfig,
     ) -> Self {
         Self {
-            index,
+            kb,
             chat: ChatService::new(llm, store, chat, config.top_k, config.min_score),
             cors: Cors::new(&config.allowed_origins),
         }
@@ -84,15 +81,19 @@ pub async fn function_handler(state: &AppState, event: Request) -> Result<Respon
     let request_id = http::request_id(&event);
     let mut res = match *event.method() {
         Method::OPTIONS => sse::whole(state.cors.preflight(origin, "GET, POST, OPTIONS")),
-        Method::GET => sse::whole(http::json_response(200, &state.chat.health(&state.index))),
+        Method::GET => {
+            let index = state.kb.current().await;
+            sse::whole(http::json_response(200, &state.chat.health(&index)))
+        }
         Method::POST => match parse(state, &event) {
             Err(err) => sse::whole(http::error_response(&err, &request_id, None)),
             Ok(req) => {
                 let ctx = RequestContext::new(request_id.clone());
+                let index = state.kb.current().await;
                 if req.stream {
-                    sse::stream(&state.chat, state.index.clone(), req, ctx)
+                    sse::stream(&state.chat, index, req, ctx)
                 } else {
-                    sse::whole(match state.chat.chat(&state.index, req, ctx).await {
+                    sse::whole(match state.chat.chat(&index, req, ctx).await {
                         Ok(answer) => http::json_response(200, &answer),
                         Err(e) => http::error_response(&ApiError::from(&e), &request_id, Some(&e)),
                     })

@@ -614,7 +614,7 @@ async fn get_reports_health_with_kb_version_documents_model_and_store() {
     assert_eq!(status, 200);
     assert_eq!(body["status"], "ok");
     assert_eq!(body["documents"], 29);
-    assert_eq!(body["kb_version"], state.index.version());
+    assert_eq!(body["kb_version"], state.kb.snapshot().version());
     assert_eq!(body["model"], "offline");
     assert_eq!(body["store"], "memory");
     assert_eq!(headers["access-control-allow-origin"], ORIGIN);

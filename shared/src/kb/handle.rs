@@ -96,6 +96,21 @@ impl KbHandle {
         })
     }
 
+    /// A handle that always serves `index` and never re-checks a source: for tests and
+    /// benchmarks that build their index directly.
+    pub fn fixed(index: Arc<SearchIndex>) -> Self {
+        let seen = index.version().to_owned();
+        Self {
+            source: Arc::new(super::memory::MemoryKbSource::new()),
+            interval: Duration::MAX,
+            current: RwLock::new(index),
+            refresh: Mutex::new(RefreshState {
+                checked_at: Instant::now(),
+                seen,
+            }),
+        }
+    }
+
     /// Loads from `config.kb_source` (a file, or S3 with the SDK configured from the
     /// environment), re-checking every `config.kb_refresh_secs`.
     pub async fn from_config(config: &Config) -> Result<Self> {

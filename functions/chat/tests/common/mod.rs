@@ -15,8 +15,8 @@ use serde_json::{json, Value};
 use shared::chat::ChatConfig;
 use shared::testing::FakeLlm;
 use shared::{
-    Config, ConversationStore, LlmClient, LlmConfig, MemoryConversationStore, OpenAiCompatClient,
-    SearchIndex,
+    Config, ConversationStore, KbHandle, LlmClient, LlmConfig, MemoryConversationStore,
+    OpenAiCompatClient, SearchIndex,
 };
 
 pub const POST_EVENT: &str = include_str!("../data/function_url_post.json");
@@ -36,7 +36,13 @@ pub fn config() -> Config {
 
 /// A state over the sample knowledge base with the given model and store.
 pub fn state_with(llm: Option<Arc<dyn LlmClient>>, store: Arc<dyn ConversationStore>) -> AppState {
-    AppState::new(index(), llm, store, &config(), ChatConfig::default())
+    AppState::new(
+        KbHandle::fixed(index()),
+        llm,
+        store,
+        &config(),
+        ChatConfig::default(),
+    )
 }
 
 /// A state whose model is the real client talking to `fake`, with `tune` applied to the
