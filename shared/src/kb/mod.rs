@@ -200,20 +200,24 @@ impl KnowledgeBase {
             if docs.is_empty() {
                 problems.push(Problem::new("documents", "must hold at least one document"));
             }
+            // Ids are checked on the raw JSON, so a duplicate is reported even when either
+            // document has other problems too.
             let mut seen: rustc_hash::FxHashMap<&str, usize> = Default::default();
             for (i, doc) in docs.iter().enumerate() {
                 let path = format!("documents[{i}]");
-                if let Some(d) = parse_document(doc, &path, &mut problems) {
-                    if let Some(first) = seen.get(d.id.as_str()) {
-                        problems.push(Problem::new(
+                let parsed = parse_document(doc, &path, &mut problems);
+                if let Some(Value::String(id)) = doc.get("id") {
+                    match seen.get(id.as_str()) {
+                        Some(first) => problems.push(Problem::new(
                             format!("{path}.id"),
-                            format!("duplicate id {:?} (first used by documents[{first}])", d.id),
-                        ));
-                    } else if let Some(Value::String(id)) = doc.get("id") {
-                        seen.insert(id.as_str(), i);
+                            format!("duplicate id {id:?} (first used by documents[{first}])"),
+                        )),
+                        None => {
+                            seen.insert(id.as_str(), i);
+                        }
                     }
-                    documents.push(d);
                 }
+                documents.extend(parsed);
             }
         }
         let glossary = match glossary {

@@ -61,6 +61,7 @@ fn lists_every_problem_with_its_path() {
         got,
         vec![
             "documents[0].title: is required for type \"publication\"",
+            "documents[1].id: duplicate id \"a\" (first used by documents[0])",
             "documents[2].id: is required",
             "documents[2].title: must be a string",
             "documents[3].url: must be an absolute http(s) URL, got \"javascript:alert(1)\"",

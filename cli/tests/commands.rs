@@ -1,0 +1,189 @@
+//! `rag search`, `rag validate` and `rag eval` as a site owner runs them: the real binary,
+//! its output and its exit codes (0 success, 1 invalid input, 2 usage error).
+#![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn rag(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rag"))
+        .args(args)
+        // The binary reads TOP_K / MIN_SCORE / KB_SOURCE; the tests want the defaults.
+        .env_remove("KB_SOURCE")
+        .env_remove("TOP_K")
+        .env_remove("MIN_SCORE")
+        .output()
+        .unwrap()
+}
+
+fn sample_kb() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../knowledge_base.json")
+        .display()
+        .to_string()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A scratch directory for one test's files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rag-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn search_prints_hits_and_json_matches_the_search_function_body() {
+    let kb = sample_kb();
+    let out = rag(&["search", "--kb", &kb, "请介绍一下 Partial FC"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("Partial FC"), "{}", stdout(&out));
+
+    let out = rag(&["search", "--kb", &kb, "--json", "-k", "2", "LLaVA"]);
+    assert_eq!(out.status.code(), Some(0));
+    let body: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(body["hits"].as_array().unwrap().len(), 2);
+    for key in ["query", "terms", "hits", "took_us"] {
+        assert!(!body[key].is_null(), "missing {key}");
+    }
+}
+
+#[test]
+fn search_rejects_bad_k_and_missing_files_with_exit_1() {
+    let out = rag(&["search", "--kb", &sample_kb(), "-k", "0", "LLaVA"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("k must be"), "{}", stderr(&out));
+    let out = rag(&["search", "--kb", "/nonexistent/kb.json", "LLaVA"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("/nonexistent/kb.json"));
+}
+
+#[test]
+fn validate_summarises_a_good_file_and_lists_every_problem_of_a_bad_one() {
+    let out = rag(&["validate", &sample_kb()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("ok: "), "{}", stdout(&out));
+    assert!(stdout(&out).contains("publication: "));
+
+    let bad = scratch("validate").join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"documents": [{"id": "a", "type": "publication"}, {"id": "a", "type": "page", "title": "t", "url": "ftp://x"}]}"#,
+    )
+    .unwrap();
+    let out = rag(&["validate", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    for needle in [
+        "documents[0].title: is required",
+        "documents[1].id: duplicate id",
+        "documents[1].url: must be an absolute http(s) URL",
+        "3 problem(s)",
+    ] {
+        assert!(err.contains(needle), "missing {needle:?} in {err}");
+    }
+
+    std::fs::write(&bad, "{\"documents\": [").unwrap();
+    let out = rag(&["validate", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("invalid JSON"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(rag(&[]).status.code(), Some(2));
+    assert_eq!(rag(&["search"]).status.code(), Some(2));
+    assert_eq!(rag(&["frobnicate"]).status.code(), Some(2));
+}
+
+#[test]
+fn eval_reports_metrics_as_json_and_writes_the_run() {
+    let dir = scratch("eval");
+    let corpus = dir.join("corpus.jsonl");
+    let queries = dir.join("queries.jsonl");
+    let qrels = dir.join("qrels.tsv");
+    let run = dir.join("run.json");
+    std::fs::write(
+        &corpus,
+        concat!(
+            r#"{"_id": "d1", "title": "Face recognition", "text": "Training face recognition models at scale."}"#, "\n",
+            r#"{"_id": "d2", "title": "Multimodal models", "text": "Large multimodal models read images."}"#, "\n",
+            r#"{"_id": "d3", "title": "Cooking", "text": "Bread needs flour and water."}"#, "\n",
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        &queries,
+        concat!(
+            r#"{"_id": "q1", "text": "人脸识别训练"}"#,
+            "\n",
+            r#"{"_id": "q2", "text": "multimodal images"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(&qrels, "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n").unwrap();
+    let p = |p: &Path| p.to_str().unwrap().to_owned();
+    let out = rag(&[
+        "eval",
+        "--corpus",
+        &p(&corpus),
+        "--queries",
+        &p(&queries),
+        "--qrels",
+        &p(&qrels),
+        "--json",
+        "--k",
+        "2",
+        "--run",
+        &p(&run),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let keys: Vec<&str> = report
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let mut want = vec![
+        "index_ms",
+        "mrr@10",
+        "ndcg@10",
+        "qps",
+        "queries",
+        "recall@10",
+        "recall@100",
+        "recall@3",
+    ];
+    want.sort();
+    let mut got = keys.clone();
+    got.sort();
+    assert_eq!(got, want);
+    // Both queries put their relevant document first: every rank metric is 1.
+    assert_eq!(report["ndcg@10"], 1.0);
+    assert_eq!(report["mrr@10"], 1.0);
+    assert_eq!(report["queries"], 2);
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&run).unwrap()).unwrap();
+    assert_eq!(run["q1"][0][0], "d1");
+    assert!(run["q1"].as_array().unwrap().len() <= 2);
+
+    std::fs::write(&qrels, "q1\td1\n").unwrap();
+    let out = rag(&[
+        "eval",
+        "--corpus",
+        &p(&corpus),
+        "--queries",
+        &p(&queries),
+        "--qrels",
+        &p(&qrels),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "malformed qrels");
+}
