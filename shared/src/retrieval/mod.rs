@@ -294,3 +294,69 @@ impl Retriever {
         (terms, ranked)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn weight(terms: &[QueryTerm], term: &str) -> f32 {
+        terms
+            .iter()
+            .find(|t| t.term == term)
+            .map_or(0.0, |t| t.weight)
+    }
+
+    #[test]
+    fn a_words_translations_share_weight_one_and_phrases_split_by_sqrt_length() {
+        let glossary = [(
+            "测试词".to_string(),
+            vec![
+                "alpha".to_string(),
+                "beta".to_string(),
+                "gamma delta".to_string(),
+            ],
+        )];
+        let r = Retriever::build([["alpha beta gamma delta".to_string()]], &glossary);
+        let terms = r.analyze_query("测试词");
+        let third = 1.0 / 3.0;
+        assert!((weight(&terms, "alpha") - third).abs() < 1e-6);
+        assert!((weight(&terms, "beta") - third).abs() < 1e-6);
+        assert!((weight(&terms, "gamma") - third / 2f32.sqrt()).abs() < 1e-6);
+        assert!((weight(&terms, "delta") - third / 2f32.sqrt()).abs() < 1e-6);
+        // The Han bigrams stay, at weight 1, for Chinese documents.
+        assert_eq!(weight(&terms, "测试"), 1.0);
+        assert!(
+            terms
+                .iter()
+                .filter(|t| t.from.as_deref() == Some("测试词"))
+                .count()
+                == 4
+        );
+    }
+
+    #[test]
+    fn english_words_weigh_one_each_and_repeats_add_up() {
+        let r = Retriever::build([["face model".to_string()]], &[]);
+        let terms = r.analyze_query("Face face the model");
+        assert_eq!(weight(&terms, "face"), 2.0);
+        assert_eq!(weight(&terms, "model"), 1.0);
+        assert_eq!(weight(&terms, "the"), 0.0);
+    }
+
+    #[test]
+    fn documents_score_as_their_best_passage() {
+        let r = Retriever::build(
+            [
+                vec!["cooking".to_string(), "face face recognition".to_string()],
+                vec!["face".to_string()],
+            ],
+            &[],
+        );
+        let (_, ranked) = r.search("face recognition", 5, 0.0);
+        assert_eq!(ranked.len(), 2);
+        assert_eq!((ranked[0].doc, ranked[0].passage), (0, 1));
+        assert_eq!(ranked[1].doc, 1);
+        assert_eq!(r.passages(), 3);
+        assert_eq!(r.documents(), 2);
+    }
+}
