@@ -154,22 +154,28 @@ pub fn content_version(bytes: &[u8]) -> String {
     format!("{h:016x}")
 }
 
-/// The first ~240 characters of a passage, cut at a word boundary where there is one.
+/// The first ~240 characters of a passage with runs of whitespace folded to one space,
+/// cut at a word boundary where there is one.
 fn snippet(text: &str) -> String {
-    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if text.chars().count() <= SNIPPET_CHARS {
-        return text;
+    // This runs for every hit of every search: look only at the head, and copy it as it is
+    // unless it has whitespace to fold (summaries usually do not).
+    let text = text.trim();
+    let cut = text.char_indices().nth(SNIPPET_CHARS).map(|(i, _)| i);
+    let head = &text[..cut.unwrap_or(text.len())];
+    let messy = head.bytes().any(|b| matches!(b, b'\n' | b'\r' | b'\t')) || head.contains("  ");
+    let mut out = if messy {
+        head.split_whitespace().collect::<Vec<_>>().join(" ")
+    } else {
+        head.to_owned()
+    };
+    if cut.is_some() {
+        // Cut at the last space if that keeps at least half the snippet.
+        if let Some(at) = out.rfind(' ').filter(|&at| at > out.len() / 2) {
+            out.truncate(at);
+        }
+        out.push('…');
     }
-    let cut = text
-        .char_indices()
-        .nth(SNIPPET_CHARS)
-        .map_or(text.len(), |(i, _)| i);
-    let head = &text[..cut];
-    let head = head
-        .rfind(' ')
-        .filter(|&i| i > SNIPPET_CHARS / 2)
-        .map_or(head, |i| &head[..i]);
-    format!("{head}…")
+    out
 }
 
 /// The body of a search response (DESIGN §3).
@@ -367,6 +373,23 @@ mod tests {
                 String::from_utf8_lossy(bad)
             );
         }
+    }
+
+    #[test]
+    fn snippets_fold_whitespace_and_keep_short_text_whole() {
+        assert_eq!(
+            snippet("  Face\n\n recognition\ttraining "),
+            "Face recognition training"
+        );
+        assert_eq!(snippet(""), "");
+        let exact = "x".repeat(SNIPPET_CHARS);
+        assert_eq!(snippet(&exact), exact);
+        let long = "字".repeat(SNIPPET_CHARS + 10);
+        assert_eq!(
+            snippet(&long).chars().count(),
+            SNIPPET_CHARS + 1,
+            "hard cut plus ellipsis"
+        );
     }
 
     #[test]

@@ -163,7 +163,8 @@ async fn rejected_writes_change_nothing_and_are_not_audited() {
     let Error::InvalidKb(problems) = &invalid else {
         panic!("{invalid}")
     };
-    assert_eq!(problems.0.len(), 2, "{problems}");
+    // Missing title, missing type, and the duplicate id.
+    assert_eq!(problems.0.len(), 3, "{problems}");
     assert!(matches!(
         f.service
             .put(&f.caller, "r2", b"{not json", &if_match(&before))

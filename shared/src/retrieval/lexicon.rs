@@ -6,13 +6,14 @@
 //! `key\tt1|t2|...` line per key) searched in place, so start-up parses nothing.
 //! A matched word's translations share weight 1 between them.
 
+use super::table::{sorted_table, SortedTable};
 use rustc_hash::FxHashMap;
 use std::sync::LazyLock;
 
 /// The curated research-domain lexicon (written by the team).
-const RESEARCH: &str = include_str!("../../data/lexicon_research.tsv");
+const RESEARCH: SortedTable = sorted_table!("lexicon_research");
 /// The general dictionary derived from CC-CEDICT (CC BY-SA 4.0, see `data/CEDICT-NOTICE.md`).
-const CEDICT: &str = include_str!("../../data/cedict.tsv");
+const CEDICT: SortedTable = sorted_table!("cedict");
 
 /// The longest key, in characters, that segmentation tries.
 const MAX_WORD_CHARS: usize = 8;
@@ -172,82 +173,17 @@ pub struct Expansion {
     pub source: Option<Source>,
 }
 
-/// A sorted `key\tvalue` table searched in place by bisection over line starts.
-#[derive(Debug, Clone, Copy)]
-struct SortedTable(&'static str);
-
-impl SortedTable {
-    /// Byte offset of the first line whose key is ≥ `target` (bytewise), or the text's
-    /// length. O(log n) line comparisons, no allocation, nothing precomputed.
-    fn lower_bound(&self, target: &str) -> usize {
-        let bytes = self.0.as_bytes();
-        // Invariant: `lo` is a line start; every line starting before `lo` has a key
-        // < target, and every line starting at or after `hi` has a key ≥ target.
-        let (mut lo, mut hi) = (0usize, bytes.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let start = bytes[lo..mid]
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(lo, |p| lo + p + 1);
-            let end = line_end(bytes, mid);
-            if line_key(&self.0[start..end]).as_bytes() < target.as_bytes() {
-                lo = end + 1;
-            } else {
-                hi = start;
-            }
-        }
-        lo
-    }
-
-    /// The `(key, value)` of the line starting at `offset`, and the next line's offset.
-    fn line_at(&self, offset: usize) -> Option<(&'static str, &'static str, usize)> {
-        let text: &'static str = self.0;
-        if offset >= text.len() {
-            return None;
-        }
-        let end = line_end(text.as_bytes(), offset);
-        let line = &text[offset..end];
-        let (k, v) = line.split_once('\t').unwrap_or((line, ""));
-        Some((k, v, end + 1))
-    }
-
-    /// The value of exactly `key`, if present.
-    #[cfg(test)]
-    fn get(&self, key: &str) -> Option<&'static str> {
-        self.line_at(self.lower_bound(key))
-            .filter(|(k, _, _)| *k == key)
-            .map(|(_, v, _)| v)
-    }
-
-    /// Iterates every `(key, value)` line (for tests and checks).
-    #[cfg(test)]
-    fn entries(&self) -> impl Iterator<Item = (&'static str, &'static str)> {
-        self.0.lines().filter_map(|l| l.split_once('\t'))
-    }
-}
-
-fn line_end(bytes: &[u8], from: usize) -> usize {
-    bytes[from..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(bytes.len(), |p| from + p)
-}
-
-fn line_key(line: &str) -> &str {
-    line.split_once('\t').map_or(line, |(k, _)| k)
-}
-
 /// What a prefix looks like in one source.
 struct Probe {
-    /// The prefix itself is a word there, with these translations.
-    exact: Option<Vec<String>>,
+    /// The prefix itself is a word there, with this raw `t1|t2` value.
+    exact: Option<&'static str>,
     /// Some longer word there starts with the prefix.
     longer: bool,
 }
 
 fn probe_table(table: SortedTable, prefix: &str) -> Probe {
-    let Some((key, value, next)) = table.line_at(table.lower_bound(prefix)) else {
+    let i = table.lower_bound(prefix);
+    let Some((key, value)) = table.line(i) else {
         return Probe {
             exact: None,
             longer: false,
@@ -261,17 +197,27 @@ fn probe_table(table: SortedTable, prefix: &str) -> Probe {
     }
     // Keys extending `prefix` sort right after it, so the next line tells.
     let longer = table
-        .line_at(next)
-        .is_some_and(|(k, _, _)| k.starts_with(prefix));
-    let exact = value
+        .line(i + 1)
+        .is_some_and(|(k, _)| k.starts_with(prefix));
+    Probe {
+        exact: Some(value),
+        longer,
+    }
+}
+
+/// A match's translations before the winner is known: a glossary entry, or a table's raw
+/// `t1|t2` value (split only if it wins).
+enum Translations<'a> {
+    Owned(&'a Vec<String>),
+    Raw(&'static str),
+}
+
+fn split_translations(value: &str) -> Vec<String> {
+    value
         .split('|')
         .filter(|t| !t.is_empty())
         .map(str::to_owned)
-        .collect();
-    Probe {
-        exact: Some(exact),
-        longer,
-    }
+        .collect()
 }
 
 /// The Chinese→English lexicon: compiled-in tables plus a knowledge base's glossary.
@@ -308,11 +254,7 @@ impl Lexicon {
 
     /// Number of entries in each source: (glossary, research, cedict).
     pub fn sizes(&self) -> (usize, usize, usize) {
-        (
-            self.glossary.len(),
-            RESEARCH.lines().count(),
-            CEDICT.lines().count(),
-        )
+        (self.glossary.len(), RESEARCH.len(), CEDICT.len())
     }
 
     /// Segments a folded Han run by longest match and returns each segment's expansion.
@@ -330,26 +272,23 @@ impl Lexicon {
         while i < n {
             // Grow the candidate one character at a time while some source still has a
             // longer word with this prefix; remember the longest exact match.
-            let mut best: (usize, Option<(Source, Vec<String>)>) = (1, None);
+            let mut best: (usize, Option<(Source, Translations)>) = (1, None);
             for len in 1..=MAX_WORD_CHARS.min(n - i) {
                 let prefix = &run[starts[i]..starts[i + len]];
                 let mut more = len < self.glossary_max_chars;
                 // Outer Option: the prefix is a word somewhere; inner: its translations
                 // (none for a stopword, which is matched only to keep it whole).
-                let mut matched: Option<Option<(Source, Vec<String>)>> = None;
+                let mut matched: Option<Option<(Source, Translations)>> = None;
                 if is_zh_stopword(prefix) {
                     matched = Some(None);
                 } else if let Some(t) = self.glossary.get(prefix) {
-                    matched = Some(Some((Source::Glossary, t.clone())));
+                    matched = Some(Some((Source::Glossary, Translations::Owned(t))));
                 }
-                for (source, table) in [
-                    (Source::Research, SortedTable(RESEARCH)),
-                    (Source::Cedict, SortedTable(CEDICT)),
-                ] {
+                for (source, table) in [(Source::Research, RESEARCH), (Source::Cedict, CEDICT)] {
                     let probe = probe_table(table, prefix);
                     more |= probe.longer;
                     if matched.is_none() {
-                        matched = probe.exact.map(|t| Some((source, t)));
+                        matched = probe.exact.map(|t| Some((source, Translations::Raw(t))));
                     }
                 }
                 if let Some(m) = matched {
@@ -361,8 +300,10 @@ impl Lexicon {
             }
             let (len, found) = best;
             let word = run[starts[i]..starts[i + len]].to_owned();
+            // Translations are split into strings only for the match that won.
             let (source, translations) = match found {
-                Some((s, t)) => (Some(s), t),
+                Some((s, Translations::Owned(t))) => (Some(s), t.clone()),
+                Some((s, Translations::Raw(t))) => (Some(s), split_translations(t)),
                 None => (None, Vec::new()),
             };
             out.push(Expansion {
@@ -392,12 +333,11 @@ pub fn is_zh_stopword(word: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn check_sorted_unique(name: &str, text: &'static str) {
-        let keys: Vec<&str> = SortedTable(text).entries().map(|(k, _)| k).collect();
-        assert_eq!(
-            keys.len(),
-            text.lines().count(),
-            "{name}: every line has a tab"
+    fn check_sorted_unique(name: &str, table: SortedTable) {
+        let keys: Vec<&str> = table.entries().map(|(k, _)| k).collect();
+        assert!(
+            keys.iter().all(|k| !k.is_empty() && !k.contains('\n')),
+            "{name}"
         );
         for w in keys.windows(2) {
             assert!(
@@ -417,32 +357,15 @@ mod tests {
 
     #[test]
     fn research_lexicon_has_at_least_300_entries() {
-        assert!(RESEARCH.lines().count() >= 300);
-    }
-
-    #[test]
-    fn sorted_table_finds_every_key_and_rejects_absent_ones() {
-        const T: &str = "a\t1\nbb\t2\nc\t3\nd\t4\n多模态\t5";
-        let t = SortedTable(T);
-        for (k, v) in [
-            ("a", "1"),
-            ("bb", "2"),
-            ("c", "3"),
-            ("d", "4"),
-            ("多模态", "5"),
-        ] {
-            assert_eq!(t.get(k), Some(v), "{k}");
-        }
-        for k in ["", "b", "bbb", "e", "0", "多"] {
-            assert_eq!(t.get(k), None, "{k}");
-        }
+        assert!(RESEARCH.len() >= 300);
     }
 
     #[test]
     fn every_research_entry_is_found_by_lookup() {
-        for (k, v) in SortedTable(RESEARCH).entries() {
-            assert_eq!(SortedTable(RESEARCH).get(k), Some(v));
+        for (k, v) in RESEARCH.entries() {
+            assert_eq!(RESEARCH.get(k), Some(v));
         }
+        assert_eq!(CEDICT.get("超级碗"), Some("super bowl"));
     }
 
     #[test]

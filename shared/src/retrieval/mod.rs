@@ -5,6 +5,7 @@
 
 pub mod bm25;
 pub mod lexicon;
+mod table;
 pub mod tokenize;
 pub mod translit;
 

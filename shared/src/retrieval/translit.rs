@@ -8,11 +8,12 @@
 //! capitalised (proper nouns) are candidates, which keeps the coarse key from matching
 //! ordinary words.
 
+use super::table::{sorted_table, SortedTable};
 use rustc_hash::FxHashMap;
 
 /// One reading per character, and a `1` column on characters Chinese mostly uses to
 /// spell foreign names (derived from CC-CEDICT, see `data/CEDICT-NOTICE.md`).
-const PINYIN: &str = include_str!("../../data/pinyin.tsv");
+const PINYIN: SortedTable = sorted_table!("pinyin");
 
 /// Consonant classes. Voiced and voiceless pairs share a class because Chinese
 /// transliteration does not keep them apart.
@@ -130,31 +131,9 @@ pub fn is_translit_char(c: char) -> bool {
 /// A character's `(syllable, transliteration flag)`.
 fn reading(c: char) -> Option<(&'static str, bool)> {
     let mut buf = [0u8; 4];
-    let key: &str = c.encode_utf8(&mut buf);
-    // Bisection over the sorted `char\tsyllable` lines, as in the lexicon tables.
-    let bytes = PINYIN.as_bytes();
-    let (mut lo, mut hi) = (0usize, bytes.len());
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        let start = bytes[lo..mid]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(lo, |p| lo + p + 1);
-        let end = bytes[mid..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(bytes.len(), |p| mid + p);
-        let (k, v) = PINYIN[start..end].split_once('\t')?;
-        match k.as_bytes().cmp(key.as_bytes()) {
-            std::cmp::Ordering::Equal => {
-                let (syllable, flag) = v.split_once('\t').unwrap_or((v, ""));
-                return Some((syllable, flag == "1"));
-            }
-            std::cmp::Ordering::Less => lo = end + 1,
-            std::cmp::Ordering::Greater => hi = start,
-        }
-    }
-    None
+    let v = PINYIN.get(c.encode_utf8(&mut buf))?;
+    let (syllable, flag) = v.split_once('\t').unwrap_or((v, ""));
+    Some((syllable, flag == "1"))
 }
 
 /// The skeleton of a run of Han characters, or `None` if a character has no reading.
@@ -365,10 +344,9 @@ mod tests {
 
     #[test]
     fn every_pinyin_line_is_found() {
-        for line in PINYIN.lines().step_by(97) {
-            let mut cols = line.split('\t');
-            let (k, v) = (cols.next().unwrap(), cols.next().unwrap());
-            assert_eq!(pinyin_of(k.chars().next().unwrap()), Some(v));
+        for (k, v) in PINYIN.entries().step_by(97) {
+            let syllable = v.split('\t').next().unwrap();
+            assert_eq!(pinyin_of(k.chars().next().unwrap()), Some(syllable));
         }
         assert_eq!(pinyin_of('a'), None);
     }
