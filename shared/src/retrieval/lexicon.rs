@@ -272,13 +272,13 @@ impl Lexicon {
         while i < n {
             // Grow the candidate one character at a time while some source still has a
             // longer word with this prefix; remember the longest exact match.
-            let mut best: (usize, Option<(Source, Translations)>) = (1, None);
+            let mut best: (usize, Option<(Source, Translations<'_>)>) = (1, None);
             for len in 1..=MAX_WORD_CHARS.min(n - i) {
                 let prefix = &run[starts[i]..starts[i + len]];
                 let mut more = len < self.glossary_max_chars;
                 // Outer Option: the prefix is a word somewhere; inner: its translations
                 // (none for a stopword, which is matched only to keep it whole).
-                let mut matched: Option<Option<(Source, Translations)>> = None;
+                let mut matched: Option<Option<(Source, Translations<'_>)>> = None;
                 if is_zh_stopword(prefix) {
                     matched = Some(None);
                 } else if let Some(t) = self.glossary.get(prefix) {
