@@ -19,7 +19,6 @@ export KB_SOURCE="${KB_SOURCE:-$repo/knowledge_base.json}"
 export ALLOWED_ORIGINS="${ALLOWED_ORIGINS:-*}"
 port="${PORT:-9000}"
 base="http://127.0.0.1:$port/lambda-url"
-watch_env=()
 
 if [[ "${1:-}" == "--aws" ]]; then
     # A port the OS just handed out and released: free unless something races us for it.
@@ -43,8 +42,6 @@ if [[ "${1:-}" == "--aws" ]]; then
     # The tables come from the store's own create_tables, the bucket and upload from the
     # S3 source: the same code paths the functions use.
     cargo run --quiet -p shared --example local_aws -- "$repo/knowledge_base.json"
-    # Overrides the workspace's [workspace.metadata.lambda.env] KB_SOURCE (a local file).
-    watch_env=(--env-var "KB_SOURCE=$KB_SOURCE")
     echo "moto server on $AWS_ENDPOINT_URL (state is lost when this stops)"
 fi
 
@@ -56,4 +53,4 @@ Serving on $base/{chat,search,ingest}/ once the first build finishes:
 Stop with Ctrl-C.
 MSG
 # Not exec: with --aws, the EXIT trap must outlive the watcher to stop moto.
-cargo lambda watch --invoke-address 127.0.0.1 --invoke-port "$port" "${watch_env[@]}"
+cargo lambda watch --invoke-address 127.0.0.1 --invoke-port "$port"
