@@ -2,7 +2,12 @@
 # Runs the product locally with no AWS account: the three functions under `cargo lambda
 # watch` (hot reload) on the sample knowledge base, the in-memory store, and offline answers
 # unless a model key (DASHSCOPE_API_KEY / OPENAI_API_KEY / LLM_API_KEY) is in the environment.
-# Usage: infra/run.sh
+#
+# --aws: the same functions against the AWS APIs they use when deployed, emulated by a moto
+# server started here on a free port (stopped on exit): DynamoDB tables and an S3 bucket
+# holding knowledge_base.json, created as the SAM template would. Still no AWS account.
+#
+# Usage: infra/run.sh [--aws]
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,6 +20,31 @@ export ALLOWED_ORIGINS="${ALLOWED_ORIGINS:-*}"
 port="${PORT:-9000}"
 base="http://127.0.0.1:$port/lambda-url"
 
+if [[ "${1:-}" == "--aws" ]]; then
+    # A port the OS just handed out and released: free unless something races us for it.
+    moto_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    .venv/bin/moto_server -H 127.0.0.1 -p "$moto_port" >"${TMPDIR:-/tmp}/rag-moto-$moto_port.log" 2>&1 &
+    moto_pid=$!
+    trap 'kill "$moto_pid" 2>/dev/null || true' EXIT
+    for _ in $(seq 50); do
+        curl -fs "http://127.0.0.1:$moto_port/moto-api/" >/dev/null && break
+        sleep 0.1
+    done
+
+    # Dummy credentials and an explicit endpoint: nothing here can reach a real account.
+    export AWS_ENDPOINT_URL="http://127.0.0.1:$moto_port"
+    export AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_SESSION_TOKEN=local
+    export AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1
+    export AWS_EC2_METADATA_DISABLED=true
+    unset AWS_PROFILE
+    export CONVERSATIONS_TABLE=rag-conversations AUDIT_TABLE=rag-audit
+    export KB_SOURCE=s3://rag-kb-local/knowledge_base.json
+    # The tables come from the store's own create_tables, the bucket and upload from the
+    # S3 source: the same code paths the functions use.
+    cargo run --quiet -p shared --example local_aws -- "$repo/knowledge_base.json"
+    echo "moto server on $AWS_ENDPOINT_URL (state is lost when this stops)"
+fi
+
 cat <<MSG
 Serving on $base/{chat,search,ingest}/ once the first build finishes:
   curl '$base/search/?q=Partial%20FC'
@@ -22,4 +52,5 @@ Serving on $base/{chat,search,ingest}/ once the first build finishes:
        -d '{"message": "请介绍一下 Partial FC", "stream": true}'
 Stop with Ctrl-C.
 MSG
-exec cargo lambda watch --invoke-address 127.0.0.1 --invoke-port "$port"
+# Not exec: with --aws, the EXIT trap must outlive the watcher to stop moto.
+cargo lambda watch --invoke-address 127.0.0.1 --invoke-port "$port"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every test: installs what the tests need (pinned tools in .venv), then the format and
-# lint gates and the whole workspace's tests, including those against a moto server that
-# each test starts on a free port. Usage: infra/test.sh   (CI: CI=true infra/test.sh)
+# Runs every test: installs what the tests need (pinned tools in .venv), then the SAM template
+# checks, the format and lint gates and the whole workspace's tests, including those against
+# a moto server that each test starts on a free port.
+# Usage: infra/test.sh   (CI: CI=true infra/test.sh)
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,6 +13,14 @@ infra/venv.sh
 export MOTO_SERVER="$repo/.venv/bin/moto_server"
 # The tests must never reach real AWS or wait on instance metadata.
 export AWS_EC2_METADATA_DISABLED=true
+
+# Offline template checks (no credentials): cfn-lint applies the SAM transform itself;
+# `sam validate` needs a region, and telemetry off keeps it from calling home.
+echo "==> cfn-lint template.yaml"
+.venv/bin/cfn-lint template.yaml
+echo "==> sam validate --lint"
+AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 \
+    .venv/bin/sam validate --lint --region us-east-1 --template-file template.yaml
 
 echo "==> cargo fmt --check"
 cargo fmt --all --check

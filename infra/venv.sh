@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Creates <repo>/.venv with the pinned Python-packaged tools the project runs: moto's server
 # (the local DynamoDB/S3 API the tests talk to), cargo-lambda and zig (`cargo lambda watch`
-# for the local run). Idempotent and quiet: a venv whose requirements hash matches the marker
+# for the local run), cfn-lint and the SAM CLI (offline checks of template.yaml). Idempotent and quiet: a venv whose requirements hash matches the marker
 # file is left alone, so CI, `infra/test.sh` and `infra/run.sh` call this on every run for free.
 # Needs python3 (with venv) and access to PyPI; nothing else is downloaded.
 set -euo pipefail
@@ -17,6 +17,8 @@ requirements=(
     "moto[server]==5.2.5"
     "cargo-lambda==1.9.2"
     "ziglang==0.17.1"
+    "cfn-lint==1.58.0"
+    "aws-sam-cli==1.170.0"
 )
 
 want="$(printf '%s\n' "${requirements[@]}" | sha256sum | cut -d' ' -f1)"

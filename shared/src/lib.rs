@@ -21,7 +21,7 @@
 //! - [`http`]: error responses, JSON responses, body limits and CORS for the functions.
 //! - [`llm`]: the chat model client: [`LlmClient`] trait, OpenAI-compatible adapter
 //!   (DashScope, OpenAI, any compatible server), its configuration and SSE decoding.
-//! - [`telemetry`]: logging set-up for the functions.
+//! - [`telemetry`]: logging set-up, the per-request summary line and EMF metrics.
 //! - [`secret`]: [`Secret`], a string that prints as `[redacted]`.
 //! - [`store`]: the conversation store (turns by session + audit records): trait, DynamoDB
 //!   adapter, in-memory stand-in.

@@ -8,6 +8,7 @@ use lambda_http::lambda_runtime::streaming::Body;
 use lambda_http::{Error, Request, Response};
 use shared::chat::{ChatConfig, ChatRequest, ChatService, RequestContext};
 use shared::http::{self, ApiError, Cors};
+use shared::telemetry::RequestLog;
 use shared::{
     Config, ConversationStore, DynamoConversationStore, KbHandle, LlmClient, LlmConfig,
     MemoryConversationStore, OpenAiCompatClient,
@@ -79,6 +80,7 @@ impl AppState {
 pub async fn function_handler(state: &AppState, event: Request) -> Result<Response<Body>, Error> {
     let origin = http::origin(&event);
     let request_id = http::request_id(&event);
+    let log = RequestLog::start("chat", &request_id);
     let mut res = match *event.method() {
         Method::OPTIONS => sse::whole(state.cors.preflight(origin, "GET, POST, OPTIONS")),
         Method::GET => {
@@ -88,16 +90,10 @@ pub async fn function_handler(state: &AppState, event: Request) -> Result<Respon
         Method::POST => match parse(state, &event) {
             Err(err) => sse::whole(http::error_response(&err, &request_id, None)),
             Ok(req) => {
-                let ctx = RequestContext::new(request_id.clone());
-                let index = state.kb.current().await;
-                if req.stream {
-                    sse::stream(&state.chat, index, req, ctx)
-                } else {
-                    sse::whole(match state.chat.chat(&index, req, ctx).await {
-                        Ok(answer) => http::json_response(200, &answer),
-                        Err(e) => http::error_response(&ApiError::from(&e), &request_id, Some(&e)),
-                    })
-                }
+                // The answer reports the request itself (a stream only once it is complete).
+                let mut res = answer(state, req, request_id, log).await;
+                state.cors.apply(origin, res.headers_mut());
+                return Ok(res);
             }
         },
         _ => sse::whole(http::error_response(
@@ -106,8 +102,33 @@ pub async fn function_handler(state: &AppState, event: Request) -> Result<Respon
             None,
         )),
     };
+    log.finish_status(res.status().as_u16());
     state.cors.apply(origin, res.headers_mut());
     Ok(res)
+}
+
+/// Answers a valid request, as a stream or as one JSON body, and reports it to `log`.
+async fn answer(
+    state: &AppState,
+    req: ChatRequest,
+    request_id: String,
+    mut log: RequestLog,
+) -> Response<Body> {
+    let ctx = RequestContext::new(request_id.clone());
+    let index = state.kb.current().await;
+    if req.stream {
+        return sse::stream(&state.chat, index, req, ctx, log);
+    }
+    let res = match state.chat.chat(&index, req, ctx).await {
+        Ok(answer) => {
+            log.observe_response(&answer);
+            http::json_response(200, &answer)
+        }
+        Err(e) => http::error_response(&ApiError::from(&e), &request_id, Some(&e)),
+    };
+    log.status = res.status().as_u16();
+    log.finish_with_metrics();
+    sse::whole(res)
 }
 
 /// The validated request; `Accept: text/event-stream` asks for a stream too.

@@ -5,32 +5,37 @@ use lambda_http::http::{header, HeaderValue, StatusCode};
 use lambda_http::lambda_runtime::streaming::{channel, Body, Sender};
 use lambda_http::Response;
 use shared::chat::{ChatEvent, ChatRequest, ChatService, EventSink, RequestContext};
+use shared::telemetry::RequestLog;
 use shared::SearchIndex;
 use std::sync::Arc;
 
-/// Writes events into the response body as they come.
-struct SseSink(Sender);
+/// Writes events into the response body as they come, noting what the request log reports.
+struct SseSink(Sender, RequestLog);
 
 #[async_trait::async_trait]
 impl EventSink for SseSink {
     async fn send(&mut self, event: ChatEvent) -> bool {
+        self.1.observe(&event);
         // Fails only when the body was dropped: the client went away.
         self.0.send_data(event.to_sse().into()).await.is_ok()
     }
 }
 
 /// A 200 `text/event-stream` response whose body the chat fills from a spawned task; the
-/// body ends when the chat (and its recording) is finished.
+/// body ends when the chat (and its recording) is finished, and then `log` is reported.
 pub(crate) fn stream(
     chat: &ChatService,
     index: Arc<SearchIndex>,
     req: ChatRequest,
     ctx: RequestContext,
+    log: RequestLog,
 ) -> Response<Body> {
     let (tx, body) = channel();
     let chat = chat.clone();
     tokio::spawn(async move {
-        chat.chat_stream(index, req, ctx, &mut SseSink(tx)).await;
+        let mut sink = SseSink(tx, log);
+        chat.chat_stream(index, req, ctx, &mut sink).await;
+        sink.1.finish_with_metrics();
     });
     let mut res = Response::new(body);
     *res.status_mut() = StatusCode::OK;

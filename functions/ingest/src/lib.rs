@@ -13,6 +13,7 @@ use lambda_http::http::Method;
 use lambda_http::{Body, Error, Request, RequestExt, Response};
 use shared::http::{self, ApiError, Cors};
 use shared::ingest::{IngestConfig, IngestService, Precondition};
+use shared::telemetry::RequestLog;
 use shared::{
     Config, ConversationStore, DynamoConversationStore, KbLocation, KbSource,
     MemoryConversationStore, S3KbSource,
@@ -97,6 +98,7 @@ pub async fn function_handler(state: &AppState, event: Request) -> Result<Respon
         return Ok(state.cors.preflight(origin, "GET, PUT, PATCH, OPTIONS"));
     }
     let request_id = http::request_id(&event);
+    let log = RequestLog::start("ingest", &request_id);
     let mut res = match handle(state, &event, &request_id).await {
         Ok(res) => res,
         Err(Failure::Api(api)) => http::error_response(&api, &request_id, None),
@@ -110,6 +112,7 @@ pub async fn function_handler(state: &AppState, event: Request) -> Result<Respon
             res
         }
     };
+    log.finish_status(res.status().as_u16());
     state.cors.apply(origin, res.headers_mut());
     Ok(res)
 }

@@ -3,6 +3,7 @@
 use lambda_http::http::Method;
 use lambda_http::{Body, Error, Request, RequestExt, Response};
 use shared::http::{self, ApiError, Cors};
+use shared::telemetry::RequestLog;
 use shared::{Config, KbHandle, SearchRequest};
 
 /// Everything a request needs, built once per cold start.
@@ -43,13 +44,18 @@ pub async fn function_handler(state: &AppState, event: Request) -> Result<Respon
     if event.method() == Method::OPTIONS {
         return Ok(state.cors.preflight(origin, "GET, POST, OPTIONS"));
     }
+    let request_id = http::request_id(&event);
+    let mut log = RequestLog::start("search", &request_id);
     let mut res = match parse(state, &event) {
         Ok(req) => {
             let index = state.kb.current().await;
-            http::json_response(200, &index.search(&req.query, req.top_k, state.min_score))
+            let found = index.search(&req.query, req.top_k, state.min_score);
+            log.hit_ids = found.hits.iter().map(|h| h.id.clone()).collect();
+            http::json_response(200, &found)
         }
-        Err(err) => http::error_response(&err, &http::request_id(&event), None),
+        Err(err) => http::error_response(&err, &request_id, None),
     };
+    log.finish_status(res.status().as_u16());
     state.cors.apply(origin, res.headers_mut());
     Ok(res)
 }
