@@ -69,6 +69,11 @@
   var state = load();
   var controller = null;    // AbortController of the request in flight
   var retryTimer = null;
+  // Leaving the page aborts the fetch; that is not a failure to report but an interruption,
+  // which load() shows on the next visit, so the reply stays "pending" in storage.
+  var leaving = false;
+  addEventListener('pagehide', function () { leaving = true; });
+  addEventListener('pageshow', function () { leaving = false; });
 
   function load() {
     try {
@@ -102,8 +107,11 @@
 
   // Colours default to pairs with at least 4.5:1 contrast (WCAG AA for normal text).
   var CSS = [
-    ':host{all:initial;position:fixed;z-index:2147483000;bottom:0;' + side + ':0;',
-    'font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"PingFang SC","Microsoft YaHei",sans-serif;',
+    ':host{all:initial;position:fixed;z-index:2147483000;bottom:0;' + side + ':0}',
+    // Inherited properties (font, colour, spacing) set by the host page on the host element
+    // would flow into the shadow tree; .wrap resets them all, then sets its own.
+    '.wrap{all:initial;display:block;',
+    'font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"PingFang SC","Microsoft YaHei","Noto Sans CJK SC","WenQuanYi Micro Hei",sans-serif;',
     '--p:var(--cw-primary,#1d4ed8);--pt:var(--cw-primary-text,#fff);--bg:var(--cw-bg,#fff);',
     '--tx:var(--cw-text,#1f2937);--mu:#4b5563;--bd:#d1d5db;--ab:#f3f4f6}',
     '*{box-sizing:border-box}',
@@ -209,7 +217,7 @@
 
   // Inline syntax, earliest match first: `code`, [text](url), **bold**, __bold__, *italic*,
   // _italic_, [n] citations, bare http(s) URLs.
-  var INLINE = /(`+)([\s\S]+?)\1|\[([^\]\n]+)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)|\*\*(?=\S)([\s\S]+?)\*\*|__(?=\S)([\s\S]+?)__|\*(?=[^\s*])([^*\n]+?)\*|(?<![\w])_(?=[^\s_])([^_\n]+?)_(?![\w])|\[(\d{1,3})\]|(https?:\/\/[^\s<>"'`\]\[()（）]*[^\s<>"'`\]\[()（）.,;:!?。，；：！？、])/g;
+  var INLINE = /(`+)([\s\S]+?)\1|\[([^\]\n]+)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)|\*\*(?=\S)([\s\S]+?)\*\*|(?<![\w])__(?=\S)([\s\S]+?)__(?![\w])|\*(?=[^\s*])([^*\n]+?)\*|(?<![\w])_(?=[^\s_])([^_\n]+?)_(?![\w])|\[(\d{1,3})\]|(https?:\/\/[^\s<>"'`\]\[()（）]*[^\s<>"'`\]\[()（）.,;:!?。，；：！？、])/g;
 
   function inline(text, parent, sources) {
     var last = 0, m;
@@ -335,6 +343,7 @@
   // (Re)builds a message's content; called on every streamed piece (batched per frame).
   function fill(div, m) {
     div.textContent = '';
+    if (m.status) div.dataset.status = m.status;   // styling hook; tests wait on it too
     var who = el('span', 'sr', (m.role === 'user' ? T.you : T.bot) + ': ');
     div.appendChild(who);
     if (m.role === 'user') { div.appendChild(document.createTextNode(m.text)); return; }
@@ -516,10 +525,12 @@
         a.status = 'done';
       });
     }).catch(function (err) {
+      if (leaving) return;
       if (err && err.name === 'AbortError') { a.status = 'stopped'; return; }
       // fetch rejects with a TypeError when the network (or CORS) fails.
       fail(a, navigator.onLine === false ? T.offline : err && err.widget ? err.message : T.network);
     }).then(function () {
+      if (leaving) return;
       if (a.status === 'pending') fail(a, T.cut);
       controller = null;
       busy(false);
