@@ -320,3 +320,20 @@ test('mobile viewport: full-screen panel, screenshot written', async () => {
   await page.screenshot({ path: path.join(artifacts, 'widget-mobile.png') });
   await context.close();
 });
+
+test('demo.html options: position=left, theme colour, reduced motion', async () => {
+  const context = await browser.newContext({ reducedMotion: 'reduce' });
+  const page = await context.newPage();
+  await page.goto(`${server.base}/widget/demo.html?endpoint=/chat/&position=left&primary=%23065f46`);
+  const launcher = page.locator(`${W} .launch`);
+  await launcher.waitFor();
+  const box = await launcher.boundingBox();
+  assert.ok(box.x < 100, `launcher on the left, x=${box.x}`);
+  const css = await launcher.evaluate((b) => [getComputedStyle(b).backgroundColor, getComputedStyle(b).transitionDuration]);
+  assert.deepEqual(css, ['rgb(6, 95, 70)', '0s']);
+  await launcher.click();
+  // The demo's starters; the endpoint came from ?endpoint=.
+  await page.locator(`${W} .starters button`).first().click();
+  assert.equal(await settled(page), 'done');
+  await context.close();
+});
