@@ -72,7 +72,7 @@
   // Leaving the page aborts the fetch; that is not a failure to report but an interruption,
   // which load() shows on the next visit, so the reply stays "pending" in storage.
   var leaving = false;
-  addEventListener('pagehide', function () { leaving = true; });
+  addEventListener('pagehide', function () { leaving = true; save(); });
   addEventListener('pageshow', function () { leaving = false; });
 
   function load() {
@@ -87,7 +87,14 @@
     } catch (e) { /* storage blocked or corrupt: start fresh */ }
     return { session_id: null, messages: [] };
   }
+  // Streaming saves at most twice a second: serialising the whole history on every piece
+  // would cost more than rendering it.
+  var saveTimer = 0;
+  function saveSoon() {
+    if (!saveTimer) saveTimer = setTimeout(function () { saveTimer = 0; save(); }, 500);
+  }
   function save() {
+    clearTimeout(saveTimer); saveTimer = 0;
     try {
       state.messages = state.messages.slice(-MAX_STORED);
       localStorage.setItem(STORE_KEY, JSON.stringify(state));
@@ -162,7 +169,9 @@
     '.go:disabled{opacity:.6;cursor:not-allowed}',
     // Narrow screens: the panel takes the whole viewport, the launcher hides behind it.
     '@media (max-width:520px){.panel{inset:0;width:100%;max-width:none;height:100%;border-radius:0}',
-    '.open .launch{display:none}.msg{max-width:94%}}',
+    '.open .launch{display:none}.msg{max-width:94%}',
+    // 16px inputs keep iOS Safari from zooming the page on focus.
+    'textarea{font-size:16px}}',
     '@media (prefers-reduced-motion:reduce){*{transition:none!important;animation:none!important}}'
   ].join('');
 
@@ -588,7 +597,7 @@
         if (d.session_id) { state.session_id = d.session_id; save(); }
       } else if (ev === 'delta') {
         a.text += d.text || '';
-        save();   // a reload mid-answer keeps what has arrived
+        saveSoon();   // a reload mid-answer keeps what has arrived (pagehide saves the rest)
         update(a);
       } else if (ev === 'done') {
         if (d.session_id) state.session_id = d.session_id;
