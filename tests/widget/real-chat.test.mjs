@@ -35,6 +35,10 @@ before(async () => {
   // Its own process group, so the whole tree (watcher + function) is stopped afterwards.
   watch = spawn(cargoLambda, ['lambda', 'watch', '--invoke-address', '127.0.0.1', '--invoke-port', String(port)],
     { cwd: repo, env, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+  // Stop it even if the run ends without after() (a failed hook, a signal to this process).
+  const stop = () => { try { process.kill(-watch.pid, 'SIGTERM'); } catch { /* gone */ } };
+  process.on('exit', stop);
+  for (const sig of ['SIGINT', 'SIGTERM']) process.once(sig, () => { stop(); process.exit(130); });
   let log = '';
   watch.stderr.on('data', (d) => { log = (log + d).slice(-4000); });
   chatUrl = `http://127.0.0.1:${port}/lambda-url/chat/`;
