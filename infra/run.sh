@@ -19,13 +19,21 @@ export KB_SOURCE="${KB_SOURCE:-$repo/knowledge_base.json}"
 export ALLOWED_ORIGINS="${ALLOWED_ORIGINS:-*}"
 port="${PORT:-9000}"
 base="http://127.0.0.1:$port/lambda-url"
+widget_port="${WIDGET_PORT:-8080}"
+
+# The chat widget's demo page, served as static files next to the functions; stopped with
+# them (cargo lambda runs in the foreground, not exec'd, so this trap still fires).
+python3 -m http.server "$widget_port" --bind 127.0.0.1 --directory "$repo/widget" >/dev/null 2>&1 &
+pids=("$!")
+# One cleanup for everything started here (a second `trap ... EXIT` would replace it).
+trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
+trap 'exit 130' INT TERM
 
 if [[ "${1:-}" == "--aws" ]]; then
     # A port the OS just handed out and released: free unless something races us for it.
     moto_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
     .venv/bin/moto_server -H 127.0.0.1 -p "$moto_port" >"${TMPDIR:-/tmp}/rag-moto-$moto_port.log" 2>&1 &
-    moto_pid=$!
-    trap 'kill "$moto_pid" 2>/dev/null || true' EXIT
+    pids+=("$!")
     for _ in $(seq 50); do
         curl -fs "http://127.0.0.1:$moto_port/moto-api/" >/dev/null && break
         sleep 0.1
@@ -50,7 +58,8 @@ Serving on $base/{chat,search,ingest}/ once the first build finishes:
   curl '$base/search/?q=Partial%20FC'
   curl -N -X POST $base/chat/ -H 'content-type: application/json' \\
        -d '{"message": "请介绍一下 Partial FC", "stream": true}'
+Chat widget demo: http://127.0.0.1:$widget_port/demo.html
 Stop with Ctrl-C.
 MSG
-# Not exec: with --aws, the EXIT trap must outlive the watcher to stop moto.
+# Not exec: the EXIT trap must outlive the watcher to stop the servers started here.
 cargo lambda watch --invoke-address 127.0.0.1 --invoke-port "$port"

@@ -30,3 +30,14 @@ cargo clippy --workspace --all-targets --all-features -- -D warnings
 
 echo "==> cargo test"
 cargo test --workspace --all-features
+
+echo "==> widget browser tests"
+# Headless Chromium from Debian (never a browser download); playwright-core drives it.
+if [ ! -x /usr/bin/chromium ]; then
+  sudo_cmd=""
+  if [ "$(id -u)" != 0 ]; then sudo_cmd="sudo"; fi
+  $sudo_cmd apt-get update
+  # A small CJK font, so Chinese answers in the mobile screenshot are legible.
+  $sudo_cmd apt-get install -y chromium fonts-wqy-microhei
+fi
+(cd tests/widget && npm ci --no-audit --no-fund && node --test)
