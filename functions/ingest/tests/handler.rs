@@ -240,7 +240,10 @@ async fn an_invalid_kb_is_400_with_every_problem_and_nothing_is_written() {
         .iter()
         .map(|p| p["path"].as_str().unwrap())
         .collect();
-    assert_eq!(paths, ["documents[0].title", "documents[1].url"]);
+    assert_eq!(
+        paths,
+        ["documents[0].title", "documents[1].url", "documents[1].id"]
+    );
     let (status, body, _) = call(
         &f.state,
         Event::new("PUT")
