@@ -70,11 +70,7 @@ impl Config {
 
     /// Reads variables through `get`; unset and empty are the same.
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self> {
-        let get = |k: &str| {
-            get(k)
-                .map(|v| v.trim().to_owned())
-                .filter(|v| !v.is_empty())
-        };
+        let get = trimmed(get);
         Ok(Self {
             kb_source: parse(&get, "KB_SOURCE")?
                 .unwrap_or_else(|| KbLocation::File(PathBuf::from("knowledge_base.json"))),
@@ -104,6 +100,16 @@ fn bad(var: &'static str, message: impl Into<String>) -> Error {
     Error::Config {
         var,
         message: message.into(),
+    }
+}
+
+/// Wraps a variable lookup so values come back trimmed and unset, empty and blank read
+/// the same (`None`).
+pub(crate) fn trimmed(get: impl Fn(&str) -> Option<String>) -> impl Fn(&str) -> Option<String> {
+    move |k| {
+        get(k)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
     }
 }
 

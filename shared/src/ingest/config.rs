@@ -27,11 +27,7 @@ impl IngestConfig {
 
     /// Reads variables through `get`; unset and empty are the same.
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self> {
-        let get = |k: &str| {
-            get(k)
-                .map(|v| v.trim().to_owned())
-                .filter(|v| !v.is_empty())
-        };
+        let get = crate::config::trimmed(get);
         let token_hash = get("INGEST_TOKEN_SHA256")
             .map(|v| TokenHash::from_hex(&v))
             .transpose()
