@@ -177,6 +177,17 @@ pub fn request_id(event: &Request) -> String {
     }
 }
 
+/// The caller's address as the function URL saw it (the TCP peer, not a header a client
+/// could forge), when the event carries one.
+pub fn source_ip(event: &Request) -> Option<String> {
+    match event.request_context_ref() {
+        Some(lambda_http::request::RequestContext::ApiGatewayV2(ctx)) => {
+            ctx.http.source_ip.clone().filter(|ip| !ip.is_empty())
+        }
+        _ => None,
+    }
+}
+
 /// The event's body, or 413 when it exceeds `limit` bytes.
 pub fn body_bytes(event: &Request, limit: usize) -> Result<&[u8], ApiError> {
     let body: &[u8] = event.body().as_ref();

@@ -91,7 +91,8 @@ pub async fn function_handler(state: &AppState, event: Request) -> Result<Respon
             Err(err) => sse::whole(http::error_response(&err, &request_id, None)),
             Ok(req) => {
                 // The answer reports the request itself (a stream only once it is complete).
-                let mut res = answer(state, req, request_id, log).await;
+                let client_ip = http::source_ip(&event);
+                let mut res = answer(state, req, request_id, client_ip, log).await;
                 state.cors.apply(origin, res.headers_mut());
                 return Ok(res);
             }
@@ -112,9 +113,10 @@ async fn answer(
     state: &AppState,
     req: ChatRequest,
     request_id: String,
+    client_ip: Option<String>,
     mut log: RequestLog,
 ) -> Response<Body> {
-    let ctx = RequestContext::new(request_id.clone());
+    let ctx = RequestContext::new(request_id.clone()).with_client_ip(client_ip);
     let index = state.kb.current().await;
     if req.stream {
         return sse::stream(&state.chat, index, req, ctx, log);

@@ -196,6 +196,10 @@ async fn json_answer_has_reply_sources_usage_timings_budget_and_is_recorded() {
     assert_eq!(audit.model.as_deref(), Some("fake-model"));
     assert_eq!(audit.doc_ids, got);
     assert!(audit.usage.is_some());
+    // The client is recorded as a salted hash of the function URL's source address only.
+    let client = audit.client_hash.as_deref().expect("client hash recorded");
+    assert_eq!(client.len(), 16);
+    assert!(!client.contains("203.0.113.9"));
     // The model got the system prompt, then the question.
     let sent = &fake.requests()[0].body;
     assert_eq!(sent["messages"][0]["role"], "system");

@@ -3,6 +3,7 @@
 use crate::config::{parse, ranged};
 use crate::error::{Error, Result};
 use crate::prompt::{ANSWER_RESERVE, DEFAULT_SYSTEM_PROMPT};
+use crate::secret::Secret;
 
 /// Chat settings: the owner's prompt, the context window and the request limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +25,26 @@ pub struct ChatConfig {
     pub ttl_days: u64,
     /// Largest `top_k` a request may ask for (not configurable: every hit costs prompt room).
     pub max_top_k: usize,
+    /// `CLIENT_HASH_SALT`: salt of the client-address hashes in audit records. Unset: a
+    /// random salt per cold start (hashes then link requests within one instance only).
+    pub client_salt: Secret,
+}
+
+/// A salt nobody outside this process knows, drawn once per process (cold start): the
+/// standard library's per-process random hasher keys, taken from the OS, stand in for a
+/// random-number crate.
+fn random_salt() -> Secret {
+    static SALT: std::sync::LazyLock<Secret> = std::sync::LazyLock::new(|| {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(0x5eed);
+        let a = h.finish();
+        let b = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
+        Secret::new(format!("{a:016x}{b:016x}"))
+    });
+    SALT.clone()
 }
 
 impl Default for ChatConfig {
@@ -36,6 +57,7 @@ impl Default for ChatConfig {
             history_messages: 20,
             ttl_days: 30,
             max_top_k: 10,
+            client_salt: random_salt(),
         }
     }
 }
@@ -93,6 +115,7 @@ impl ChatConfig {
             ttl_days: ranged(&trimmed, "CONVERSATION_TTL_DAYS", 1, 3650)?
                 .map_or(defaults.ttl_days, |d| d as u64),
             max_top_k: defaults.max_top_k,
+            client_salt: trimmed("CLIENT_HASH_SALT").map_or(defaults.client_salt, Secret::new),
         })
     }
 }
@@ -125,8 +148,10 @@ mod tests {
             ("MAX_MESSAGES", "10"),
             ("HISTORY_MESSAGES", "0"),
             ("CONVERSATION_TTL_DAYS", "7"),
+            ("CLIENT_HASH_SALT", " pepper "),
         ])
         .unwrap();
+        assert_eq!(c.client_salt.expose(), "pepper");
         assert_eq!(c.system_prompt, "You answer for Ada's site.");
         assert_eq!(
             (

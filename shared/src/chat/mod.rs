@@ -41,8 +41,10 @@ use crate::llm::{CompletionRequest, LlmClient, LlmError, StreamEvent};
 use crate::message::Usage;
 use crate::prompt::{build_prompt, Prompt, PromptInput, ANSWER_RESERVE};
 use crate::search::SearchIndex;
+use crate::secret::Secret;
 use crate::store::{AuditRecord, ConversationStore, Exchange};
 use crate::tokens::estimate_tokens;
+use sha2::{Digest, Sha256};
 
 /// The `model` reported when no model is configured.
 pub const OFFLINE_MODEL: &str = "offline";
@@ -71,6 +73,8 @@ pub struct RequestContext {
     pub received: Instant,
     /// The same moment on the wall clock (orders stored turns).
     pub at: SystemTime,
+    /// The caller's network address, if known; only its salted hash is ever stored.
+    pub client_ip: Option<String>,
 }
 
 impl RequestContext {
@@ -80,8 +84,30 @@ impl RequestContext {
             request_id: request_id.into(),
             received: Instant::now(),
             at: SystemTime::now(),
+            client_ip: None,
         }
     }
+
+    /// The same context with the caller's address.
+    pub fn with_client_ip(mut self, ip: Option<String>) -> Self {
+        self.client_ip = ip;
+        self
+    }
+}
+
+/// The audit form of a client address: the first 16 hex digits of SHA-256(salt, 0, ip).
+/// Enough to tell clients apart in an audit, useless for recovering the address without
+/// the salt.
+pub fn client_hash(salt: &Secret, ip: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(salt.expose().as_bytes());
+    h.update([0u8]);
+    h.update(ip.as_bytes());
+    h.finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The chat orchestration, shared by every request of a warm instance. Cheap to clone
@@ -119,6 +145,8 @@ struct Turn {
     received: Instant,
     at: SystemTime,
     retrieve: Duration,
+    /// The salted hash of the caller's address, for the audit record.
+    client_hash: Option<String>,
 }
 
 /// How the model part of a turn ended.
@@ -418,6 +446,10 @@ impl ChatService {
                 followup: found.followup,
             },
             offline,
+            client_hash: ctx
+                .client_ip
+                .as_deref()
+                .map(|ip| client_hash(&self.config.client_salt, ip)),
             received: ctx.received,
             at: ctx.at,
             retrieve: ctx.received.elapsed(),
@@ -440,7 +472,7 @@ impl ChatService {
                 usage: outcome.usage,
                 latency_ms: u64::try_from(turn.received.elapsed().as_millis()).unwrap_or(u64::MAX),
                 outcome: outcome.label.clone(),
-                client_hash: None,
+                client_hash: turn.client_hash.clone(),
             },
             at: turn.at,
         };
@@ -537,6 +569,21 @@ fn new_session_id(request_id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn client_hashes_are_stable_per_salt_and_hide_the_address() {
+        let (a, b) = (Secret::new("salt-a"), Secret::new("salt-b"));
+        let h = client_hash(&a, "203.0.113.9");
+        assert_eq!(h, client_hash(&a, "203.0.113.9"));
+        assert_ne!(
+            h,
+            client_hash(&b, "203.0.113.9"),
+            "the salt changes the hash"
+        );
+        assert_ne!(h, client_hash(&a, "203.0.113.10"));
+        assert_eq!(h.len(), 16);
+        assert!(h.bytes().all(|c| c.is_ascii_hexdigit()));
+    }
 
     #[test]
     fn session_ids_are_fresh_and_valid() {
