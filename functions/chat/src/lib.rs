@@ -9,10 +9,7 @@ use lambda_http::{Error, Request, Response};
 use shared::chat::{ChatConfig, ChatRequest, ChatService, RequestContext};
 use shared::http::{self, ApiError, Cors};
 use shared::telemetry::RequestLog;
-use shared::{
-    Config, ConversationStore, DynamoConversationStore, KbHandle, LlmClient, LlmConfig,
-    MemoryConversationStore, OpenAiCompatClient,
-};
+use shared::{Config, ConversationStore, KbHandle, LlmClient, LlmConfig, OpenAiCompatClient};
 use std::sync::Arc;
 
 /// Everything a request needs, built once per cold start.
@@ -37,20 +34,7 @@ impl AppState {
             Some(c) => Some(Arc::new(OpenAiCompatClient::new(c)?)),
             None => None,
         };
-        let store: Arc<dyn ConversationStore> =
-            match (&config.conversations_table, &config.audit_table) {
-                (Some(turns), Some(audit)) => {
-                    let sdk = shared::aws::sdk_config_from_env().await;
-                    let client = aws_sdk_dynamodb::Client::new(&sdk);
-                    Arc::new(DynamoConversationStore::new(
-                        client,
-                        turns,
-                        audit,
-                        chat_config.ttl(),
-                    ))
-                }
-                _ => Arc::new(MemoryConversationStore::new()),
-            };
+        let store = shared::store::open_store(&config, chat_config.ttl()).await;
         tracing::info!(
             model = llm.as_ref().map_or("offline", |l| l.model()),
             store = store.kind(),

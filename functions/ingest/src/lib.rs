@@ -14,10 +14,7 @@ use lambda_http::{Body, Error, Request, RequestExt, Response};
 use shared::http::{self, ApiError, Cors};
 use shared::ingest::{IngestConfig, IngestService, Precondition};
 use shared::telemetry::RequestLog;
-use shared::{
-    Config, ConversationStore, DynamoConversationStore, KbLocation, KbSource,
-    MemoryConversationStore, S3KbSource,
-};
+use shared::{Config, ConversationStore, KbSource};
 
 /// How long ingest audit records are kept in DynamoDB.
 pub const AUDIT_TTL: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -42,33 +39,8 @@ impl AppState {
     pub async fn from_env() -> Result<Self, Error> {
         let config = Config::from_env()?;
         let ingest = IngestConfig::from_env()?;
-        let tables = config
-            .conversations_table
-            .clone()
-            .zip(config.audit_table.clone());
-        // Only load the SDK configuration when AWS is used: locally, the provider chain
-        // would otherwise probe for a region and credentials that do not exist.
-        let needs_aws = matches!(config.kb_source, KbLocation::S3 { .. }) || tables.is_some();
-        let sdk = if needs_aws {
-            Some(shared::aws::sdk_config_from_env().await)
-        } else {
-            None
-        };
-        let source: Arc<dyn KbSource> = match (&config.kb_source, &sdk) {
-            (KbLocation::S3 { bucket, key }, Some(sdk)) => {
-                Arc::new(S3KbSource::from_sdk_config(sdk, bucket, key))
-            }
-            (location, _) => shared::kb::open_source(location).await,
-        };
-        let store: Arc<dyn ConversationStore> = match (tables, &sdk) {
-            (Some((conversations, audit)), Some(sdk)) => Arc::new(DynamoConversationStore::new(
-                aws_sdk_dynamodb::Client::new(sdk),
-                conversations,
-                audit,
-                AUDIT_TTL,
-            )),
-            _ => Arc::new(MemoryConversationStore::new()),
-        };
+        let source = shared::kb::open_source(&config.kb_source).await;
+        let store = shared::store::open_store(&config, AUDIT_TTL).await;
         if ingest.token_hash.is_none() {
             tracing::warn!("INGEST_TOKEN_SHA256 is not set: every ingest request is refused");
         }

@@ -21,6 +21,25 @@ mod memory;
 pub use dynamodb::{create_tables, DynamoConversationStore};
 pub use memory::MemoryConversationStore;
 
+/// The store a function is configured for: DynamoDB when `CONVERSATIONS_TABLE` and
+/// `AUDIT_TABLE` are both set (SDK from [`sdk_config_from_env`](crate::aws::sdk_config_from_env)),
+/// else process memory. Items written to DynamoDB live for `ttl`.
+pub async fn open_store(
+    config: &crate::config::Config,
+    ttl: Duration,
+) -> std::sync::Arc<dyn ConversationStore> {
+    match (&config.conversations_table, &config.audit_table) {
+        (Some(turns), Some(audit)) => {
+            // The SDK configuration is only loaded when AWS is used: locally the provider
+            // chain would probe for a region and credentials that do not exist.
+            let sdk = crate::aws::sdk_config_from_env().await;
+            let client = aws_sdk_dynamodb::Client::new(&sdk);
+            std::sync::Arc::new(DynamoConversationStore::new(client, turns, audit, ttl))
+        }
+        _ => std::sync::Arc::new(MemoryConversationStore::new()),
+    }
+}
+
 /// Boxed source error kept inside [`StoreError`] so callers can walk the chain without the
 /// SDK's types appearing in this crate's API.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
