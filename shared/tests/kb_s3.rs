@@ -8,7 +8,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use aws_sdk_s3::primitives::ByteStream;
 use shared::kb::{Fetched, KbSourceError, Refresh, WriteCondition, Written};
 use shared::testing::MotoServer;
 use shared::{KbHandle, KbSource, S3KbSource};
@@ -50,15 +49,7 @@ impl Fixture {
 
     /// Writes the object directly, around every check (as a console upload would).
     async fn upload(&self, body: &str) {
-        self.moto
-            .s3_client()
-            .put_object()
-            .bucket(&self.bucket)
-            .key(KEY)
-            .body(ByteStream::from(body.as_bytes().to_vec()))
-            .send()
-            .await
-            .unwrap();
+        self.moto.put_object(&self.bucket, KEY, body).await;
     }
 
     async fn handle(&self) -> KbHandle {

@@ -69,15 +69,7 @@ impl Fixture {
 
     /// Writes the object directly to S3, around ingest.
     async fn upload(&self, body: &str) {
-        self.moto
-            .s3_client()
-            .put_object()
-            .bucket(&self.bucket)
-            .key(KEY)
-            .body(body.as_bytes().to_vec().into())
-            .send()
-            .await
-            .unwrap();
+        self.moto.put_object(&self.bucket, KEY, body).await;
     }
 
     /// The stored object's bytes and unquoted ETag, read directly from S3.

@@ -128,6 +128,25 @@ impl MotoServer {
         bucket
     }
 
+    /// Writes an object straight to S3, around any code under test (as a console upload
+    /// would).
+    ///
+    /// # Panics
+    /// When the server refuses: the test's premise would be missing.
+    pub async fn put_object(&self, bucket: &str, key: &str, body: &str) {
+        if let Err(e) = self
+            .s3_client()
+            .put_object()
+            .bucket(bucket)
+            .key(key)
+            .body(body.as_bytes().to_vec().into())
+            .send()
+            .await
+        {
+            panic!("cannot write s3://{bucket}/{key}: {e:?}");
+        }
+    }
+
     /// Drops every resource the server holds (`POST /moto-api/reset`).
     pub async fn reset(&self) -> std::io::Result<()> {
         let mut stream = tokio::net::TcpStream::connect((Ipv4Addr::LOCALHOST, self.port)).await?;
