@@ -54,6 +54,9 @@ pub struct Config {
     pub conversations_table: Option<String>,
     /// `AUDIT_TABLE`: DynamoDB table for audit records; none = in-memory store.
     pub audit_table: Option<String>,
+    /// `LIMITS_TABLE`: DynamoDB table for the rate-limit and token-budget counters, shared
+    /// by all instances; none = counters in each instance's memory.
+    pub limits_table: Option<String>,
     /// `TOP_K`: hits per query by default (default 3, 1..=50).
     pub top_k: usize,
     /// `MIN_SCORE`: lowest BM25 score a hit may have (default 0.5).
@@ -77,6 +80,7 @@ impl Config {
             kb_refresh_secs: parse(&get, "KB_REFRESH_SECS")?.unwrap_or(300),
             conversations_table: get("CONVERSATIONS_TABLE"),
             audit_table: get("AUDIT_TABLE"),
+            limits_table: get("LIMITS_TABLE"),
             top_k: ranged(&get, "TOP_K", 1, crate::search::MAX_TOP_K)?.unwrap_or(3),
             min_score: match parse::<f32>(&get, "MIN_SCORE")? {
                 Some(s) if !(s.is_finite() && s >= 0.0) => {

@@ -111,4 +111,13 @@ pub enum Error {
     /// The credentials are wrong, or the action is switched off (maps to 403).
     #[error("{0}")]
     Forbidden(String),
+    /// The client or its session sent too many requests this minute (maps to 429 with
+    /// `Retry-After`).
+    #[error("too many requests from this {scope}; retry in {retry_after_secs} s")]
+    RateLimited {
+        /// Whose limit: `client` or `session`.
+        scope: &'static str,
+        /// Seconds until the limit resets.
+        retry_after_secs: u64,
+    },
 }

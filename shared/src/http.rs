@@ -108,6 +108,12 @@ impl From<&Error> for ApiError {
             Error::PreconditionRequired(m) => Self::new(428, "precondition_required", m.clone()),
             Error::Unauthorized(m) => Self::new(401, "unauthorized", m.clone()),
             Error::Forbidden(m) => Self::new(403, "forbidden", m.clone()),
+            Error::RateLimited {
+                retry_after_secs, ..
+            } => Self {
+                retry_after: Some(*retry_after_secs),
+                ..Self::new(429, "rate_limited", err.to_string())
+            },
             _ => Self::new(500, "internal", "internal error"),
         }
     }

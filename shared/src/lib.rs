@@ -18,6 +18,8 @@
 //!   the model's context window; the budget decisions.
 //! - [`chat`]: the chat service: request validation, orchestration (history, retrieval,
 //!   prompt, model or offline answer, recording), streamed events, health.
+//! - [`limits`]: per-client and per-session rate limits and the daily token budget, as
+//!   counters shared by all instances (DynamoDB) or per instance (memory).
 //! - [`http`]: error responses, JSON responses, body limits and CORS for the functions.
 //! - [`llm`]: the chat model client: [`LlmClient`] trait, OpenAI-compatible adapter
 //!   (DashScope, OpenAI, any compatible server), its configuration and SSE decoding.
@@ -41,6 +43,7 @@ pub mod followup;
 pub mod http;
 pub mod ingest;
 pub mod kb;
+pub mod limits;
 pub mod llm;
 pub mod message;
 pub mod prompt;

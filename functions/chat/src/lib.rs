@@ -8,6 +8,7 @@ use lambda_http::lambda_runtime::streaming::Body;
 use lambda_http::{Error, Request, Response};
 use shared::chat::{ChatConfig, ChatRequest, ChatService, RequestContext};
 use shared::http::{self, ApiError, Cors};
+use shared::limits;
 use shared::telemetry::RequestLog;
 use shared::{Config, ConversationStore, KbHandle, LlmClient, LlmConfig, OpenAiCompatClient};
 use std::sync::Arc;
@@ -24,8 +25,9 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Reads the configuration, loads the knowledge base and builds the model client and
-    /// the store (DynamoDB when both tables are named, else in memory).
+    /// Reads the configuration, loads the knowledge base and builds the model client, the
+    /// store (DynamoDB when both tables are named, else in memory) and the limit counters
+    /// (DynamoDB when `LIMITS_TABLE` is named, else in memory).
     pub async fn from_env() -> Result<Self, Error> {
         let config = Config::from_env()?;
         let chat_config = ChatConfig::from_env()?;
@@ -35,12 +37,19 @@ impl AppState {
             None => None,
         };
         let store = shared::store::open_store(&config, chat_config.ttl()).await;
+        let counters = limits::open_counters(&config).await;
+        let salt = limits::client_salt(chat_config.client_salt.as_ref(), counters.as_ref()).await?;
         tracing::info!(
             model = llm.as_ref().map_or("offline", |l| l.model()),
             store = store.kind(),
+            limits = counters.kind(),
+            rate_limit_per_minute = chat_config.rate_limit_per_minute,
+            daily_token_budget = chat_config.daily_token_budget,
             "chat ready"
         );
-        Ok(Self::new(kb, llm, store, &config, chat_config))
+        let mut state = Self::new(kb, llm, store, &config, chat_config);
+        state.chat = state.chat.with_counters(counters, salt);
+        Ok(state)
     }
 
     /// State over already built parts (tests and benches use fakes here).
@@ -69,7 +78,7 @@ pub async fn function_handler(state: &AppState, event: Request) -> Result<Respon
         Method::OPTIONS => sse::whole(state.cors.preflight(origin, "GET, POST, OPTIONS")),
         Method::GET => {
             let index = state.kb.current().await;
-            sse::whole(http::json_response(200, &state.chat.health(&index)))
+            sse::whole(http::json_response(200, &state.chat.health(&index).await))
         }
         Method::POST => match parse(state, &event) {
             Err(err) => sse::whole(http::error_response(&err, &request_id, None)),
@@ -101,6 +110,13 @@ async fn answer(
     mut log: RequestLog,
 ) -> Response<Body> {
     let ctx = RequestContext::new(request_id.clone()).with_client_ip(client_ip);
+    // Limits are applied before a stream starts, so a refusal is a plain 429 (or 503).
+    if let Err(e) = state.chat.admit(&req, &ctx).await {
+        let res = http::error_response(&ApiError::from(&e), &request_id, Some(&e));
+        log.status = res.status().as_u16();
+        log.finish_with_metrics();
+        return sse::whole(res);
+    }
     let index = state.kb.current().await;
     if req.stream {
         return sse::stream(&state.chat, index, req, ctx, log);

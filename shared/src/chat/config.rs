@@ -25,15 +25,23 @@ pub struct ChatConfig {
     pub ttl_days: u64,
     /// Largest `top_k` a request may ask for (not configurable: every hit costs prompt room).
     pub max_top_k: usize,
-    /// `CLIENT_HASH_SALT`: salt of the client-address hashes in audit records. Unset: a
-    /// random salt per cold start (hashes then link requests within one instance only).
-    pub client_salt: Secret,
+    /// `CLIENT_HASH_SALT`: salt of the client-address hashes (audit records, rate-limit
+    /// keys). Unset: a salt kept in the limits table, else a random one per cold start (see
+    /// [`crate::limits::client_salt`]).
+    pub client_salt: Option<Secret>,
+    /// `RATE_LIMIT_PER_MINUTE`: chat requests per client and per session per minute
+    /// (default 20, 0 = off, at most 100,000).
+    pub rate_limit_per_minute: u64,
+    /// `DAILY_TOKEN_BUDGET`: model tokens (prompt + completion) per UTC day for all clients
+    /// together; when used up, chat answers offline until the next day (default 1,000,000,
+    /// 0 = no budget).
+    pub daily_token_budget: u64,
 }
 
 /// A salt nobody outside this process knows, drawn once per process (cold start): the
 /// standard library's per-process random hasher keys, taken from the OS, stand in for a
 /// random-number crate.
-fn random_salt() -> Secret {
+pub(crate) fn random_salt() -> Secret {
     static SALT: std::sync::LazyLock<Secret> = std::sync::LazyLock::new(|| {
         use std::hash::{BuildHasher, Hasher};
         let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -57,7 +65,9 @@ impl Default for ChatConfig {
             history_messages: 20,
             ttl_days: 30,
             max_top_k: 10,
-            client_salt: random_salt(),
+            client_salt: None,
+            rate_limit_per_minute: 20,
+            daily_token_budget: 1_000_000,
         }
     }
 }
@@ -115,7 +125,11 @@ impl ChatConfig {
             ttl_days: ranged(&trimmed, "CONVERSATION_TTL_DAYS", 1, 3650)?
                 .map_or(defaults.ttl_days, |d| d as u64),
             max_top_k: defaults.max_top_k,
-            client_salt: trimmed("CLIENT_HASH_SALT").map_or(defaults.client_salt, Secret::new),
+            client_salt: trimmed("CLIENT_HASH_SALT").map(Secret::new),
+            rate_limit_per_minute: ranged(&trimmed, "RATE_LIMIT_PER_MINUTE", 0, 100_000)?
+                .map_or(defaults.rate_limit_per_minute, |n| n as u64),
+            daily_token_budget: parse::<u64>(&trimmed, "DAILY_TOKEN_BUDGET")?
+                .unwrap_or(defaults.daily_token_budget),
         })
     }
 }
@@ -149,9 +163,12 @@ mod tests {
             ("HISTORY_MESSAGES", "0"),
             ("CONVERSATION_TTL_DAYS", "7"),
             ("CLIENT_HASH_SALT", " pepper "),
+            ("RATE_LIMIT_PER_MINUTE", "0"),
+            ("DAILY_TOKEN_BUDGET", "250000"),
         ])
         .unwrap();
-        assert_eq!(c.client_salt.expose(), "pepper");
+        assert_eq!(c.client_salt.as_ref().map(Secret::expose), Some("pepper"));
+        assert_eq!((c.rate_limit_per_minute, c.daily_token_budget), (0, 250_000));
         assert_eq!(c.system_prompt, "You answer for Ada's site.");
         assert_eq!(
             (
@@ -188,6 +205,9 @@ mod tests {
             ("HISTORY_MESSAGES", "-1"),
             ("HISTORY_MESSAGES", "500"),
             ("CONVERSATION_TTL_DAYS", "0"),
+            ("RATE_LIMIT_PER_MINUTE", "-1"),
+            ("RATE_LIMIT_PER_MINUTE", "100001"),
+            ("DAILY_TOKEN_BUDGET", "a lot"),
         ] {
             let err = config(&[(var, value)]).unwrap_err().to_string();
             assert!(err.contains(var), "{var}={value}: {err}");

@@ -7,6 +7,11 @@
 //! offline answer when none is configured → record the exchange
 //! ([`ConversationStore::record_exchange`], idempotent on the request id).
 //!
+//! Before any of that, [`ChatService::admit`] applies the per-client and per-session rate
+//! limits (the edge answers 429 before a stream starts), and a turn calls the model only
+//! with a reservation on the daily token budget ([`crate::limits`]); without one it is
+//! answered offline, labelled as such.
+//!
 //! Failures after validation are handled here, not by the caller:
 //! - the history cannot be read: the turn is answered without it (logged);
 //! - the model fails: the user turn is still recorded, with the failure as the audit
@@ -28,15 +33,19 @@ use std::time::{Duration, Instant, SystemTime};
 use futures_util::StreamExt;
 
 pub use config::ChatConfig;
-pub use offline::{is_chinese, offline_answer, offline_deltas};
+pub(crate) use config::random_salt;
+pub use offline::{is_chinese, offline_answer, offline_deltas, OfflineReason};
 pub use request::{is_valid_id, ChatRequest, MAX_ID_CHARS};
 pub use response::{
-    ChatEvent, ChatResponse, DoneEvent, Health, RetrievalInfo, Source, SourcesEvent, Timings,
+    ChatEvent, ChatResponse, DoneEvent, Health, LimitsReport, RetrievalInfo, Source, SourcesEvent,
+    Timings,
 };
 
 use crate::context::context_blocks;
 use crate::error::Error;
 use crate::followup::retrieve;
+use crate::limits::{Counters, MemoryCounters, RateLimiter, Reservation, TokenBudget};
+use crate::retrieval::Ranked;
 use crate::llm::{CompletionRequest, LlmClient, LlmError, StreamEvent};
 use crate::message::Usage;
 use crate::prompt::{build_prompt, Prompt, PromptInput, ANSWER_RESERVE};
@@ -119,6 +128,10 @@ pub struct ChatService {
     config: Arc<ChatConfig>,
     top_k: usize,
     min_score: f32,
+    rate: RateLimiter,
+    budget: TokenBudget,
+    /// Salt of client-address hashes (audit records and rate-limit keys).
+    salt: Secret,
 }
 
 impl std::fmt::Debug for ChatService {
@@ -127,6 +140,8 @@ impl std::fmt::Debug for ChatService {
             .field("model", &self.model_name())
             .field("store", &self.store.kind())
             .field("config", &self.config)
+            .field("rate", &self.rate)
+            .field("budget", &self.budget)
             .finish_non_exhaustive()
     }
 }
@@ -140,8 +155,10 @@ struct Turn {
     doc_ids: Vec<String>,
     prompt: Prompt,
     retrieval: RetrievalInfo,
-    /// The offline answer, when no model is configured.
-    offline: Option<String>,
+    /// Every hit retrieved (the prompt may cite fewer).
+    hits: Vec<Ranked>,
+    /// The offline answer and why, when the model is not called.
+    offline: Option<(String, OfflineReason)>,
     received: Instant,
     at: SystemTime,
     retrieve: Duration,
@@ -154,14 +171,21 @@ struct Outcome {
     reply: Option<String>,
     model: String,
     usage: Option<Usage>,
-    /// `ok`, `offline`, `model_error:<kind>`, `client_disconnected`.
+    /// `ok`, `offline`, `offline:<reason>`, `model_error:<kind>`, `client_disconnected`.
     label: String,
     generate: Duration,
+    /// Whether the model was asked at all (an answer without it costs nothing).
+    model_called: bool,
+    /// Estimated completion tokens of whatever text came back, even when the call failed
+    /// (what the provider bills when it reports no usage).
+    generated_tokens: u64,
 }
 
 impl ChatService {
     /// A service answering with `llm` (`None`: offline), storing turns in `store`,
-    /// retrieving `top_k` hits scoring at least `min_score` by default.
+    /// retrieving `top_k` hits scoring at least `min_score` by default. Its rate limits and
+    /// token budget (from `config`) count in this process's memory until
+    /// [`ChatService::with_counters`] shares them.
     pub fn new(
         llm: Option<Arc<dyn LlmClient>>,
         store: Arc<dyn ConversationStore>,
@@ -169,13 +193,62 @@ impl ChatService {
         top_k: usize,
         min_score: f32,
     ) -> Self {
+        let salt = config.client_salt.clone().unwrap_or_else(random_salt);
+        let counters: Arc<dyn Counters> = Arc::new(MemoryCounters::default());
+        let (rate, budget) = limits(&config, llm.as_deref(), counters);
         Self {
             llm,
             store,
             config: Arc::new(config),
             top_k,
             min_score,
+            rate,
+            budget,
+            salt,
         }
+    }
+
+    /// The same service counting its limits in `counters` (shared by all instances when
+    /// they are DynamoDB's) and hashing client addresses with `salt` (see
+    /// [`crate::limits::client_salt`]).
+    pub fn with_counters(mut self, counters: Arc<dyn Counters>, salt: Secret) -> Self {
+        (self.rate, self.budget) = limits(&self.config, self.llm.as_deref(), counters);
+        self.salt = salt;
+        self
+    }
+
+    /// The salted hash of a client address, as stored and as counted by the rate limits.
+    pub fn client_key(&self, ip: Option<&str>) -> String {
+        ip.map_or_else(|| "unknown".to_owned(), |ip| client_hash(&self.salt, ip))
+    }
+
+    /// Applies the rate limits to a validated request, before anything is answered:
+    /// [`Error::RateLimited`] (429) when the client (by its source address) or the session
+    /// has used up this minute, [`Error::Store`] (503 when retryable) when the counters
+    /// cannot be reached: refusing is safer than serving unmetered.
+    pub async fn admit(&self, req: &ChatRequest, ctx: &RequestContext) -> Result<(), Error> {
+        let client = self.client_key(ctx.client_ip.as_deref());
+        let limited = self
+            .rate
+            .check(&client, req.session_id.as_deref(), ctx.at)
+            .await
+            .inspect_err(|e| tracing::error!(error = %e, "cannot check the rate limits"))?;
+        match limited {
+            None => Ok(()),
+            Some(l) => {
+                tracing::info!(scope = l.scope, client = %client, retry_after = l.retry_after_secs, "rate limited");
+                Err(Error::RateLimited {
+                    scope: l.scope,
+                    retry_after_secs: l.retry_after_secs,
+                })
+            }
+        }
+    }
+
+    /// The most answer tokens one call may produce: the chat's reserve, capped by the
+    /// client's `LLM_MAX_TOKENS`.
+    pub fn max_tokens(&self) -> u32 {
+        max_tokens(self.llm.as_deref())
     }
 
     /// The chat settings (limits for request validation).
@@ -188,16 +261,31 @@ impl ChatService {
         self.llm.as_ref().map_or(OFFLINE_MODEL, |l| l.model())
     }
 
-    /// The health report for `GET`.
-    pub fn health(&self, index: &SearchIndex) -> Health {
+    /// The health report for `GET`, with today's token budget (left out, and logged, when
+    /// its counter cannot be read).
+    pub async fn health(&self, index: &SearchIndex) -> Health {
+        let budget = match self.budget.status(SystemTime::now()).await {
+            Ok(b) => Some(b),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the token budget for health");
+                None
+            }
+        };
         Health {
             status: "ok",
             kb_version: index.version().to_owned(),
             documents: index.kb().documents.len(),
             model: self.model_name().to_owned(),
             store: self.store.kind(),
+            limits: LimitsReport {
+                counters: self.budget.counters_kind(),
+                rate_limit_per_minute: self.rate.per_minute(),
+                max_tokens: self.max_tokens(),
+                budget,
+            },
         }
     }
+
 
     /// Answers a validated request in one piece. Errors are model failures
     /// ([`Error::Llm`]); the turn has been recorded either way.
@@ -208,27 +296,33 @@ impl ChatService {
         req: ChatRequest,
         ctx: RequestContext,
     ) -> Result<ChatResponse, Error> {
-        let turn = self.prepare(index, req, ctx).await;
+        let mut turn = self.prepare(index, req, ctx).await;
+        let reservation = self.reserve(index, &mut turn).await;
         let started = Instant::now();
-        let outcome = match &self.llm {
-            None => self.offline_outcome(turn.offline.as_deref().unwrap_or_default(), started),
-            Some(llm) => {
-                let request = completion_request(&turn.prompt);
-                match llm.complete(&request).await {
+        let outcome = match (&self.llm, reservation) {
+            (Some(llm), Some(reservation)) => {
+                let request = completion_request(&turn.prompt, self.max_tokens());
+                let result = llm.complete(&request).await;
+                let outcome = match &result {
                     Ok(c) => Outcome {
-                        reply: Some(c.text),
-                        model: c.model,
+                        reply: Some(c.text.clone()),
+                        model: c.model.clone(),
                         usage: c.usage,
                         label: "ok".into(),
                         generate: started.elapsed(),
+                        model_called: true,
+                        generated_tokens: estimate_tokens(&c.text) as u64,
                     },
-                    Err(e) => {
-                        let outcome = failure(&e, llm.model(), started.elapsed());
-                        self.record(&turn, &outcome).await;
-                        return Err(Error::Llm(e));
-                    }
+                    Err(e) => failure(e, llm.model(), started.elapsed(), 0),
+                };
+                self.settle(reservation, &turn, &outcome).await;
+                if let Err(e) = result {
+                    self.record(&turn, &outcome).await;
+                    return Err(Error::Llm(e));
                 }
+                outcome
             }
+            _ => offline_outcome(&turn, started),
         };
         let response = response(&turn, &outcome);
         self.record(&turn, &outcome).await;
@@ -246,7 +340,8 @@ impl ChatService {
         ctx: RequestContext,
         sink: &mut dyn EventSink,
     ) {
-        let turn = self.prepare(&index, req, ctx).await;
+        let mut turn = self.prepare(&index, req, ctx).await;
+        let reservation = self.reserve(&index, &mut turn).await;
         drop(index);
         let sources = ChatEvent::Sources(SourcesEvent {
             sources: turn.sources.clone(),
@@ -261,16 +356,25 @@ impl ChatService {
                 usage: None,
                 label: "client_disconnected".into(),
                 generate: Duration::ZERO,
+                model_called: false,
+                generated_tokens: 0,
             };
+            if let Some(r) = reservation {
+                self.settle(r, &turn, &gone).await;
+            }
             self.record(&turn, &gone).await;
             return;
         }
-        let outcome = match &self.llm {
-            Some(llm) => self.stream_model(llm.as_ref(), &turn, sink, started).await,
-            None => {
-                let text = turn.offline.as_deref().unwrap_or_default();
-                let mut outcome = self.offline_outcome(text, started);
-                for piece in offline_deltas(text) {
+        let outcome = match (&self.llm, reservation) {
+            (Some(llm), Some(reservation)) => {
+                let outcome = self.stream_model(llm.as_ref(), &turn, sink, started).await;
+                self.settle(reservation, &turn, &outcome).await;
+                outcome
+            }
+            _ => {
+                let mut outcome = offline_outcome(&turn, started);
+                let text = outcome.reply.clone().unwrap_or_default();
+                for piece in offline_deltas(&text) {
                     if !sink.send(ChatEvent::Delta { text: piece }).await {
                         outcome.reply = None;
                         outcome.label = "client_disconnected".into();
@@ -287,6 +391,7 @@ impl ChatService {
                 request_id: done.request_id,
                 model: done.model,
                 offline: done.offline,
+                offline_reason: done.offline_reason,
                 usage: done.usage,
                 timings_ms: done.timings_ms,
                 budget: done.budget,
@@ -305,10 +410,10 @@ impl ChatService {
         sink: &mut dyn EventSink,
         started: Instant,
     ) -> Outcome {
-        let request = completion_request(&turn.prompt);
+        let request = completion_request(&turn.prompt, self.max_tokens());
         let mut stream = match llm.stream(&request).await {
             Ok(s) => s,
-            Err(e) => return self.stream_failure(e, llm, sink, started).await,
+            Err(e) => return stream_failure(e, llm, sink, started, "").await,
         };
         let (mut text, mut usage) = (String::new(), None);
         while let Some(item) = stream.next().await {
@@ -326,46 +431,67 @@ impl ChatService {
                             usage,
                             label: "client_disconnected".into(),
                             generate: started.elapsed(),
+                            model_called: true,
+                            generated_tokens: estimate_tokens(&text) as u64,
                         };
                     }
                 }
                 Ok(StreamEvent::Usage(u)) => usage = Some(u),
-                Err(e) => return self.stream_failure(e, llm, sink, started).await,
+                Err(e) => return stream_failure(e, llm, sink, started, &text).await,
             }
         }
         Outcome {
+            generated_tokens: estimate_tokens(&text) as u64,
             reply: Some(text),
             model: llm.model().to_owned(),
             usage,
             label: "ok".into(),
             generate: started.elapsed(),
+            model_called: true,
         }
     }
 
-    async fn stream_failure(
-        &self,
-        e: LlmError,
-        llm: &dyn LlmClient,
-        sink: &mut dyn EventSink,
-        started: Instant,
-    ) -> Outcome {
-        let outcome = failure(&e, llm.model(), started.elapsed());
-        let api = crate::http::ApiError::from(&Error::Llm(e));
-        sink.send(ChatEvent::Error {
-            code: api.code,
-            message: api.message,
-        })
-        .await;
-        outcome
+    /// Reserves the turn's worst-case tokens on today's budget before the model is called.
+    /// `None` when the model must not be called: no model, the budget is used up, or it
+    /// cannot be checked; the turn is then switched to the offline answer.
+    async fn reserve(&self, index: &SearchIndex, turn: &mut Turn) -> Option<Reservation> {
+        self.llm.as_ref()?;
+        let tokens = turn.prompt.budget.estimated_prompt_tokens as u64 + u64::from(self.max_tokens());
+        let reason = match self.budget.reserve(tokens, turn.at).await {
+            Ok(Some(r)) => return Some(r),
+            Ok(None) => {
+                tracing::warn!(
+                    daily_limit = self.budget.daily(),
+                    needed = tokens,
+                    "daily token budget exhausted; answering offline"
+                );
+                OfflineReason::DailyBudget
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot reserve tokens on the daily budget; answering offline");
+                OfflineReason::Unavailable
+            }
+        };
+        let answer = offline_answer(index, &turn.hits, &turn.question, reason);
+        turn.offline = Some((answer, reason));
+        turn.sources = sources(index, &turn.hits);
+        turn.doc_ids = turn.sources.iter().map(|s| s.id.clone()).collect();
+        None
     }
 
-    fn offline_outcome(&self, text: &str, started: Instant) -> Outcome {
-        Outcome {
-            reply: Some(text.to_owned()),
-            model: OFFLINE_MODEL.to_owned(),
-            usage: None,
-            label: "offline".into(),
-            generate: started.elapsed(),
+    /// Replaces a reservation by what the call cost: the provider's usage, else the prompt
+    /// estimate plus whatever text came back (a failed call may still be billed).
+    async fn settle(&self, reservation: Reservation, turn: &Turn, outcome: &Outcome) {
+        let used = match (outcome.usage, outcome.model_called) {
+            (Some(u), _) => u64::from(u.total_tokens),
+            (None, true) => {
+                turn.prompt.budget.estimated_prompt_tokens as u64 + outcome.generated_tokens
+            }
+            (None, false) => 0,
+        };
+        if let Err(e) = self.budget.settle(reservation, used).await {
+            // The reservation stays counted: the budget errs towards spending less.
+            tracing::error!(error = %e, used, "cannot settle the token budget");
         }
     }
 
@@ -401,10 +527,10 @@ impl ChatService {
             question: &req.question,
             max_context_tokens: self.config.max_context_tokens,
         });
-        let offline = self
-            .llm
-            .is_none()
-            .then(|| offline_answer(index, &found.hits, &req.question));
+        let offline = self.llm.is_none().then(|| {
+            let reason = OfflineReason::NoModel;
+            (offline_answer(index, &found.hits, &req.question, reason), reason)
+        });
         // Online, the model can cite only the blocks that fit the budget; offline, every
         // hit is listed.
         let cited = if offline.is_some() {
@@ -412,21 +538,7 @@ impl ChatService {
         } else {
             prompt.budget.blocks_kept
         };
-        let sources: Vec<Source> = found.hits[..cited]
-            .iter()
-            .enumerate()
-            .map(|(i, h)| {
-                let doc = &index.kb().documents[h.doc as usize];
-                Source {
-                    n: i + 1,
-                    id: doc.id.clone(),
-                    doc_type: doc.doc_type.clone(),
-                    title: doc.display_title().to_owned(),
-                    url: doc.link().map(str::to_owned),
-                    score: (h.score * 1000.0).round() / 1000.0,
-                }
-            })
-            .collect();
+        let sources = sources(index, &found.hits[..cited]);
         tracing::info!(
             hits = found.hits.len(),
             followup = found.followup,
@@ -445,11 +557,9 @@ impl ChatService {
                 query: found.query,
                 followup: found.followup,
             },
+            hits: found.hits,
             offline,
-            client_hash: ctx
-                .client_ip
-                .as_deref()
-                .map(|ip| client_hash(&self.config.client_salt, ip)),
+            client_hash: ctx.client_ip.as_deref().map(|ip| client_hash(&self.salt, ip)),
             received: ctx.received,
             at: ctx.at,
             retrieve: ctx.received.elapsed(),
@@ -483,16 +593,100 @@ impl ChatService {
     }
 }
 
-fn completion_request(prompt: &Prompt) -> CompletionRequest {
+fn completion_request(prompt: &Prompt, max_tokens: u32) -> CompletionRequest {
     CompletionRequest {
         messages: prompt.messages.clone(),
-        max_tokens: ANSWER_RESERVE as u32,
+        max_tokens,
         temperature: None,
     }
 }
 
+/// The answer cap: the prompt's answer reserve, within the client's own maximum.
+fn max_tokens(llm: Option<&dyn LlmClient>) -> u32 {
+    let reserve = ANSWER_RESERVE as u32;
+    llm.map_or(reserve, |l| reserve.min(l.max_tokens()))
+}
+
+/// The rate limiter and token budget `config` asks for, counting in `counters`.
+fn limits(
+    config: &ChatConfig,
+    llm: Option<&dyn LlmClient>,
+    counters: Arc<dyn Counters>,
+) -> (RateLimiter, TokenBudget) {
+    let rate = RateLimiter::new(counters.clone(), config.rate_limit_per_minute);
+    // With less left than one answer's cap, no answer fits: the budget is exhausted.
+    let budget = TokenBudget::new(
+        counters,
+        config.daily_token_budget,
+        u64::from(max_tokens(llm)),
+    );
+    (rate, budget)
+}
+
+/// The sources of `hits`, numbered from 1 as in the prompt; from the knowledge base only.
+fn sources(index: &SearchIndex, hits: &[Ranked]) -> Vec<Source> {
+    hits.iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let doc = &index.kb().documents[h.doc as usize];
+            Source {
+                n: i + 1,
+                id: doc.id.clone(),
+                doc_type: doc.doc_type.clone(),
+                title: doc.display_title().to_owned(),
+                url: doc.link().map(str::to_owned),
+                score: (h.score * 1000.0).round() / 1000.0,
+            }
+        })
+        .collect()
+}
+
+/// The outcome of a turn answered without the model.
+fn offline_outcome(turn: &Turn, started: Instant) -> Outcome {
+    let (text, reason) = match &turn.offline {
+        Some((text, reason)) => (text.clone(), *reason),
+        None => (String::new(), OfflineReason::NoModel),
+    };
+    Outcome {
+        reply: Some(text),
+        model: OFFLINE_MODEL.to_owned(),
+        usage: None,
+        label: match reason {
+            OfflineReason::NoModel => "offline".to_owned(),
+            other => format!("offline:{}", other.as_str()),
+        },
+        generate: started.elapsed(),
+        model_called: false,
+        generated_tokens: 0,
+    }
+}
+
+/// Reports a failed model call to the visitor as an `error` event; `partial` is the text
+/// streamed before the failure.
+async fn stream_failure(
+    e: LlmError,
+    llm: &dyn LlmClient,
+    sink: &mut dyn EventSink,
+    started: Instant,
+    partial: &str,
+) -> Outcome {
+    let outcome = failure(
+        &e,
+        llm.model(),
+        started.elapsed(),
+        estimate_tokens(partial) as u64,
+    );
+    let api = crate::http::ApiError::from(&Error::Llm(e));
+    sink.send(ChatEvent::Error {
+        code: api.code,
+        message: api.message,
+    })
+    .await;
+    outcome
+}
+
 /// The audit outcome of a failed model call.
-fn failure(e: &LlmError, model: &str, generate: Duration) -> Outcome {
+fn failure(e: &LlmError, model: &str, generate: Duration, generated_tokens: u64) -> Outcome {
     tracing::error!(error = %e, "model call failed");
     let kind = match e {
         LlmError::Connect { .. } => "connect".to_owned(),
@@ -507,12 +701,15 @@ fn failure(e: &LlmError, model: &str, generate: Duration) -> Outcome {
         usage: None,
         label: format!("model_error:{kind}"),
         generate,
+        model_called: true,
+        generated_tokens,
     }
 }
 
 fn response(turn: &Turn, outcome: &Outcome) -> ChatResponse {
     let reply = outcome.reply.clone().unwrap_or_default();
     let offline = turn.offline.is_some();
+    let offline_reason = turn.offline.as_ref().map(|(_, r)| r.as_str());
     let usage = match (outcome.usage, offline) {
         (Some(u), _) => u,
         (None, true) => Usage::default(),
@@ -534,6 +731,7 @@ fn response(turn: &Turn, outcome: &Outcome) -> ChatResponse {
         request_id: turn.request_id.clone(),
         model: outcome.model.clone(),
         offline,
+        offline_reason,
         usage,
         timings_ms: Timings {
             retrieve: ms(turn.retrieve),

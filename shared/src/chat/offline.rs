@@ -1,5 +1,7 @@
-//! The answer given when no model is configured: the retrieved entries themselves (title,
-//! links, a short summary), clearly labelled, in the visitor's language.
+//! The answer given without a model: the retrieved entries themselves (title, links, a
+//! short summary), clearly labelled with why no model answered, in the visitor's language.
+//! That happens when no model is configured, when today's token budget is used up, and when
+//! the budget cannot be checked (the model is not called unmetered).
 //!
 //! Links come from the knowledge base only, like `sources`. Each line is a natural
 //! streaming unit, so [`offline_deltas`] splits the answer into lines.
@@ -14,7 +16,9 @@ const SUMMARY_CHARS: usize = 220;
 
 /// Labels in the two languages the answer can take.
 struct Labels {
-    banner: &'static str,
+    no_model: &'static str,
+    budget: &'static str,
+    unavailable: &'static str,
     intro: &'static str,
     nothing: &'static str,
     paper: &'static str,
@@ -23,7 +27,10 @@ struct Labels {
 }
 
 const ZH: Labels = Labels {
-    banner: "（离线模式：未配置语言模型，以下内容直接摘自知识库，并非模型生成的回答。）",
+    no_model: "（离线模式：未配置语言模型，以下内容直接摘自知识库，并非模型生成的回答。）",
+    budget: "（离线模式：今日的语言模型用量已达上限，以下内容直接摘自知识库，并非模型生成的回答。\
+             明天（UTC）恢复正常回答。）",
+    unavailable: "（离线模式：语言模型暂时不可用，以下内容直接摘自知识库，并非模型生成的回答。）",
     intro: "与您的问题最相关的条目：",
     nothing: "知识库中没有找到与您的问题相关的条目，请换个说法或用英文关键词再试一次。",
     paper: "论文",
@@ -32,8 +39,14 @@ const ZH: Labels = Labels {
 };
 
 const EN: Labels = Labels {
-    banner: "(Offline mode: no language model is configured, so this answer lists entries \
-             of the knowledge base directly; it was not written by a model.)",
+    no_model: "(Offline mode: no language model is configured, so this answer lists entries \
+               of the knowledge base directly; it was not written by a model.)",
+    budget: "(Offline mode: today's budget for the language model is used up, so this answer \
+             lists entries of the knowledge base directly; it was not written by a model. \
+             Answers resume tomorrow, UTC.)",
+    unavailable: "(Offline mode: the language model is unavailable right now, so this answer \
+                  lists entries of the knowledge base directly; it was not written by a \
+                  model.)",
     intro: "The entries most relevant to your question:",
     nothing: "No entry of the knowledge base matches your question; try other words.",
     paper: "Paper",
@@ -46,11 +59,44 @@ pub fn is_chinese(text: &str) -> bool {
     text.chars().any(is_han)
 }
 
-/// The offline answer for `question` from its ranked hits (numbered like `sources`).
-pub fn offline_answer(index: &SearchIndex, hits: &[Ranked], question: &str) -> String {
+/// Why a turn is answered without the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OfflineReason {
+    /// No model is configured.
+    NoModel,
+    /// Today's token budget is used up.
+    DailyBudget,
+    /// The budget could not be checked (its store failed), so the model was not called.
+    Unavailable,
+}
+
+impl OfflineReason {
+    /// The reason as reported in responses (`offline_reason`) and audit outcomes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OfflineReason::NoModel => "no_model",
+            OfflineReason::DailyBudget => "daily_budget",
+            OfflineReason::Unavailable => "unavailable",
+        }
+    }
+}
+
+/// The offline answer for `question` from its ranked hits (numbered like `sources`),
+/// opened by a banner saying why no model answered.
+pub fn offline_answer(
+    index: &SearchIndex,
+    hits: &[Ranked],
+    question: &str,
+    reason: OfflineReason,
+) -> String {
     let zh = is_chinese(question);
     let l = if zh { &ZH } else { &EN };
-    let mut out = format!("{}\n\n", l.banner);
+    let banner = match reason {
+        OfflineReason::NoModel => l.no_model,
+        OfflineReason::DailyBudget => l.budget,
+        OfflineReason::Unavailable => l.unavailable,
+    };
+    let mut out = format!("{banner}\n\n");
     if hits.is_empty() {
         out.push_str(l.nothing);
         return out;
@@ -147,7 +193,7 @@ mod tests {
     fn chinese_question_gets_a_labelled_chinese_answer_with_kb_links() {
         let idx = index();
         let (_, hits) = idx.rank("Partial FC insightface", 3, 0.0);
-        let a = offline_answer(&idx, &hits, "请介绍一下 Partial FC");
+        let a = offline_answer(&idx, &hits, "请介绍一下 Partial FC", OfflineReason::NoModel);
         assert!(a.starts_with("（离线模式"), "{a}");
         assert!(a.contains("[1] **Partial FC**（CVPR 2022）"), "{a}");
         assert!(a.contains("论文：https://arxiv.org/abs/2203.15565"), "{a}");
@@ -161,15 +207,18 @@ mod tests {
     #[test]
     fn english_question_gets_an_english_answer_and_no_hits_say_so() {
         let idx = index();
-        let a = offline_answer(&idx, &[], "What is the weather?");
+        let a = offline_answer(&idx, &[], "What is the weather?", OfflineReason::NoModel);
         assert!(a.starts_with("(Offline mode"), "{a}");
         assert!(a.ends_with("try other words."), "{a}");
         let (_, hits) = idx.rank("insightface", 3, 0.0);
-        let a = offline_answer(&idx, &hits, "What is InsightFace?");
+        let a = offline_answer(&idx, &hits, "What is InsightFace?", OfflineReason::DailyBudget);
         assert!(
             a.contains("Link: https://github.com/deepinsight/insightface"),
             "{a}"
         );
+        assert!(a.contains("budget for the language model is used up"), "{a}");
+        let zh = offline_answer(&idx, &hits, "它是什么？", OfflineReason::Unavailable);
+        assert!(zh.starts_with("（离线模式：语言模型暂时不可用"), "{zh}");
     }
 
     #[test]

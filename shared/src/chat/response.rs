@@ -61,8 +61,12 @@ pub struct ChatResponse {
     pub request_id: String,
     /// The model that answered, or `offline`.
     pub model: String,
-    /// True when no model is configured and the reply lists entries directly.
+    /// True when the model was not called and the reply lists entries directly.
     pub offline: bool,
+    /// Why, when offline: `no_model`, `daily_budget` (today's token budget is used up) or
+    /// `unavailable` (the budget could not be checked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offline_reason: Option<&'static str>,
     /// Tokens used (as the provider reported them, else estimated; zero offline).
     pub usage: Usage,
     /// Where the time went.
@@ -93,8 +97,11 @@ pub struct DoneEvent {
     pub request_id: String,
     /// The model that answered, or `offline`.
     pub model: String,
-    /// True when no model is configured.
+    /// True when the model was not called.
     pub offline: bool,
+    /// Why, when offline (see [`ChatResponse::offline_reason`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offline_reason: Option<&'static str>,
     /// Tokens used.
     pub usage: Usage,
     /// Where the time went.
@@ -177,6 +184,21 @@ pub struct Health {
     pub model: String,
     /// The conversation store backend (`dynamodb`, `memory`).
     pub store: &'static str,
+    /// The abuse and cost limits in force.
+    pub limits: LimitsReport,
+}
+
+/// The limits part of the health report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LimitsReport {
+    /// Where the limits are counted: `dynamodb` (shared by all instances) or `memory`.
+    pub counters: &'static str,
+    /// Chat requests per client and per session per minute (0: off).
+    pub rate_limit_per_minute: u64,
+    /// The cap on answer tokens per model call.
+    pub max_tokens: u32,
+    /// Today's token budget; absent when its counter could not be read.
+    pub budget: Option<crate::limits::BudgetStatus>,
 }
 
 #[cfg(test)]

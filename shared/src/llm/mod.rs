@@ -33,6 +33,12 @@ pub trait LlmClient: Send + Sync {
     /// The model name sent to the provider (reported back in chat responses).
     fn model(&self) -> &str;
 
+    /// The most answer tokens this client asks for per call (`max_tokens` above it is
+    /// capped); unbounded unless the client says otherwise.
+    fn max_tokens(&self) -> u32 {
+        u32::MAX
+    }
+
     /// Asks for the whole answer at once.
     async fn complete(&self, req: &CompletionRequest) -> Result<Completion, LlmError>;
 

@@ -178,6 +178,10 @@ impl LlmClient for OpenAiCompatClient {
         &self.config.model
     }
 
+    fn max_tokens(&self) -> u32 {
+        self.config.max_tokens
+    }
+
     async fn complete(&self, req: &CompletionRequest) -> Result<Completion, LlmError> {
         let deadline = Instant::now() + self.config.timeout;
         let body = self.body(req, false)?;

@@ -316,7 +316,7 @@ pub async fn create_tables(
     Ok(())
 }
 
-async fn create_table(
+pub(crate) async fn create_table(
     client: &Client,
     table: &str,
     keys: &[(&str, KeyType)],
@@ -355,7 +355,7 @@ async fn create_table(
     }
 }
 
-async fn wait_until_active(client: &Client, table: &str) -> Result<(), StoreError> {
+pub(crate) async fn wait_until_active(client: &Client, table: &str) -> Result<(), StoreError> {
     // Tables take seconds to create on AWS and none on moto; poll briefly rather than use the
     // SDK waiter, whose 20 s minimum delay would slow every local setup.
     const POLL: Duration = Duration::from_millis(500);
@@ -378,7 +378,7 @@ async fn wait_until_active(client: &Client, table: &str) -> Result<(), StoreErro
     )))
 }
 
-async fn enable_ttl(client: &Client, table: &str) -> Result<(), StoreError> {
+pub(crate) async fn enable_ttl(client: &Client, table: &str) -> Result<(), StoreError> {
     let current = client
         .describe_time_to_live()
         .table_name(table)
@@ -435,7 +435,7 @@ fn classify_cancellation(codes: &[&str]) -> Cancellation {
 }
 
 /// Maps a failed SDK call to a [`StoreError`], keeping the SDK error as the source.
-fn sdk_error<E>(op: &str, err: SdkError<E, HttpResponse>) -> StoreError
+pub(crate) fn sdk_error<E>(op: &str, err: SdkError<E, HttpResponse>) -> StoreError
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
 {

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 
 use crate::message::{ChatMessage, Usage};
 
-mod dynamodb;
+pub(crate) mod dynamodb;
 mod memory;
 
 pub use dynamodb::{create_tables, DynamoConversationStore};

@@ -224,7 +224,8 @@ fn spawn(exe: &Path) -> Result<MotoServer, String> {
     let log_err = log
         .try_clone()
         .map_err(|e| format!("{}: {e}", log_path.display()))?;
-    let child = Command::new(exe)
+    let mut command = serialised_command(exe);
+    let child = command
         .args(["-H", "127.0.0.1", "-p", &port.to_string()])
         .stdin(Stdio::null())
         .stdout(log)
@@ -261,6 +262,22 @@ fn spawn(exe: &Path) -> Result<MotoServer, String> {
         }
         // Blocking is fine here: this runs once per test, before any async work.
         std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The command that starts moto: `infra/moto_serial.py` under the Python that runs `exe`
+/// when both are there (a virtualenv's `bin/python` beside `bin/moto_server`), so that
+/// concurrent conditional updates are atomic as on DynamoDB (see that file); else `exe`
+/// itself.
+fn serialised_command(exe: &Path) -> Command {
+    let python = exe.with_file_name("python");
+    let wrapper = Path::new(env!("CARGO_MANIFEST_DIR")).join("../infra/moto_serial.py");
+    if python.is_file() && wrapper.is_file() {
+        let mut command = Command::new(python);
+        command.arg(wrapper);
+        command
+    } else {
+        Command::new(exe)
     }
 }
 
