@@ -168,7 +168,10 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(c.client_salt.as_ref().map(Secret::expose), Some("pepper"));
-        assert_eq!((c.rate_limit_per_minute, c.daily_token_budget), (0, 250_000));
+        assert_eq!(
+            (c.rate_limit_per_minute, c.daily_token_budget),
+            (0, 250_000)
+        );
         assert_eq!(c.system_prompt, "You answer for Ada's site.");
         assert_eq!(
             (

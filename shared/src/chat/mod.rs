@@ -32,8 +32,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::StreamExt;
 
-pub use config::ChatConfig;
 pub(crate) use config::random_salt;
+pub use config::ChatConfig;
 pub use offline::{is_chinese, offline_answer, offline_deltas, OfflineReason};
 pub use request::{is_valid_id, ChatRequest, MAX_ID_CHARS};
 pub use response::{
@@ -45,10 +45,10 @@ use crate::context::context_blocks;
 use crate::error::Error;
 use crate::followup::retrieve;
 use crate::limits::{Counters, MemoryCounters, RateLimiter, Reservation, TokenBudget};
-use crate::retrieval::Ranked;
 use crate::llm::{CompletionRequest, LlmClient, LlmError, StreamEvent};
 use crate::message::Usage;
 use crate::prompt::{build_prompt, Prompt, PromptInput, ANSWER_RESERVE};
+use crate::retrieval::Ranked;
 use crate::search::SearchIndex;
 use crate::secret::Secret;
 use crate::store::{AuditRecord, ConversationStore, Exchange};
@@ -286,7 +286,6 @@ impl ChatService {
         }
     }
 
-
     /// Answers a validated request in one piece. Errors are model failures
     /// ([`Error::Llm`]); the turn has been recorded either way.
     #[tracing::instrument(skip_all, fields(request_id = %ctx.request_id))]
@@ -456,7 +455,8 @@ impl ChatService {
     /// cannot be checked; the turn is then switched to the offline answer.
     async fn reserve(&self, index: &SearchIndex, turn: &mut Turn) -> Option<Reservation> {
         self.llm.as_ref()?;
-        let tokens = turn.prompt.budget.estimated_prompt_tokens as u64 + u64::from(self.max_tokens());
+        let tokens =
+            turn.prompt.budget.estimated_prompt_tokens as u64 + u64::from(self.max_tokens());
         let reason = match self.budget.reserve(tokens, turn.at).await {
             Ok(Some(r)) => return Some(r),
             Ok(None) => {
@@ -529,7 +529,10 @@ impl ChatService {
         });
         let offline = self.llm.is_none().then(|| {
             let reason = OfflineReason::NoModel;
-            (offline_answer(index, &found.hits, &req.question, reason), reason)
+            (
+                offline_answer(index, &found.hits, &req.question, reason),
+                reason,
+            )
         });
         // Online, the model can cite only the blocks that fit the budget; offline, every
         // hit is listed.
@@ -559,7 +562,10 @@ impl ChatService {
             },
             hits: found.hits,
             offline,
-            client_hash: ctx.client_ip.as_deref().map(|ip| client_hash(&self.salt, ip)),
+            client_hash: ctx
+                .client_ip
+                .as_deref()
+                .map(|ip| client_hash(&self.salt, ip)),
             received: ctx.received,
             at: ctx.at,
             retrieve: ctx.received.elapsed(),

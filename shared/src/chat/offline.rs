@@ -211,12 +211,20 @@ mod tests {
         assert!(a.starts_with("(Offline mode"), "{a}");
         assert!(a.ends_with("try other words."), "{a}");
         let (_, hits) = idx.rank("insightface", 3, 0.0);
-        let a = offline_answer(&idx, &hits, "What is InsightFace?", OfflineReason::DailyBudget);
+        let a = offline_answer(
+            &idx,
+            &hits,
+            "What is InsightFace?",
+            OfflineReason::DailyBudget,
+        );
         assert!(
             a.contains("Link: https://github.com/deepinsight/insightface"),
             "{a}"
         );
-        assert!(a.contains("budget for the language model is used up"), "{a}");
+        assert!(
+            a.contains("budget for the language model is used up"),
+            "{a}"
+        );
         let zh = offline_answer(&idx, &hits, "它是什么？", OfflineReason::Unavailable);
         assert!(zh.starts_with("（离线模式：语言模型暂时不可用"), "{zh}");
     }

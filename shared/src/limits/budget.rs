@@ -138,10 +138,7 @@ impl TokenBudget {
 fn day_key(now: SystemTime) -> (String, u64) {
     let days = epoch_secs(now) / 86_400;
     let (y, m, d) = civil_from_days(days);
-    (
-        format!("budget:{y:04}-{m:02}-{d:02}"),
-        (days + 2) * 86_400,
-    )
+    (format!("budget:{y:04}-{m:02}-{d:02}"), (days + 2) * 86_400)
 }
 
 /// The Gregorian date of a day number counted from 1970-01-01 (Howard Hinnant's

@@ -144,7 +144,10 @@ mod tests {
     async fn zero_is_off() {
         let l = limiter(0);
         for _ in 0..100 {
-            assert_eq!(l.check("c", Some("s"), SystemTime::now()).await.unwrap(), None);
+            assert_eq!(
+                l.check("c", Some("s"), SystemTime::now()).await.unwrap(),
+                None
+            );
         }
     }
 }
