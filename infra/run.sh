@@ -32,7 +32,9 @@ trap 'exit 130' INT TERM
 if [[ "${1:-}" == "--aws" ]]; then
     # A port the OS just handed out and released: free unless something races us for it.
     moto_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-    .venv/bin/moto_server -H 127.0.0.1 -p "$moto_port" >"${TMPDIR:-/tmp}/rag-moto-$moto_port.log" 2>&1 &
+    # Through the wrapper that makes moto's conditional updates atomic, as DynamoDB's are
+    # (the rate limits rely on it; see infra/moto_serial.py).
+    .venv/bin/python infra/moto_serial.py -H 127.0.0.1 -p "$moto_port" >"${TMPDIR:-/tmp}/rag-moto-$moto_port.log" 2>&1 &
     pids+=("$!")
     for _ in $(seq 50); do
         curl -fs "http://127.0.0.1:$moto_port/moto-api/" >/dev/null && break
@@ -45,7 +47,7 @@ if [[ "${1:-}" == "--aws" ]]; then
     export AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1
     export AWS_EC2_METADATA_DISABLED=true
     unset AWS_PROFILE
-    export CONVERSATIONS_TABLE=rag-conversations AUDIT_TABLE=rag-audit
+    export CONVERSATIONS_TABLE=rag-conversations AUDIT_TABLE=rag-audit LIMITS_TABLE=rag-limits
     export KB_SOURCE=s3://rag-kb-local/knowledge_base.json
     # The tables come from the store's own create_tables, the bucket and upload from the
     # S3 source: the same code paths the functions use.

@@ -1,9 +1,11 @@
-//! Prepares a local AWS stand-in (moto server) for `infra/run.sh --aws`: creates the two
-//! tables with the store's own `create_tables` (so their schema cannot drift from the code)
-//! and the knowledge-base bucket, then uploads the knowledge base unless one is there.
+//! Prepares a local AWS stand-in (moto server) for `infra/run.sh --aws`: creates the
+//! conversation and audit tables with the store's own `create_tables` and the limits table
+//! with `create_limits_table` (so their schemas cannot drift from the code) and the
+//! knowledge-base bucket, then uploads the knowledge base unless one is there.
 //!
 //! Reads the same environment as the functions: `AWS_ENDPOINT_URL` (+ dummy credentials),
-//! `CONVERSATIONS_TABLE`, `AUDIT_TABLE`, `KB_SOURCE=s3://bucket/key`.
+//! `CONVERSATIONS_TABLE`, `AUDIT_TABLE`, `LIMITS_TABLE` (optional),
+//! `KB_SOURCE=s3://bucket/key`.
 //! Usage: `cargo run -p shared --example local_aws -- knowledge_base.json`
 
 use shared::kb::{WriteCondition, Written};
@@ -30,6 +32,10 @@ async fn main() -> Result<(), BoxError> {
     let dynamo = aws_sdk_dynamodb::Client::new(&sdk);
     shared::store::create_tables(&dynamo, conversations, audit).await?;
     println!("tables {conversations}, {audit} ready");
+    if let Some(limits) = &config.limits_table {
+        shared::limits::create_limits_table(&dynamo, limits).await?;
+        println!("table {limits} ready");
+    }
 
     let KbLocation::S3 { bucket, key } = &config.kb_source else {
         return Err("KB_SOURCE must be s3://bucket/key".into());
