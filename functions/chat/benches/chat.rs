@@ -69,7 +69,12 @@ fn state() -> AppState {
         Some(Arc::new(InstantLlm)),
         Arc::new(MemoryConversationStore::new()),
         &config,
-        ChatConfig::default(),
+        ChatConfig {
+            // The limits stay on, so their cost is measured: each request comes from its own
+            // address (see `request`), and the budget is large enough never to run out.
+            daily_token_budget: u64::MAX / 2,
+            ..ChatConfig::default()
+        },
     )
 }
 
@@ -83,6 +88,9 @@ fn request(stream: bool) -> Request {
     );
     let mut ev: serde_json::Value = serde_json::from_str(EVENT).expect("fixture");
     ev["body"] = serde_json::Value::String(body);
+    // A distinct visitor per request, each well within its rate limit.
+    ev["requestContext"]["http"]["sourceIp"] =
+        format!("10.{}.{}.{}", (n >> 16) & 255, (n >> 8) & 255, n & 255).into();
     lambda_http::request::from_str(&ev.to_string()).expect("event")
 }
 

@@ -12,23 +12,37 @@ use crate::store::StoreError;
 /// Counters in one process: atomic within it, not shared with other instances.
 #[derive(Debug, Default)]
 pub struct MemoryCounters {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
     /// key → (value, expires_at in epoch seconds).
-    counters: Mutex<HashMap<String, (i64, u64)>>,
+    counters: HashMap<String, (i64, u64)>,
+    /// When expired counters were last dropped (epoch seconds).
+    purged_at: u64,
 }
 
 impl MemoryCounters {
-    fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, (i64, u64)>) -> T) -> T {
+    /// Runs `f` on the counters under the lock, with the current time.
+    fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, (i64, u64)>, u64) -> T) -> T {
         // A panic while holding the lock cannot leave a counter half-written (each change is
         // one insert), so a poisoned lock is still usable.
-        let mut map = self
-            .counters
+        let mut state = self
+            .state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = epoch_secs(SystemTime::now());
-        // Windows are short, so dropping expired counters on each call keeps the map at
-        // about one entry per active client and session.
-        map.retain(|_, (_, expires_at)| *expires_at > now);
-        f(&mut map)
+        // Windows are short, so dropping expired counters keeps the map at about one entry
+        // per client and session of the last two minutes; at most once a second, so a
+        // flood of distinct clients does not make every call a full sweep.
+        if state.purged_at != now {
+            state
+                .counters
+                .retain(|_, (_, expires_at)| *expires_at > now);
+            state.purged_at = now;
+        }
+        f(&mut state.counters, now)
     }
 }
 
@@ -45,8 +59,8 @@ impl Counters for MemoryCounters {
         limit: u64,
         expires_at: u64,
     ) -> Result<Option<u64>, StoreError> {
-        Ok(self.with(|map| {
-            let current = map.get(key).map_or(0, |(v, _)| (*v).max(0) as u64);
+        Ok(self.with(|map, now| {
+            let current = live(map, key, now);
             let next = current.checked_add(amount).filter(|n| *n <= limit)?;
             let value = i64::try_from(next).ok()?;
             map.insert(key.to_owned(), (value, expires_at));
@@ -55,8 +69,11 @@ impl Counters for MemoryCounters {
     }
 
     async fn add(&self, key: &str, delta: i64, expires_at: u64) -> Result<(), StoreError> {
-        self.with(|map| {
+        self.with(|map, now| {
             let entry = map.entry(key.to_owned()).or_insert((0, expires_at));
+            if entry.1 <= now {
+                *entry = (0, expires_at);
+            }
             entry.0 = entry.0.saturating_add(delta);
             entry.1 = entry.1.max(expires_at);
         });
@@ -64,7 +81,15 @@ impl Counters for MemoryCounters {
     }
 
     async fn get(&self, key: &str) -> Result<u64, StoreError> {
-        Ok(self.with(|map| map.get(key).map_or(0, |(v, _)| (*v).max(0) as u64)))
+        Ok(self.with(|map, now| live(map, key, now)))
+    }
+}
+
+/// A counter's value; one expired since the last sweep reads as absent.
+fn live(map: &HashMap<String, (i64, u64)>, key: &str, now: u64) -> u64 {
+    match map.get(key) {
+        Some((v, expires_at)) if *expires_at > now => (*v).max(0) as u64,
+        _ => 0,
     }
 }
 
