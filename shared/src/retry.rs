@@ -31,20 +31,27 @@ use tokio::time::{timeout_at, Instant};
 ///
 /// Error types used with [`retry_until`] convert from it (`From<DeadlineExceeded>`), so the
 /// caller gets its own error type back either way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeadlineExceeded {
     /// Attempts started, the abandoned one included.
     pub attempts: u32,
+    /// How the attempt before the abandoned one failed, if there was one: usually the
+    /// reason the work was still being retried.
+    pub last_error: Option<String>,
 }
 
 impl fmt::Display for DeadlineExceeded {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plural = if self.attempts == 1 { "" } else { "s" };
         write!(
             f,
-            "no answer within the time budget ({} attempt{})",
-            self.attempts,
-            if self.attempts == 1 { "" } else { "s" }
-        )
+            "no answer within the time budget ({} attempt{plural}",
+            self.attempts
+        )?;
+        match &self.last_error {
+            Some(e) => write!(f, "; before that: {e})"),
+            None => f.write_str(")"),
+        }
     }
 }
 
@@ -95,12 +102,19 @@ impl Backoff {
         Fut: Future<Output = Result<T, E>>,
     {
         let mut attempts = 0;
+        let mut last_error = None;
         loop {
             attempts += 1;
             let error = match timeout_at(deadline, op()).await {
                 Ok(Ok(value)) => return Ok(value),
                 Ok(Err(e)) => e,
-                Err(_elapsed) => return Err(DeadlineExceeded { attempts }.into()),
+                Err(_elapsed) => {
+                    return Err(DeadlineExceeded {
+                        attempts,
+                        last_error,
+                    }
+                    .into())
+                }
             };
             if !is_retryable(&error) {
                 return Err(error);
@@ -117,6 +131,7 @@ impl Backoff {
                 "transient failure, retrying"
             );
             tokio::time::sleep(delay).await;
+            last_error = Some(error.to_string());
         }
     }
 }
@@ -240,7 +255,13 @@ mod tests {
                 }
             })
             .await;
-        assert_eq!(got, Err(TestError::Late(DeadlineExceeded { attempts: 2 })));
+        assert_eq!(
+            got,
+            Err(TestError::Late(DeadlineExceeded {
+                attempts: 2,
+                last_error: Some("Busy(0)".into())
+            }))
+        );
         let took = start.elapsed();
         assert!(
             took >= budget && took < budget * 3,
@@ -274,13 +295,17 @@ mod tests {
     }
 
     #[test]
-    fn the_deadline_error_says_how_many_attempts_ran() {
+    fn the_deadline_error_says_how_many_attempts_ran_and_why_they_were_retried() {
+        let late = |attempts, last: Option<&str>| DeadlineExceeded {
+            attempts,
+            last_error: last.map(str::to_owned),
+        };
         assert_eq!(
-            DeadlineExceeded { attempts: 3 }.to_string(),
-            "no answer within the time budget (3 attempts)"
+            late(3, Some("throttled")).to_string(),
+            "no answer within the time budget (3 attempts; before that: throttled)"
         );
         assert_eq!(
-            DeadlineExceeded { attempts: 1 }.to_string(),
+            late(1, None).to_string(),
             "no answer within the time budget (1 attempt)"
         );
     }

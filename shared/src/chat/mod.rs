@@ -24,6 +24,7 @@ mod offline;
 mod request;
 mod response;
 mod storage;
+pub use storage::{HISTORY_BUDGET, RECORD_BUDGET};
 
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;

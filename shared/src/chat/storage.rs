@@ -28,13 +28,13 @@ use crate::store::{ConversationStore, Exchange, StoreError};
 /// How long the history read may take, retries included. A healthy `Query` answers in
 /// milliseconds; this is what a visitor waits, before the answer starts, for context the
 /// turn can do without.
-pub(super) const HISTORY_BUDGET: Duration = Duration::from_millis(1500);
+pub const HISTORY_BUDGET: Duration = Duration::from_millis(1500);
 
 /// How long writing an exchange may take, retries included. A throttled on-demand table
 /// usually recovers within a few hundred milliseconds; 3 s fits several rounds of the SDK's
 /// three attempts. The answer has already been produced: in a stream the visitor has it,
 /// and a JSON answer waits at most this long for its record.
-pub(super) const RECORD_BUDGET: Duration = Duration::from_secs(3);
+pub const RECORD_BUDGET: Duration = Duration::from_secs(3);
 
 /// The latest `limit` messages of a session, or none (logged) when the store cannot give
 /// them within [`HISTORY_BUDGET`].
