@@ -97,6 +97,19 @@ impl MotoServer {
             .build()
     }
 
+    /// The environment a function process needs to reach this server through the SDK's
+    /// default provider chain (`AWS_ENDPOINT_URL`, dummy keys, region, no instance
+    /// metadata), for tests that start a function's binary.
+    pub fn process_env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("AWS_ENDPOINT_URL", self.endpoint()),
+            ("AWS_ACCESS_KEY_ID", "testing".into()),
+            ("AWS_SECRET_ACCESS_KEY", "testing".into()),
+            ("AWS_REGION", "us-east-1".into()),
+            ("AWS_EC2_METADATA_DISABLED", "true".into()),
+        ]
+    }
+
     /// A DynamoDB client talking to this server.
     pub fn dynamodb_client(&self) -> aws_sdk_dynamodb::Client {
         aws_sdk_dynamodb::Client::new(&self.sdk_config())
