@@ -81,6 +81,19 @@ impl From<&Error> for ApiError {
                 "model_timeout",
                 "the language model did not answer in time",
             ),
+            Error::Llm(e) if e.http_status() == 503 => {
+                let secs = e
+                    .retry_after_secs()
+                    .unwrap_or(crate::llm::BUSY_RETRY_AFTER_SECS);
+                Self {
+                    retry_after: Some(secs),
+                    ..Self::new(
+                        503,
+                        "model_busy",
+                        format!("the language model is busy; retry in {secs} s"),
+                    )
+                }
+            }
             Error::Llm(_) => Self::new(502, "model_error", "the language model request failed"),
             Error::Store(e) if e.is_retryable() => Self {
                 retry_after: Some(1),

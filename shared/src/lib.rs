@@ -25,11 +25,12 @@
 //!   (DashScope, OpenAI, any compatible server), its configuration and SSE decoding.
 //! - [`telemetry`]: logging set-up, the per-request summary line and EMF metrics.
 //! - [`secret`]: [`Secret`], a string that prints as `[redacted]`.
+//! - [`retry`]: retrying transient failures with backoff and jitter until a deadline.
 //! - [`store`]: the conversation store (turns by session + audit records): trait, DynamoDB
 //!   adapter, in-memory stand-in.
 //! - [`aws`]: the AWS SDK configuration every function's `main` loads once.
 //! - `testing` (feature `test-util`): a scripted OpenAI-compatible HTTP server, a moto
-//!   server per test, and store behaviour scenarios.
+//!   server per test, a fault-injecting proxy for the AWS APIs, and store behaviour scenarios.
 //!
 //! The Lambda handlers in `functions/*` stay thin: they decode a request, call one function
 //! of this crate and encode the result.
@@ -48,6 +49,7 @@ pub mod llm;
 pub mod message;
 pub mod prompt;
 pub mod retrieval;
+pub mod retry;
 pub mod search;
 pub mod secret;
 pub mod store;

@@ -1,7 +1,8 @@
 //! The chat handler driven by function-URL events, end to end: request validation, the
 //! real model client against a fake provider on 127.0.0.1 (slow streams, split SSE lines,
-//! 429 then success, 500, malformed JSON, stalls, a connection closed mid-stream), offline
-//! answers, history, follow-ups, what gets recorded, CORS and health.
+//! 429 then success, a 429 storm, 500, refused connections, malformed JSON first or mid-answer,
+//! stalls, a connection closed mid-stream), offline answers, history, follow-ups, what gets
+//! recorded, CORS and health.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
 mod common;
@@ -227,11 +228,18 @@ async fn json_answer_survives_a_429_then_succeeds() {
     assert_eq!(audit_outcome(&store, EVENT_REQUEST_ID).await, "ok");
 }
 
-/// (script, expected status, error code, audit outcome)
-async fn json_failure(script: Vec<Behavior>, status: u16, code: &str, outcome: &str) {
+/// (script, client tuning, expected status, error code, audit outcome) → the response's
+/// headers, for the checks a case adds.
+async fn json_failure(
+    script: Vec<Behavior>,
+    tune: impl FnOnce(&mut shared::LlmConfig),
+    status: u16,
+    code: &str,
+    outcome: &str,
+) -> lambda_http::http::HeaderMap {
     let fake = FakeLlm::start(script).await;
-    let (state, store) = state_with_fake(&fake, |c| c.max_retries = 1);
-    let (got, body, _) = call_json(
+    let (state, store) = state_with_fake(&fake, tune);
+    let (got, body, headers) = call_json(
         &state,
         post(r#"{"message": "What is Partial FC?", "session_id": "s-fail"}"#),
     )
@@ -252,12 +260,31 @@ async fn json_failure(script: Vec<Behavior>, status: u16, code: &str, outcome: &
     let audit = store.audit_record(EVENT_REQUEST_ID).unwrap();
     assert_eq!(audit.outcome, outcome);
     assert!(!audit.doc_ids.is_empty());
+    headers
+}
+
+/// The URL of a port nothing listens on: every connection to it is refused.
+fn closed_port_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    format!("http://127.0.0.1:{port}/v1")
+}
+
+/// A 429 on every attempt, with `Retry-After` when given.
+fn rate_limited(retry_after: Option<u64>) -> Behavior {
+    Behavior::Status {
+        code: 429,
+        body: r#"{"error": {"message": "fake error: rate limit reached"}}"#.into(),
+        retry_after,
+    }
 }
 
 #[tokio::test]
 async fn json_answer_is_502_when_the_provider_keeps_failing_with_500() {
     json_failure(
         vec![Behavior::status(500)],
+        |c| c.max_retries = 1,
         502,
         "model_error",
         "model_error:status_500",
@@ -269,11 +296,63 @@ async fn json_answer_is_502_when_the_provider_keeps_failing_with_500() {
 async fn json_answer_is_502_when_the_provider_sends_malformed_json() {
     json_failure(
         vec![Behavior::Malformed],
+        |c| c.max_retries = 1,
         502,
         "model_error",
         "model_error:protocol",
     )
     .await;
+}
+
+#[tokio::test]
+async fn json_answer_is_502_when_the_provider_refuses_connections() {
+    let url = closed_port_url();
+    let headers = json_failure(
+        vec![Behavior::Echo],
+        |c| c.base_url = url,
+        502,
+        "model_error",
+        "model_error:connect",
+    )
+    .await;
+    assert!(headers.get("retry-after").is_none());
+}
+
+#[tokio::test]
+async fn json_answer_is_503_with_the_providers_retry_after_when_every_attempt_is_429() {
+    let fake = FakeLlm::start(vec![rate_limited(Some(2))]).await;
+    let (state, store) = state_with_fake(&fake, |c| {
+        c.max_retries = 1;
+        c.timeout = Duration::from_secs(5);
+    });
+    let (status, body, headers) = call_json(
+        &state,
+        post(r#"{"message": "What is Partial FC?", "session_id": "s-busy"}"#),
+    )
+    .await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["error"]["code"], "model_busy");
+    assert_eq!(body["error"]["request_id"], EVENT_REQUEST_ID);
+    assert_eq!(
+        headers["retry-after"], "2",
+        "the provider's wait is passed on"
+    );
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("retry in 2 s"), "{message}");
+    assert!(!message.contains("fake error"), "{message}");
+    assert_eq!(
+        fake.request_count(),
+        2,
+        "retried once, after the provider's 2 s"
+    );
+    assert_eq!(
+        store.session_turns("s-busy"),
+        vec![ChatMessage::new(Role::User, "What is Partial FC?")]
+    );
+    assert_eq!(
+        audit_outcome(&store, EVENT_REQUEST_ID).await,
+        "model_error:status_429"
+    );
 }
 
 #[tokio::test]
@@ -428,6 +507,59 @@ async fn stream_reports_malformed_json_as_an_error_event() {
         vec![Behavior::Malformed],
         |_| {},
         0,
+        "model_error",
+        "model_error:protocol",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn stream_reports_refused_connections_as_an_error_event() {
+    let url = closed_port_url();
+    stream_failure(
+        vec![Behavior::Echo],
+        |c| c.base_url = url,
+        0,
+        "model_error",
+        "model_error:connect",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn stream_reports_a_429_storm_as_a_model_busy_error_event() {
+    let fake = FakeLlm::start(vec![rate_limited(None)]).await;
+    let (state, store) = state_with_fake(&fake, |_| {});
+    let s = call_stream(
+        &state,
+        post(r#"{"message": "What is Partial FC?", "stream": true, "session_id": "s-busy"}"#),
+        None,
+    )
+    .await;
+    assert_eq!(s.names(), ["sources", "error"], "{}", s.raw);
+    let error = &s.events[1].data;
+    assert_eq!(error["code"], "model_busy");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("retry in 5 s"), "{message}");
+    assert_eq!(fake.request_count(), 3, "one attempt + 2 retries");
+    assert_eq!(
+        store.session_turns("s-busy"),
+        vec![ChatMessage::new(Role::User, "What is Partial FC?")]
+    );
+    assert_eq!(
+        audit_outcome(&store, EVENT_REQUEST_ID).await,
+        "model_error:status_429"
+    );
+}
+
+#[tokio::test]
+async fn stream_reports_a_malformed_chunk_mid_answer_as_an_error_event() {
+    stream_failure(
+        vec![Behavior::MalformedAfter {
+            chunks: vec!["Partial ".into()],
+        }],
+        |_| {},
+        1,
         "model_error",
         "model_error:protocol",
     )

@@ -13,7 +13,12 @@ use std::sync::Arc;
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     shared::telemetry::init_tracing();
-    let state = Arc::new(AppState::from_env().await?);
+    // Logged as well as returned: the log line carries the cause in words (which object,
+    // which variable), where the runtime only prints the error's debug form.
+    let state = AppState::from_env()
+        .await
+        .inspect_err(|e| lambda_http::tracing::error!(error = %e, "cold start failed"))?;
+    let state = Arc::new(state);
     run(service_fn(move |event| {
         let state = state.clone();
         async move { function_handler(&state, event).await }

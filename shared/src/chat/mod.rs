@@ -13,11 +13,14 @@
 //! answered offline, labelled as such.
 //!
 //! Failures after validation are handled here, not by the caller:
-//! - the history cannot be read: the turn is answered without it (logged);
+//! - the history cannot be read (within a short budget): the turn is answered without it
+//!   (logged);
 //! - the model fails: the user turn is still recorded, with the failure as the audit
-//!   outcome; [`ChatService::chat`] returns the error (the edge answers 502/504) and
+//!   outcome; [`ChatService::chat`] returns the error (the edge answers 502/503/504) and
 //!   [`ChatService::chat_stream`] emits an `error` event;
-//! - the record cannot be written: the answer is still delivered (logged).
+//! - the record cannot be written, even after retries within a budget: the answer is still
+//!   delivered and the whole exchange is logged as `unrecorded_turn`, to be written later
+//!   (see `storage`).
 //!
 //! Nothing here knows about HTTP or Lambda: the `chat` function maps requests and results.
 
@@ -25,6 +28,8 @@ mod config;
 mod offline;
 mod request;
 mod response;
+mod storage;
+pub use storage::{HISTORY_BUDGET, RECORD_BUDGET};
 
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
@@ -505,17 +510,12 @@ impl ChatService {
         let history = if !req.history.is_empty() || !known || self.config.history_messages == 0 {
             req.history
         } else {
-            match self
-                .store
-                .recent_turns(&session_id, self.config.history_messages)
-                .await
-            {
-                Ok(turns) => turns,
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot read the session's history; answering without it");
-                    Vec::new()
-                }
-            }
+            storage::history(
+                self.store.as_ref(),
+                &session_id,
+                self.config.history_messages,
+            )
+            .await
         };
         let top_k = req.top_k.unwrap_or(self.top_k);
         let found = retrieve(index, &req.question, &history, top_k, self.min_score);
@@ -572,7 +572,8 @@ impl ChatService {
         }
     }
 
-    /// Writes the exchange; a failure is logged, never returned (the answer stands).
+    /// Writes the exchange, retrying within a budget; a failure is logged with the whole
+    /// exchange ([`storage::record`]), never returned (the answer stands).
     async fn record(&self, turn: &Turn, outcome: &Outcome) {
         let exchange = Exchange {
             session_id: turn.session_id.clone(),
@@ -592,10 +593,7 @@ impl ChatService {
             },
             at: turn.at,
         };
-        match self.store.record_exchange(&exchange).await {
-            Ok(recorded) => tracing::info!(?recorded, outcome = %outcome.label, "chat recorded"),
-            Err(e) => tracing::error!(error = ?e, "cannot record the chat turn"),
-        }
+        storage::record(self.store.as_ref(), &exchange).await;
     }
 }
 

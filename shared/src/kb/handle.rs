@@ -1,8 +1,8 @@
 //! [`KbHandle`]: the indexed knowledge base a warm function serves, kept fresh by ETag.
 //!
 //! Loaded once per cold start, before the runtime loop. Afterwards, at most every
-//! `KB_REFRESH_SECS`, one request does a conditional GET with the ETag it last saw; only
-//! when the object changed *and* the new bytes parse and validate is a new index built and
+//! `KB_REFRESH_SECS`, one request does a conditional GET with the ETag it last saw (waiting
+//! at most [`REFRESH_BUDGET`] for it); only when the object changed *and* the new bytes parse and validate is a new index built and
 //! swapped in. Every failure (network, 5xx, corrupt JSON, invalid knowledge base) keeps the
 //! last good index and is logged, so a bad upload can never take search or chat down.
 
@@ -19,6 +19,13 @@ use super::KnowledgeBase;
 use crate::config::{Config, KbLocation};
 use crate::error::{Error, Problem, Problems, Result};
 use crate::search::SearchIndex;
+
+/// The longest a request waits on a refresh it triggered before serving the current index
+/// anyway: a conditional GET answers in tens of milliseconds and a changed knowledge base of
+/// a few megabytes downloads in well under a second, while the SDK's own limits would let a
+/// black-holed S3 hold the request for 15 s. A refresh cut short is tried again after the
+/// next interval.
+pub const REFRESH_BUDGET: Duration = Duration::from_secs(3);
 
 /// What a refresh found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,11 +133,17 @@ impl KbHandle {
         if let Ok(mut state) = self.refresh.try_lock() {
             if state.checked_at.elapsed() >= self.interval {
                 state.checked_at = Instant::now();
-                if let Err(e) = self.check(&mut state).await {
+                let error = match tokio::time::timeout(REFRESH_BUDGET, self.check(&mut state)).await
+                {
+                    Ok(Ok(_)) => None,
+                    Ok(Err(e)) => Some(e.to_string()),
+                    Err(_elapsed) => Some(format!("no answer within {REFRESH_BUDGET:?}")),
+                };
+                if let Some(error) = error {
                     tracing::warn!(
                         location = %self.source.location(),
                         serving = %self.snapshot().version(),
-                        error = %e,
+                        %error,
                         "knowledge-base refresh failed; keeping the last good version"
                     );
                 }

@@ -24,7 +24,7 @@ pub mod source;
 
 pub use diff::{DocSummary, KbDiff};
 pub use file::FileKbSource;
-pub use handle::{open_source, parse_kb_bytes, KbHandle, Refresh};
+pub use handle::{open_source, parse_kb_bytes, KbHandle, Refresh, REFRESH_BUDGET};
 pub use memory::MemoryKbSource;
 pub use passages::{split_passages, PASSAGE_MAX_CHARS};
 pub use s3::S3KbSource;

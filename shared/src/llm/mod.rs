@@ -12,6 +12,7 @@
 use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use futures_util::Stream;
 
@@ -158,6 +159,8 @@ pub enum LlmError {
         status: u16,
         /// The start of the response body (at most [`MAX_ERROR_BODY`] bytes).
         body: String,
+        /// The provider's `Retry-After`, when it sent one in seconds.
+        retry_after: Option<Duration>,
     },
     /// The provider sent something that is not the expected JSON.
     #[error("unexpected response from the model provider: {message}")]
@@ -179,12 +182,33 @@ pub enum LlmError {
 /// How much of an upstream body an error keeps: enough to diagnose, bounded for logs.
 pub const MAX_ERROR_BODY: usize = 2048;
 
+/// The wait suggested to visitors when the provider is rate limiting without saying for how
+/// long: provider limits are counted per minute or per second, and a few seconds spreads the
+/// retries of many visitors without making one wait long.
+pub const BUSY_RETRY_AFTER_SECS: u64 = 5;
+
 impl LlmError {
-    /// The HTTP status the chat function answers with: 504 for timeouts, 502 otherwise.
+    /// The HTTP status the chat function answers with: 504 for timeouts, 503 when the
+    /// provider was still rate limiting after the client's retries (busy, not broken: the
+    /// visitor may try again shortly), 502 otherwise.
     pub fn http_status(&self) -> u16 {
         match self {
             LlmError::Timeout { .. } => 504,
+            LlmError::Status { status: 429, .. } => 503,
             _ => 502,
+        }
+    }
+
+    /// For a 503 ([`Self::http_status`]): the seconds a visitor should wait, the provider's
+    /// `Retry-After` kept within 1..=60 s, else [`BUSY_RETRY_AFTER_SECS`]. `None` otherwise.
+    pub fn retry_after_secs(&self) -> Option<u64> {
+        match self {
+            LlmError::Status {
+                status: 429,
+                retry_after,
+                ..
+            } => Some(retry_after.map_or(BUSY_RETRY_AFTER_SECS, |d| d.as_secs().clamp(1, 60))),
+            _ => None,
         }
     }
 
@@ -220,17 +244,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn timeouts_map_to_504_and_everything_else_to_502() {
+    fn timeouts_map_to_504_rate_limits_to_503_and_everything_else_to_502() {
         let timeout = LlmError::Timeout {
             phase: TimeoutPhase::FirstToken,
         };
         assert_eq!(timeout.http_status(), 504);
-        let status = LlmError::Status {
+        assert_eq!(timeout.retry_after_secs(), None);
+        let status = |status, secs: Option<u64>| LlmError::Status {
+            status,
+            body: String::new(),
+            retry_after: secs.map(Duration::from_secs),
+        };
+        assert_eq!(status(429, None).http_status(), 503);
+        assert_eq!(status(500, None).http_status(), 502);
+        assert_eq!(status(503, Some(7)).http_status(), 502);
+        assert_eq!(LlmError::Interrupted { source: None }.http_status(), 502);
+    }
+
+    #[test]
+    fn a_busy_provider_suggests_its_own_wait_within_bounds() {
+        let busy = |secs: Option<u64>| LlmError::Status {
             status: 429,
             body: String::new(),
+            retry_after: secs.map(Duration::from_secs),
         };
-        assert_eq!(status.http_status(), 502);
-        assert_eq!(LlmError::Interrupted { source: None }.http_status(), 502);
+        assert_eq!(busy(Some(7)).retry_after_secs(), Some(7));
+        assert_eq!(busy(Some(0)).retry_after_secs(), Some(1));
+        assert_eq!(busy(Some(3600)).retry_after_secs(), Some(60));
+        assert_eq!(busy(None).retry_after_secs(), Some(BUSY_RETRY_AFTER_SECS));
+        let broken = LlmError::Status {
+            status: 500,
+            body: String::new(),
+            retry_after: Some(Duration::from_secs(7)),
+        };
+        assert_eq!(broken.retry_after_secs(), None);
     }
 
     #[test]
@@ -238,6 +285,7 @@ mod tests {
         let status = |s| LlmError::Status {
             status: s,
             body: String::new(),
+            retry_after: None,
         };
         assert!(status(429).is_retryable());
         assert!(status(503).is_retryable());

@@ -110,7 +110,11 @@ impl OpenAiCompatClient {
             .map(Duration::from_secs);
         let body = read_error_body(response).await;
         Err(Failure {
-            error: LlmError::Status { status, body },
+            error: LlmError::Status {
+                status,
+                body,
+                retry_after,
+            },
             retry_after,
         })
     }

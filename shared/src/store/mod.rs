@@ -12,6 +12,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
 
 use crate::message::{ChatMessage, Usage};
 
@@ -72,7 +73,10 @@ pub trait ConversationStore: Send + Sync {
 }
 
 /// One chat request's worth of writes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Serializes to JSON (`at` as `at_ms`, epoch milliseconds) so that an exchange the store
+/// refused can be logged whole and written later: see [`crate::chat`]'s `unrecorded_turn`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Exchange {
     /// The conversation this turn belongs to.
     pub session_id: String,
@@ -85,6 +89,7 @@ pub struct Exchange {
     /// What happened, for the audit table.
     pub audit: AuditRecord,
     /// When the request arrived; orders turns and starts the items' time to live.
+    #[serde(rename = "at_ms", with = "epoch_ms")]
     pub at: SystemTime,
 }
 
@@ -98,7 +103,7 @@ pub enum Recorded {
 }
 
 /// One audited action: who asked for what, what it cost and how it ended.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct AuditRecord {
     /// What was done: `"chat"`, `"ingest"`, ...
     pub action: String,
@@ -171,6 +176,17 @@ impl StoreError {
     }
 }
 
+/// A store call cut off by the caller's deadline ([`crate::retry`]) counts as an outage:
+/// the same call may well succeed later.
+impl From<crate::retry::DeadlineExceeded> for StoreError {
+    fn from(e: crate::retry::DeadlineExceeded) -> Self {
+        StoreError::Unavailable {
+            message: e.to_string(),
+            source: Some(Box::new(e)),
+        }
+    }
+}
+
 /// Checks what every backend relies on before writing an exchange: one request id for both
 /// the turn and its audit record, so the idempotency key cannot silently diverge.
 fn check_exchange(ex: &Exchange) -> Result<(), StoreError> {
@@ -190,6 +206,22 @@ fn epoch_millis(t: SystemTime) -> u64 {
         .unwrap_or(Duration::ZERO)
         .as_millis();
     u64::try_from(ms).unwrap_or(u64::MAX)
+}
+
+/// [`SystemTime`] as whole epoch milliseconds, the precision the stores keep (turn keys,
+/// `created_at`), so a logged exchange written later gets the same keys.
+mod epoch_ms {
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(super::epoch_millis(*t))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SystemTime, D::Error> {
+        Ok(UNIX_EPOCH + Duration::from_millis(u64::deserialize(d)?))
+    }
 }
 
 /// Sort key of one message of an exchange; both backends order turns by it.

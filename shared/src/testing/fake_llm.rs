@@ -63,6 +63,11 @@ pub enum Behavior {
     },
     /// A streamed answer whose first event is not JSON.
     Malformed,
+    /// Streams these deltas, then an event that is not JSON, then `[DONE]`.
+    MalformedAfter {
+        /// The good deltas sent first.
+        chunks: Vec<String>,
+    },
     /// Reads the request and never answers.
     Stall,
     /// Streams these deltas, then hangs without finishing.
@@ -295,6 +300,15 @@ async fn handle(mut socket: TcpStream, state: &State) -> io::Result<()> {
         }
         Behavior::Malformed => {
             write_stream_head(&mut socket).await?;
+            write_chunk(&mut socket, b"data: {\"choices\": [ {not json\n\n").await?;
+            write_chunk(&mut socket, b"data: [DONE]\n\n").await?;
+            finish_chunked(&mut socket).await
+        }
+        Behavior::MalformedAfter { chunks } => {
+            write_stream_head(&mut socket).await?;
+            for event in delta_events(model, &chunks) {
+                write_chunk(&mut socket, event.as_bytes()).await?;
+            }
             write_chunk(&mut socket, b"data: {\"choices\": [ {not json\n\n").await?;
             write_chunk(&mut socket, b"data: [DONE]\n\n").await?;
             finish_chunked(&mut socket).await

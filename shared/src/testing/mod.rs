@@ -3,14 +3,20 @@
 //! - [`fake_llm`]: a real HTTP server on localhost that plays an OpenAI-compatible provider
 //!   from a script, so the real client is tested over real sockets.
 //! - [`moto`]: starts a private moto server (local DynamoDB/S3 API) for a test.
+//! - [`fault_proxy`]: a proxy in front of moto that answers chosen AWS operations with
+//!   throttling, 5xx, dropped connections or silence, so store faults run through the real SDK.
+//! - [`cold_start`]: runs a function's binary with a given environment until it exits.
 //! - [`store_scenarios`]: behaviour checks every [`ConversationStore`] must pass, shared by the
 //!   in-memory store's unit tests and the DynamoDB store's tests against moto.
 //!
 //! [`ConversationStore`]: crate::store::ConversationStore
 
+pub mod cold_start;
 pub mod fake_llm;
+pub mod fault_proxy;
 pub mod moto;
 pub mod store_scenarios;
 
 pub use fake_llm::{Behavior, FakeLlm, RecordedRequest};
+pub use fault_proxy::FaultProxy;
 pub use moto::MotoServer;

@@ -24,7 +24,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use aws_config::BehaviorVersion;
-use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::{Credentials, Region, SharedCredentialsProvider};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -83,8 +82,9 @@ impl MotoServer {
     }
 
     /// An SDK configuration for this server: static dummy credentials, region `us-east-1`,
-    /// standard retries. Built explicitly, so nothing is read from (or written to) the
-    /// environment. S3 clients built from it also need `force_path_style(true)`.
+    /// the retries and timeouts of [`crate::aws::sdk_config_from_env`]. Built explicitly, so
+    /// nothing is read from (or written to) the environment. S3 clients built from it also
+    /// need `force_path_style(true)`.
     pub fn sdk_config(&self) -> aws_config::SdkConfig {
         let credentials = Credentials::new("testing", "testing", None, None, "moto");
         aws_config::SdkConfig::builder()
@@ -92,9 +92,22 @@ impl MotoServer {
             .endpoint_url(self.endpoint())
             .region(Region::new("us-east-1"))
             .credentials_provider(SharedCredentialsProvider::new(credentials))
-            .retry_config(RetryConfig::standard().with_max_attempts(crate::aws::MAX_ATTEMPTS))
+            .retry_config(crate::aws::retry_config())
             .timeout_config(crate::aws::timeouts())
             .build()
+    }
+
+    /// The environment a function process needs to reach this server through the SDK's
+    /// default provider chain (`AWS_ENDPOINT_URL`, dummy keys, region, no instance
+    /// metadata), for tests that start a function's binary.
+    pub fn process_env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("AWS_ENDPOINT_URL", self.endpoint()),
+            ("AWS_ACCESS_KEY_ID", "testing".into()),
+            ("AWS_SECRET_ACCESS_KEY", "testing".into()),
+            ("AWS_REGION", "us-east-1".into()),
+            ("AWS_EC2_METADATA_DISABLED", "true".into()),
+        ]
     }
 
     /// A DynamoDB client talking to this server.

@@ -220,7 +220,7 @@ async fn gives_up_after_max_retries_with_the_status_and_body() {
     .await;
     let err = client(fake.config()).stream(&request()).await.unwrap_err();
     match &err {
-        LlmError::Status { status, body } => {
+        LlmError::Status { status, body, .. } => {
             assert_eq!(*status, 500);
             assert_eq!(body, "upstream exploded");
         }
