@@ -16,6 +16,8 @@
 //! - [`tokens`]: token estimates for the prompt budget (measured against Qwen3's tokenizer).
 //! - [`prompt`]: system prompt + delimited retrieved context + history + question, fitted to
 //!   the model's context window; the budget decisions.
+//! - [`untrusted`]: retrieved and visitor text made unable to write delimiters, chat-template
+//!   tokens or invisible characters into the prompt.
 //! - [`chat`]: the chat service: request validation, orchestration (history, retrieval,
 //!   prompt, model or offline answer, recording), streamed events, health.
 //! - [`limits`]: per-client and per-session rate limits and the daily token budget, as
@@ -57,6 +59,7 @@ pub mod telemetry;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
 pub mod tokens;
+pub mod untrusted;
 
 pub use chat::{ChatConfig, ChatEvent, ChatRequest, ChatResponse, ChatService};
 pub use config::{Config, KbLocation};
