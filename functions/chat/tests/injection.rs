@@ -141,6 +141,8 @@ fn attack_state(fake: &FakeLlm, index: Arc<SearchIndex>) -> AppState {
     let client: Arc<dyn LlmClient> = Arc::new(OpenAiCompatClient::new(fake.config()).unwrap());
     let chat = ChatConfig {
         system_prompt: OWNER_PROMPT.into(),
+        // Every attempt comes from the fixture's one address.
+        rate_limit_per_minute: 0,
         ..ChatConfig::default()
     };
     AppState::new(

@@ -16,8 +16,9 @@ use common::*;
 use serde_json::{json, Value};
 use shared::chat::ChatConfig;
 use shared::limits::{create_limits_table, Counters, DynamoCounters, MemoryCounters, TokenBudget};
+use shared::testing::fault_proxy::{Fault, Match, Times};
 use shared::testing::moto::unique_name;
-use shared::testing::{Behavior, FakeLlm, MotoServer};
+use shared::testing::{Behavior, FakeLlm, FaultProxy, MotoServer};
 use shared::{ConversationStore, KbHandle, LlmClient, MemoryConversationStore, OpenAiCompatClient};
 
 fn chat_config(vars: &[(&str, &str)]) -> ChatConfig {
@@ -375,5 +376,84 @@ async fn an_unreachable_dynamodb_refuses_with_503_and_retry_after() {
         started.elapsed() < std::time::Duration::from_secs(10),
         "{:?}",
         started.elapsed()
+    );
+}
+
+/// Counters on a moto table reached through a fault-injecting proxy.
+async fn proxied_counters(moto: &MotoServer, proxy: &FaultProxy) -> Arc<dyn Counters> {
+    let table = unique_name("limits");
+    create_limits_table(&moto.dynamodb_client(), &table)
+        .await
+        .unwrap();
+    Arc::new(DynamoCounters::new(proxy.dynamodb_client(moto), table))
+}
+
+#[tokio::test]
+async fn throttled_limit_counters_are_retried_then_refused_with_503_in_bounded_time() {
+    let Some(moto) = MotoServer::start() else {
+        return;
+    };
+    let proxy = FaultProxy::start(&moto).await;
+    let counters = proxied_counters(&moto, &proxy).await;
+    let (state, store) = state(None, &[("RATE_LIMIT_PER_MINUTE", "5")], counters);
+    let update = Match::dynamodb("UpdateItem");
+
+    // A short burst of throttling is absorbed by the retries: the visitor is answered.
+    proxy.inject(update.clone(), Fault::Throttle, Times::Next(4));
+    let req = from_ip("198.51.100.7", json!({"request_id": "r-1"}), &[]);
+    let (status, body, _) = call_json(&state, req).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(proxy.faulted(&update), 4);
+    assert!(store.audit_record("r-1").is_some());
+
+    // Throttling that outlasts the budget: a clear 503, nothing answered or written.
+    proxy.inject(update.clone(), Fault::Throttle, Times::Always);
+    let started = std::time::Instant::now();
+    let req = from_ip("198.51.100.7", json!({"request_id": "r-2"}), &[]);
+    let (status, body, headers) = call_json(&state, req).await;
+    let waited = started.elapsed();
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["error"]["code"], "store_unavailable");
+    assert_eq!(headers["retry-after"], "1");
+    assert!(store.audit_record("r-2").is_none());
+    assert!(
+        waited < shared::limits::LIMITS_BUDGET + std::time::Duration::from_secs(2),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_budget_that_cannot_be_checked_answers_offline_rather_than_unmetered() {
+    let Some(moto) = MotoServer::start() else {
+        return;
+    };
+    let fake = FakeLlm::start(vec![Behavior::Echo]).await;
+    let proxy = FaultProxy::start(&moto).await;
+    let counters = proxied_counters(&moto, &proxy).await;
+    let (state, store) = state(
+        Some(&fake),
+        &[
+            ("RATE_LIMIT_PER_MINUTE", "0"),
+            ("DAILY_TOKEN_BUDGET", "100000"),
+        ],
+        counters,
+    );
+    proxy.inject(
+        Match::dynamodb("UpdateItem"),
+        Fault::Status(500),
+        Times::Always,
+    );
+    let req = from_ip("198.51.100.7", json!({"request_id": "r-1"}), &[]);
+    let (status, body, _) = call_json(&state, req).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["offline_reason"], "unavailable", "{body}");
+    assert_eq!(
+        fake.request_count(),
+        0,
+        "no model call without a reservation"
+    );
+    assert_eq!(
+        store.audit_record("r-1").unwrap().outcome,
+        "offline:unavailable"
     );
 }

@@ -76,7 +76,8 @@ impl TokenBudget {
     }
 
     /// Sets aside `tokens` of the budget of `now`'s day. `None` when they do not fit: the
-    /// model must not be called.
+    /// model must not be called. Throttled or failed updates are retried within
+    /// [`LIMITS_BUDGET`](super::LIMITS_BUDGET).
     pub async fn reserve(
         &self,
         tokens: u64,
@@ -90,10 +91,11 @@ impl TokenBudget {
                 expires_at,
             }));
         }
-        let admitted = self
-            .counters
-            .try_add(&key, tokens, self.daily, expires_at)
-            .await?;
+        let deadline = tokio::time::Instant::now() + super::LIMITS_BUDGET;
+        let admitted = super::retried(deadline, || {
+            self.counters.try_add(&key, tokens, self.daily, expires_at)
+        })
+        .await?;
         Ok(admitted.map(|_| Reservation {
             key,
             reserved: tokens,
@@ -113,7 +115,8 @@ impl TokenBudget {
         if delta == 0 {
             return Ok(());
         }
-        self.counters.add(&r.key, delta, r.expires_at).await
+        let deadline = tokio::time::Instant::now() + super::LIMITS_BUDGET;
+        super::retried(deadline, || self.counters.add(&r.key, delta, r.expires_at)).await
     }
 
     /// The budget of `now`'s day.

@@ -25,6 +25,22 @@ pub use rate::{Limited, RateLimiter};
 
 use crate::store::StoreError;
 
+/// How long the limit checks of one request may take, retries included. They run before
+/// the answer starts, so this is what a visitor waits when DynamoDB is throttled or down
+/// before getting a 503 (the rate limits) or an offline answer (the budget); a healthy
+/// update takes milliseconds.
+pub const LIMITS_BUDGET: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// `op` retried with backoff while it fails with a retryable error (throttling, outages),
+/// until `deadline`.
+async fn retried<T, F, Fut>(deadline: tokio::time::Instant, op: F) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
+{
+    crate::retry::retry_until(deadline, StoreError::is_retryable, op).await
+}
+
 /// Named counters with an expiry, changed atomically.
 #[async_trait]
 pub trait Counters: Send + Sync {

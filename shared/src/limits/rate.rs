@@ -53,7 +53,9 @@ impl RateLimiter {
     /// Counts one request at `now` from `client` (an opaque key: the salted hash of the
     /// source address) in an existing `session`, if any. `None` admits it; a refusal says
     /// whose limit was reached. The client is checked first, so a refused client does not
-    /// use up its session's allowance.
+    /// use up its session's allowance. Throttled or failed updates are retried within
+    /// [`LIMITS_BUDGET`](super::LIMITS_BUDGET); an update whose answer was lost and is
+    /// retried may count twice, which errs towards refusing.
     pub async fn check(
         &self,
         client: &str,
@@ -69,14 +71,15 @@ impl RateLimiter {
         // A minute of slack before the TTL, so a counter never disappears within its window
         // on a clock that runs a little behind DynamoDB's.
         let expires_at = window_end + 60;
+        let deadline = tokio::time::Instant::now() + super::LIMITS_BUDGET;
         let scopes = [("client", Some(client)), ("session", session)];
         for (scope, id) in scopes {
             let Some(id) = id else { continue };
             let key = format!("rate:{scope}:{id}:{minute}");
-            let admitted = self
-                .counters
-                .try_add(&key, 1, self.per_minute, expires_at)
-                .await?;
+            let admitted = super::retried(deadline, || {
+                self.counters.try_add(&key, 1, self.per_minute, expires_at)
+            })
+            .await?;
             if admitted.is_none() {
                 return Ok(Some(Limited {
                     scope,

@@ -41,7 +41,12 @@ pub fn state_with(llm: Option<Arc<dyn LlmClient>>, store: Arc<dyn ConversationSt
         llm,
         store,
         &config(),
-        ChatConfig::default(),
+        // Every request of a test comes from the fixture's one address; the limits have
+        // their own tests (limits.rs).
+        ChatConfig {
+            rate_limit_per_minute: 0,
+            ..ChatConfig::default()
+        },
     )
 }
 
