@@ -4,6 +4,7 @@
 //!
 //! Every request gets the same answer, streamed or whole as the request asks, paced like a
 //! real model: `--chunks` deltas of a word or two, each after `--delay-ms` milliseconds.
+//! Like in the tests, every request is kept in memory (a few KB each): meant for bounded runs.
 //! Usage: `cargo run -p shared --features test-util --example fake_llm -- [--chunks 40] [--delay-ms 10]`
 
 use std::io::Write;
