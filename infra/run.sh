@@ -30,28 +30,9 @@ trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
 trap 'exit 130' INT TERM
 
 if [[ "${1:-}" == "--aws" ]]; then
-    # A port the OS just handed out and released: free unless something races us for it.
-    moto_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-    # Through the wrapper that makes moto's conditional updates atomic, as DynamoDB's are
-    # (the rate limits rely on it; see infra/moto_serial.py).
-    .venv/bin/python infra/moto_serial.py -H 127.0.0.1 -p "$moto_port" >"${TMPDIR:-/tmp}/rag-moto-$moto_port.log" 2>&1 &
-    pids+=("$!")
-    for _ in $(seq 50); do
-        curl -fs "http://127.0.0.1:$moto_port/moto-api/" >/dev/null && break
-        sleep 0.1
-    done
-
-    # Dummy credentials and an explicit endpoint: nothing here can reach a real account.
-    export AWS_ENDPOINT_URL="http://127.0.0.1:$moto_port"
-    export AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_SESSION_TOKEN=local
-    export AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1
-    export AWS_EC2_METADATA_DISABLED=true
-    unset AWS_PROFILE
-    export CONVERSATIONS_TABLE=rag-conversations AUDIT_TABLE=rag-audit LIMITS_TABLE=rag-limits
-    export KB_SOURCE=s3://rag-kb-local/knowledge_base.json
-    # The tables come from the store's own create_tables, the bucket and upload from the
-    # S3 source: the same code paths the functions use.
-    cargo run --quiet -p shared --example local_aws -- "$repo/knowledge_base.json"
+    # moto on a free port, the tables and the bucket with the knowledge base.
+    source infra/local_aws.sh
+    start_local_aws
     echo "moto server on $AWS_ENDPOINT_URL (state is lost when this stops)"
 fi
 

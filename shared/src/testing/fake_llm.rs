@@ -47,6 +47,16 @@ pub enum Behavior {
         /// Write each event in several TCP writes.
         split_lines: bool,
     },
+    /// A well-behaved model, whichever way it is asked: these deltas streamed (each after
+    /// `delay`) when the request says `stream`, else their concatenation as one
+    /// chat.completion after the same total time. For serving runs of the real stack
+    /// (`examples/fake_llm.rs`), where chat asks both ways.
+    Answer {
+        /// The content deltas, in order.
+        chunks: Vec<String>,
+        /// Pause before each delta (the whole of them before a JSON answer).
+        delay: Duration,
+    },
     /// A non-streaming chat.completion answer.
     Json {
         /// The answer text.
@@ -280,6 +290,15 @@ async fn handle(mut socket: TcpStream, state: &State) -> io::Result<()> {
             delay,
             split_lines,
         } => write_stream(&mut socket, model, &chunks, delay, split_lines).await,
+        Behavior::Answer { chunks, delay } if wants_stream => {
+            write_stream(&mut socket, model, &chunks, delay, false).await
+        }
+        Behavior::Answer { chunks, delay } => {
+            // A whole answer takes as long to generate as the stream of it would.
+            let n = u32::try_from(chunks.len()).unwrap_or(u32::MAX);
+            tokio::time::sleep(delay.saturating_mul(n)).await;
+            write_json(&mut socket, model, &chunks.concat()).await
+        }
         Behavior::Json { text } => write_json(&mut socket, model, &text).await,
         Behavior::Status {
             code,

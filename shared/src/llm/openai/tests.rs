@@ -122,6 +122,31 @@ async fn keyless_client_sends_no_authorization_and_caps_max_tokens() {
 }
 
 #[tokio::test]
+async fn an_answer_behaviour_streams_or_completes_as_asked_with_its_delays() {
+    let delay = Duration::from_millis(20);
+    let fake = FakeLlm::start(vec![Behavior::Answer {
+        chunks: vec!["Partial".into(), " FC".into(), " samples.".into()],
+        delay,
+    }])
+    .await;
+    let client = client(fake.config());
+
+    let started = Instant::now();
+    let c = client.complete(&request()).await.unwrap();
+    assert_eq!(c.text, "Partial FC samples.");
+    assert!(started.elapsed() >= delay * 3, "{:?}", started.elapsed());
+
+    // The last behaviour repeats: the same answer again, streamed this time.
+    let started = Instant::now();
+    let out = drain(client.stream(&request()).await.unwrap()).await;
+    assert_eq!(out.text, "Partial FC samples.");
+    assert_eq!(out.deltas, 3);
+    assert!(out.error.is_none(), "{:?}", out.error);
+    assert!(started.elapsed() >= delay * 3, "{:?}", started.elapsed());
+    assert_eq!(fake.request_count(), 2);
+}
+
+#[tokio::test]
 async fn complete_returns_text_usage_and_model_without_stream_fields() {
     let fake = FakeLlm::start(vec![Behavior::Json {
         text: "Partial FC samples classes.".into(),
