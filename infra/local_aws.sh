@@ -18,7 +18,8 @@ start_local_aws() {
     log="${1:-${TMPDIR:-/tmp}/rag-moto-$moto_port.log}"
     # Through the wrapper that makes moto's conditional updates atomic, as DynamoDB's are
     # (the rate limits rely on it; see infra/moto_serial.py).
-    .venv/bin/python infra/moto_serial.py -H 127.0.0.1 -p "$moto_port" >"$log" 2>&1 &
+    # Lean transactions: a long local run must not grow moto without bound (see the file).
+    MOTO_LEAN_TRANSACTIONS=1 .venv/bin/python infra/moto_serial.py -H 127.0.0.1 -p "$moto_port" >"$log" 2>&1 &
     pids+=("$!")
     local ready=""
     for _ in $(seq 100); do
