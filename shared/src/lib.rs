@@ -19,6 +19,7 @@
 //! - [`chat`]: the chat service: request validation, orchestration (history, retrieval,
 //!   prompt, model or offline answer, recording), streamed events, health.
 //! - [`http`]: error responses, JSON responses, body limits and CORS for the functions.
+//! - [`raw_query`]: escapes function-URL query strings `lambda_http` would panic on.
 //! - [`llm`]: the chat model client: [`LlmClient`] trait, OpenAI-compatible adapter
 //!   (DashScope, OpenAI, any compatible server), its configuration and SSE decoding.
 //! - [`telemetry`]: logging set-up, the per-request summary line and EMF metrics.
@@ -44,6 +45,7 @@ pub mod kb;
 pub mod llm;
 pub mod message;
 pub mod prompt;
+pub mod raw_query;
 pub mod retrieval;
 pub mod search;
 pub mod secret;

@@ -7,16 +7,18 @@
 //! Local: `cargo lambda watch`, then `curl -N localhost:9000/lambda-url/chat/ -d '{"message":"hi","stream":true}'`.
 
 use chat::{function_handler, AppState};
-use lambda_http::{run_with_streaming_response, service_fn, Error};
+use lambda_http::{service_fn, Error, Request, StreamAdapter};
+use shared::raw_query::RawQueryGuard;
 use std::sync::Arc;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     shared::telemetry::init_tracing();
     let state = Arc::new(AppState::from_env().await?);
-    run_with_streaming_response(service_fn(move |event| {
+    let handler = service_fn(move |event: Request| {
         let state = state.clone();
         async move { function_handler(&state, event).await }
-    }))
-    .await
+    });
+    // `lambda_http::run_with_streaming_response`, but a query string sent unescaped is escaped rather than a panic.
+    lambda_http::lambda_runtime::run(RawQueryGuard(StreamAdapter::from(handler))).await
 }

@@ -5,17 +5,19 @@
 //! `ALLOWED_ORIGINS` (see DESIGN §9).
 //! Local: `cargo lambda watch`, then `curl 'localhost:9000/lambda-url/search/?q=LLaVA'`.
 
-use lambda_http::{run, service_fn, Error};
+use lambda_http::{service_fn, Adapter, Error, Request};
 use search::{function_handler, AppState};
+use shared::raw_query::RawQueryGuard;
 use std::sync::Arc;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     shared::telemetry::init_tracing();
     let state = Arc::new(AppState::from_env().await?);
-    run(service_fn(move |event| {
+    let handler = service_fn(move |event: Request| {
         let state = state.clone();
         async move { function_handler(&state, event).await }
-    }))
-    .await
+    });
+    // `lambda_http::run`, but a query string sent unescaped is escaped rather than a panic.
+    lambda_http::lambda_runtime::run(RawQueryGuard(Adapter::from(handler))).await
 }

@@ -213,3 +213,55 @@ async fn unencoded_utf8_and_stray_percent_signs_in_the_raw_query_are_taken_liter
         );
     }
 }
+
+/// Runs a function-URL event through what `main` runs: the runtime's adapter behind
+/// [`RawQueryGuard`], then the handler. Returns status and JSON body.
+async fn through_the_runtime_adapter(raw_query: &str) -> (u16, Value) {
+    use lambda_http::request::LambdaRequest;
+    use lambda_http::tower::Service;
+    use lambda_http::{lambda_runtime::Context, service_fn, Adapter, LambdaEvent};
+    use shared::raw_query::RawQueryGuard;
+
+    let mut ev: Value = serde_json::from_str(GET_EVENT).unwrap();
+    ev["rawQueryString"] = json!(raw_query);
+    ev.as_object_mut().unwrap().remove("queryStringParameters");
+    let payload: LambdaRequest = serde_json::from_value(ev).unwrap();
+    let state = state().await;
+    let handler = service_fn(|req| search::function_handler(&state, req));
+    let mut service = RawQueryGuard(Adapter::from(handler));
+    let res = service
+        .call(LambdaEvent::new(payload, Context::default()))
+        .await
+        .unwrap();
+    let res = serde_json::to_value(res).unwrap();
+    let status = u16::try_from(res["statusCode"].as_u64().unwrap()).unwrap();
+    (
+        status,
+        serde_json::from_str(res["body"].as_str().unwrap()).unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn characters_a_uri_cannot_hold_in_the_raw_query_are_searched_not_a_panic() {
+    // lambda_http panics building the request URI from these unless they are escaped
+    // first (curl sends them as typed).
+    for (raw, query) in [
+        ("q=ما هو LLaVA", "ما هو LLaVA"),
+        ("q=\"LLaVA\" {x} <y> | ^ ` \\", "\"LLaVA\" {x} <y> | ^ ` \\"),
+        ("q=LLaVA\u{0}\u{7f}#frag", "LLaVA\u{0}\u{7f}#frag"),
+    ] {
+        let (status, body) = through_the_runtime_adapter(raw).await;
+        assert_eq!(
+            (status, body["query"].as_str()),
+            (200, Some(query)),
+            "{raw:?}: {body}"
+        );
+        let terms = body["terms"].as_array().unwrap();
+        assert!(terms.iter().any(|t| t["term"] == "llava"), "{body}");
+    }
+    let (status, body) = through_the_runtime_adapter("q=\u{1}&k=\"9\"").await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (400, Some("invalid_request"))
+    );
+}

@@ -9,6 +9,8 @@
 
 use std::sync::OnceLock;
 
+use lambda_http::aws_lambda_events::query_map::QueryMap;
+use lambda_http::http::Uri;
 use serde_json::{json, Value};
 
 use crate::chat::{is_valid_id, offline_answer, offline_deltas, ChatConfig, ChatRequest};
@@ -22,6 +24,7 @@ use crate::kb::{parse_kb_bytes, split_passages, PASSAGE_MAX_CHARS};
 use crate::llm::sse::{parse_completion, ChunkDecoder, SseParser};
 use crate::message::{ChatMessage, Role};
 use crate::prompt::{build_prompt, PromptInput, ANSWER_RESERVE};
+use crate::raw_query::escape_raw_query;
 use crate::retrieval::lexicon::Lexicon;
 use crate::retrieval::tokenize::{is_han, runs, Analyzer, Script};
 use crate::search::{content_version, SearchIndex, SearchRequest, MAX_QUERY_CHARS, MAX_TOP_K};
@@ -81,7 +84,8 @@ fn assert_client_error(err: &Error, what: &str) -> ApiError {
 }
 
 /// Request bodies and headers of all three functions: the chat body (then, when valid, the
-/// whole offline chat pipeline up to the prompt), the search body and query string, the
+/// whole offline chat pipeline up to the prompt), the search body and query string (also
+/// as a raw query string the runtime must escape), the
 /// ingest `PATCH` body (applied to the sample knowledge base), and ingest's
 /// `Authorization` and `If-Match`/`If-None-Match` headers.
 pub fn request_body(data: &[u8]) {
@@ -185,6 +189,13 @@ fn search_body(data: &[u8]) {
         Some((q, k)) => (q, Some(k)),
         None => (text.as_ref(), None),
     };
+    // The same bytes as a raw query string a client sent unescaped: escaped for the
+    // runtime, they make a valid URI and the same parameters.
+    let escaped = escape_raw_query(&text);
+    let uri = format!("https://x.example/?{escaped}");
+    assert!(Uri::try_from(uri.as_str()).is_ok(), "{uri:?}");
+    let params = |q: &str| q.parse::<QueryMap>().ok();
+    assert_eq!(params(&escaped), params(&text), "escaping changed {text:?}");
     match SearchRequest::new(Some(q), k, DEFAULT_TOP_K) {
         Ok(req) => check_search_request(&req),
         Err(e) => {
