@@ -23,6 +23,7 @@
 //! - [`limits`]: per-client and per-session rate limits and the daily token budget, as
 //!   counters shared by all instances (DynamoDB) or per instance (memory).
 //! - [`http`]: error responses, JSON responses, body limits and CORS for the functions.
+//! - [`raw_query`]: escapes function-URL query strings `lambda_http` would panic on.
 //! - [`llm`]: the chat model client: [`LlmClient`] trait, OpenAI-compatible adapter
 //!   (DashScope, OpenAI, any compatible server), its configuration and SSE decoding.
 //! - [`telemetry`]: logging set-up, the per-request summary line and EMF metrics.
@@ -50,6 +51,7 @@ pub mod limits;
 pub mod llm;
 pub mod message;
 pub mod prompt;
+pub mod raw_query;
 pub mod retrieval;
 pub mod retry;
 pub mod search;

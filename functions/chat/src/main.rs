@@ -3,11 +3,13 @@
 //! Triggered by its function URL (invoke mode `RESPONSE_STREAM`); `GET` is a health check.
 //! Env: `KB_SOURCE`, `TOP_K`, `MIN_SCORE`, `ALLOWED_ORIGINS`, `CONVERSATIONS_TABLE` +
 //! `AUDIT_TABLE`, the `LLM_*` / `*_API_KEY` variables (none: offline answers),
-//! `SYSTEM_PROMPT`(`_FILE`), `MAX_CONTEXT_TOKENS` (DESIGN §9).
+//! `SYSTEM_PROMPT`(`_FILE`), `MAX_CONTEXT_TOKENS`, `LIMITS_TABLE`, `RATE_LIMIT_PER_MINUTE`,
+//! `DAILY_TOKEN_BUDGET` (DESIGN §9).
 //! Local: `cargo lambda watch`, then `curl -N localhost:9000/lambda-url/chat/ -d '{"message":"hi","stream":true}'`.
 
 use chat::{function_handler, AppState};
-use lambda_http::{run_with_streaming_response, service_fn, Error};
+use lambda_http::{service_fn, Error, Request, StreamAdapter};
+use shared::raw_query::RawQueryGuard;
 use std::sync::Arc;
 
 #[tokio::main]
@@ -19,9 +21,10 @@ async fn main() -> Result<(), Error> {
         .await
         .inspect_err(|e| lambda_http::tracing::error!(error = %e, "cold start failed"))?;
     let state = Arc::new(state);
-    run_with_streaming_response(service_fn(move |event| {
+    let handler = service_fn(move |event: Request| {
         let state = state.clone();
         async move { function_handler(&state, event).await }
-    }))
-    .await
+    });
+    // `lambda_http::run_with_streaming_response`, but a query string sent unescaped is escaped rather than a panic.
+    lambda_http::lambda_runtime::run(RawQueryGuard(StreamAdapter::from(handler))).await
 }

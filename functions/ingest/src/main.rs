@@ -7,7 +7,8 @@
 //! `rag ingest --url http://localhost:9000/lambda-url/ingest/ --token-env TOKEN kb.json`.
 
 use ingest::{function_handler, AppState};
-use lambda_http::{run, service_fn, Error};
+use lambda_http::{service_fn, Adapter, Error, Request};
+use shared::raw_query::RawQueryGuard;
 use std::sync::Arc;
 
 #[tokio::main]
@@ -19,9 +20,10 @@ async fn main() -> Result<(), Error> {
         .await
         .inspect_err(|e| lambda_http::tracing::error!(error = %e, "cold start failed"))?;
     let state = Arc::new(state);
-    run(service_fn(move |event| {
+    let handler = service_fn(move |event: Request| {
         let state = state.clone();
         async move { function_handler(&state, event).await }
-    }))
-    .await
+    });
+    // `lambda_http::run`, but a query string sent unescaped is escaped rather than a panic.
+    lambda_http::lambda_runtime::run(RawQueryGuard(Adapter::from(handler))).await
 }

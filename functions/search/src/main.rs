@@ -5,8 +5,9 @@
 //! `ALLOWED_ORIGINS` (see DESIGN §9).
 //! Local: `cargo lambda watch`, then `curl 'localhost:9000/lambda-url/search/?q=LLaVA'`.
 
-use lambda_http::{run, service_fn, Error};
+use lambda_http::{service_fn, Adapter, Error, Request};
 use search::{function_handler, AppState};
+use shared::raw_query::RawQueryGuard;
 use std::sync::Arc;
 
 #[tokio::main]
@@ -18,9 +19,10 @@ async fn main() -> Result<(), Error> {
         .await
         .inspect_err(|e| lambda_http::tracing::error!(error = %e, "cold start failed"))?;
     let state = Arc::new(state);
-    run(service_fn(move |event| {
+    let handler = service_fn(move |event: Request| {
         let state = state.clone();
         async move { function_handler(&state, event).await }
-    }))
-    .await
+    });
+    // `lambda_http::run`, but a query string sent unescaped is escaped rather than a panic.
+    lambda_http::lambda_runtime::run(RawQueryGuard(Adapter::from(handler))).await
 }

@@ -1,57 +1,9 @@
 //! The search handler driven by Lambda function-URL events (API Gateway v2 payloads).
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-use lambda_http::{Body, Request};
-use search::{function_handler, AppState};
-use serde_json::{json, Value};
-use shared::{Config, FileKbSource, KbHandle};
-use std::sync::Arc;
-use std::time::Duration;
+mod common;
 
-const GET_EVENT: &str = include_str!("data/function_url_get.json");
-
-async fn state() -> AppState {
-    let kb = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../knowledge_base.json");
-    let source = Arc::new(FileKbSource::new(kb));
-    let kb = KbHandle::load(source, Duration::from_secs(300))
-        .await
-        .expect("sample knowledge base loads");
-    let config = Config::from_lookup(|k| {
-        (k == "ALLOWED_ORIGINS").then(|| "https://site.example".to_string())
-    })
-    .expect("config");
-    AppState::new(kb, &config)
-}
-
-/// The GET fixture with its method, query and body replaced.
-fn event(method: &str, query: &[(&str, &str)], body: Option<&str>) -> Request {
-    let mut ev: Value = serde_json::from_str(GET_EVENT).unwrap();
-    ev["requestContext"]["http"]["method"] = json!(method);
-    let raw: Vec<String> = query
-        .iter()
-        .map(|(k, v)| format!("{k}={}", v.replace(' ', "%20")))
-        .collect();
-    ev["rawQueryString"] = json!(raw.join("&"));
-    ev["queryStringParameters"] = json!(query
-        .iter()
-        .map(|(k, v)| (k.to_string(), json!(v)))
-        .collect::<serde_json::Map<_, _>>());
-    if let Some(b) = body {
-        ev["body"] = json!(b);
-        ev["headers"]["content-type"] = json!("application/json");
-    }
-    lambda_http::request::from_str(&ev.to_string()).expect("valid function URL event")
-}
-
-async fn call(req: Request) -> (u16, Value, lambda_http::http::HeaderMap) {
-    let res = function_handler(&state().await, req).await.unwrap();
-    let status = res.status().as_u16();
-    let body: Value = match res.body() {
-        Body::Empty => Value::Null,
-        b => serde_json::from_slice(b.as_ref()).unwrap(),
-    };
-    (status, body, res.headers().clone())
-}
+use common::*;
 
 #[tokio::test]
 async fn get_returns_hits_terms_and_timing_for_the_fixture_event() {
@@ -121,10 +73,7 @@ async fn returns_400_when_query_missing_empty_or_too_long() {
             body["error"]["message"].as_str().unwrap().contains(needle),
             "{body}"
         );
-        assert_eq!(
-            body["error"]["request_id"],
-            "6a1d6f2e-9c1b-4f5e-8a7d-3b2c1d0e9f8a"
-        );
+        assert_eq!(body["error"]["request_id"], EVENT_REQUEST_ID);
     }
     let long = "a".repeat(2001);
     let (status, _, _) = call(event("GET", &[("q", &long)], None)).await;

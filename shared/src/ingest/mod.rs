@@ -259,8 +259,7 @@ impl IngestService {
         precondition: &Precondition,
     ) -> Result<WriteReport> {
         let started = Instant::now();
-        let value = parse_body(body)?;
-        let kb = KnowledgeBase::from_value(&value).map_err(Error::InvalidKb)?;
+        let (value, kb) = parse_put_body(body)?;
         let current = self.current().await?;
         let condition = precondition.against(current.as_ref())?;
         let old = current
@@ -405,14 +404,17 @@ struct Write<'a> {
     started: Instant,
 }
 
-/// Parses a body as JSON; a syntax error is reported as a problem, like validation.
-fn parse_body(body: &[u8]) -> Result<Value> {
-    serde_json::from_slice(body).map_err(|e| {
+/// Parses and validates a `PUT` body; a JSON syntax error is reported as a problem, like
+/// validation.
+pub(crate) fn parse_put_body(body: &[u8]) -> Result<(Value, KnowledgeBase)> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| {
         Error::InvalidKb(Problems(vec![Problem::new(
             "",
             format!("the body is not valid JSON: {e}"),
         )]))
-    })
+    })?;
+    let kb = KnowledgeBase::from_value(&value).map_err(Error::InvalidKb)?;
+    Ok((value, kb))
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use crate::message::{ChatMessage, Usage};
 
 mod config;
 mod openai;
-mod sse;
+pub(crate) mod sse;
 
 pub use config::{LlmConfig, LlmProvider};
 pub use openai::OpenAiCompatClient;

@@ -396,6 +396,124 @@ mod tests {
         assert_eq!(c.usage.map(|u| u.total_tokens), Some(7));
     }
 
+    /// Property tests: generated streams, cut anywhere, decode to what was encoded.
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// One event as a provider writes it: its data lines, noise lines (comments and
+        /// fields chat ignores) before them, and each line's ending.
+        #[derive(Debug, Clone)]
+        struct Event {
+            noise: Vec<String>,
+            data: Vec<String>,
+            crlf: Vec<bool>,
+        }
+
+        /// Line text: anything but line breaks (a lone `\r` included only mid-line, where
+        /// it is content).
+        fn line_text() -> impl Strategy<Value = String> {
+            "[^\r\n]{0,12}(\r[^\r\n]{1,4})?"
+        }
+
+        fn event() -> impl Strategy<Value = Event> {
+            let noise = prop_oneof![
+                line_text().prop_map(|t| format!(":{t}")),
+                line_text().prop_map(|t| format!("event: {t}")),
+                "[0-9]{1,4}".prop_map(|t| format!("id: {t}")),
+                Just("retry: 100".to_owned()),
+            ];
+            (
+                prop::collection::vec(noise, 0..3),
+                prop::collection::vec(line_text(), 1..4),
+                prop::collection::vec(any::<bool>(), 8),
+            )
+                .prop_map(|(noise, data, crlf)| Event { noise, data, crlf })
+        }
+
+        fn encode(events: &[Event]) -> Vec<u8> {
+            let mut out = String::new();
+            for e in events {
+                let lines = e
+                    .noise
+                    .iter()
+                    .cloned()
+                    .chain(e.data.iter().map(|d| format!("data: {d}")));
+                for (i, line) in lines.chain([String::new()]).enumerate() {
+                    out.push_str(&line);
+                    out.push_str(if e.crlf[i % e.crlf.len()] {
+                        "\r\n"
+                    } else {
+                        "\n"
+                    });
+                }
+            }
+            out.into_bytes()
+        }
+
+        /// Feeds `bytes` cut at the given points (taken modulo the length).
+        fn feed_cut(bytes: &[u8], cuts: &[usize]) -> Vec<String> {
+            let mut at: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+            at.extend([0, bytes.len()]);
+            at.sort_unstable();
+            let mut parser = SseParser::default();
+            at.windows(2)
+                .flat_map(|w| parser.feed(&bytes[w[0]..w[1]]))
+                .collect()
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+            #[test]
+            fn any_cutting_yields_the_encoded_payloads(
+                events in prop::collection::vec(event(), 0..6),
+                cuts in prop::collection::vec(any::<usize>(), 0..24),
+            ) {
+                let bytes = encode(&events);
+                let expected: Vec<String> = events.iter().map(|e| e.data.join("\n")).collect();
+                prop_assert_eq!(&SseParser::default().feed(&bytes), &expected);
+                prop_assert_eq!(&feed_cut(&bytes, &cuts), &expected);
+            }
+
+            #[test]
+            fn arbitrary_bytes_decode_the_same_however_they_are_cut(
+                bytes in prop::collection::vec(any::<u8>(), 0..200),
+                cuts in prop::collection::vec(any::<usize>(), 0..16),
+            ) {
+                prop_assert_eq!(feed_cut(&bytes, &cuts), SseParser::default().feed(&bytes));
+            }
+
+            #[test]
+            fn streamed_deltas_reassemble_the_answer(
+                pieces in prop::collection::vec("\\PC{0,6}", 1..12),
+                finish in any::<bool>(),
+                done in any::<bool>(),
+                cuts in prop::collection::vec(any::<usize>(), 0..24),
+            ) {
+                let mut body = String::new();
+                for p in &pieces {
+                    body.push_str(&format!("data: {}\n\n", delta(p)));
+                }
+                if finish {
+                    body.push_str("data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n");
+                }
+                if done {
+                    body.push_str("data: [DONE]\n\n");
+                }
+                let bytes = body.as_bytes();
+                let mut at: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+                at.extend([0, bytes.len()]);
+                at.sort_unstable();
+                let mut d = ChunkDecoder::default();
+                let events: Vec<_> = at.windows(2).flat_map(|w| d.feed(&bytes[w[0]..w[1]])).collect();
+                prop_assert_eq!(texts(&events).concat(), pieces.concat());
+                prop_assert!(events.iter().all(Result::is_ok));
+                prop_assert_eq!(d.finish().is_ok(), finish || done);
+            }
+        }
+    }
+
     #[test]
     fn non_streaming_without_choices_or_json_is_a_protocol_error() {
         let err = parse_completion(r#"{"choices":[]}"#, "m").unwrap_err();
