@@ -13,7 +13,9 @@ use lambda_http::aws_lambda_events::query_map::QueryMap;
 use lambda_http::http::Uri;
 use serde_json::{json, Value};
 
-use crate::chat::{is_valid_id, offline_answer, offline_deltas, ChatConfig, ChatRequest};
+use crate::chat::{
+    is_valid_id, offline_answer, offline_deltas, ChatConfig, ChatRequest, OfflineReason,
+};
 use crate::context::context_blocks;
 use crate::error::Error;
 use crate::followup::retrieve;
@@ -172,7 +174,7 @@ fn chat_pipeline(req: &ChatRequest, limits: &ChatConfig) {
         prompt.messages.last(),
         Some(&ChatMessage::new(Role::User, req.question.clone()))
     );
-    let answer = offline_answer(index, &found.hits, &req.question);
+    let answer = offline_answer(index, &found.hits, &req.question, OfflineReason::NoModel);
     assert_eq!(offline_deltas(&answer).concat(), answer);
 }
 
@@ -328,7 +330,7 @@ pub fn tokenize(data: &[u8]) {
     }
     let found = s.index.search(&text, k, MIN_SCORE);
     assert!(found.hits.iter().all(|h| h.score >= MIN_SCORE - 1e-3));
-    let answer = offline_answer(&s.index, &ranked, &text);
+    let answer = offline_answer(&s.index, &ranked, &text, OfflineReason::DailyBudget);
     assert!(!answer.is_empty());
 }
 
@@ -453,6 +455,11 @@ pub fn kb_validate(data: &[u8]) {
         let (_, ranked) = index.rank(doc.display_title(), 5, 0.0);
         let blocks = context_blocks(&index, &ranked);
         assert_eq!(blocks.len(), ranked.len());
-        let _ = offline_answer(&index, &ranked, doc.display_title());
+        let _ = offline_answer(
+            &index,
+            &ranked,
+            doc.display_title(),
+            OfflineReason::Unavailable,
+        );
     }
 }
