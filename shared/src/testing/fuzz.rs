@@ -170,9 +170,13 @@ fn chat_pipeline(req: &ChatRequest, limits: &ChatConfig) {
             "{b:?}"
         );
     }
+    // The question goes last, neutralized like all visitor text (crate::untrusted).
     assert_eq!(
         prompt.messages.last(),
-        Some(&ChatMessage::new(Role::User, req.question.clone()))
+        Some(&ChatMessage::new(
+            Role::User,
+            crate::untrusted::neutralize(&req.question).into_owned()
+        ))
     );
     let answer = offline_answer(index, &found.hits, &req.question, OfflineReason::NoModel);
     assert_eq!(offline_deltas(&answer).concat(), answer);
