@@ -41,8 +41,9 @@ async fn assert_rejected(req: Request, status: u16, code: &str, needle: &str) {
     assert!(store.audit_records().is_empty(), "something was written");
 }
 
-/// Asserts that `question` (sent as `message`) is answered, reaches the model unchanged and
-/// is stored unchanged; returns the response body.
+/// Asserts that `question` (sent as `message`) is answered, reaches the model as the
+/// prompt's neutralization leaves it (invisible and direction-override characters removed,
+/// see `shared::untrusted`) and is stored unchanged; returns the response body.
 async fn assert_answered_intact(question: &str) -> Value {
     let (fake, state, store) = echoing().await;
     let (status, body, _) =
@@ -50,13 +51,10 @@ async fn assert_answered_intact(question: &str) -> Value {
     assert_eq!(status, 200, "{body}");
     let sent = &fake.requests()[0].body["messages"];
     let last = sent.as_array().unwrap().last().unwrap();
-    assert_eq!(
-        last["content"],
-        question.trim(),
-        "the model got another question"
-    );
+    let to_model = shared::untrusted::neutralize(question.trim()).into_owned();
+    assert_eq!(last["content"], to_model, "the model got another question");
     assert!(
-        body["reply"].as_str().unwrap().ends_with(question.trim()),
+        body["reply"].as_str().unwrap().ends_with(&to_model),
         "{body}"
     );
     let session = body["session_id"].as_str().unwrap();
