@@ -44,6 +44,10 @@ impl Counters for DynamoCounters {
         "dynamodb"
     }
 
+    fn is_shared(&self) -> bool {
+        true
+    }
+
     async fn try_add(
         &self,
         key: &str,

@@ -52,6 +52,10 @@ impl Counters for MemoryCounters {
         "memory"
     }
 
+    fn is_shared(&self) -> bool {
+        false
+    }
+
     async fn try_add(
         &self,
         key: &str,

@@ -47,6 +47,9 @@ pub trait Counters: Send + Sync {
     /// Short name of the backend (`"dynamodb"`, `"memory"`), shown in health output.
     fn kind(&self) -> &'static str;
 
+    /// Whether other instances see these counters (so a secret kept in them is shared).
+    fn is_shared(&self) -> bool;
+
     /// Adds `amount` to counter `key` if the sum stays at most `limit`, and returns the new
     /// value; `None` (and no change) when it would not fit. A missing or expired counter
     /// counts as 0 and lives until `expires_at` (epoch seconds). Atomic: of concurrent calls,
@@ -102,7 +105,7 @@ pub async fn client_salt(
     if let Some(salt) = configured {
         return Ok(salt.clone());
     }
-    if counters.kind() == "memory" {
+    if !counters.is_shared() {
         return Ok(crate::chat::random_salt());
     }
     const KEY: &str = "secret:client-hash-salt";
