@@ -19,6 +19,8 @@ use shared::kb::diff::{fingerprint, summaries, DocSummary, KbDiff};
 use shared::kb::parse_kb_bytes;
 use shared::Error;
 
+use crate::out::outln;
+
 /// Time allowed for each call to the ingest function (a 5 MiB upload included).
 const TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -109,7 +111,7 @@ fn execute(args: &Args<'_>) -> Result<(), Stop> {
         let local_summaries = summaries(&local);
         let diff = match &remote {
             Some(r) => {
-                println!(
+                outln!(
                     "stored: etag {} ({} documents{})",
                     r.etag,
                     r.summaries.len(),
@@ -118,7 +120,7 @@ fn execute(args: &Args<'_>) -> Result<(), Stop> {
                 KbDiff::between(&r.summaries, &local_summaries)
             }
             None => {
-                println!("stored: nothing yet");
+                outln!("stored: nothing yet");
                 KbDiff::between(&[], &local_summaries)
             }
         };
@@ -127,11 +129,11 @@ fn execute(args: &Args<'_>) -> Result<(), Stop> {
             r.valid && r.content_hash.as_deref() == Some(fingerprint(&local).as_str())
         });
         if unchanged {
-            println!("no changes: {origin} matches the stored version; nothing uploaded");
+            outln!("no changes: {origin} matches the stored version; nothing uploaded");
             return Ok(());
         }
         if args.dry_run {
-            println!("dry run: nothing uploaded");
+            outln!("dry run: nothing uploaded");
             return Ok(());
         }
         upload(&client, args.url, &bearer, bytes, remote.as_ref()).await
@@ -204,7 +206,7 @@ async fn upload(
         )));
     }
     let report: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    println!(
+    outln!(
         "uploaded: etag {} ({} documents)",
         report["etag"].as_str().unwrap_or("?"),
         report["documents"]
@@ -222,10 +224,10 @@ fn print_diff(diff: &KbDiff) {
         ("-", &diff.removed),
     ] {
         for id in ids {
-            println!("  {mark} {id}");
+            outln!("  {mark} {id}");
         }
     }
-    println!(
+    outln!(
         "{} added, {} changed, {} removed",
         diff.added.len(),
         diff.changed.len(),

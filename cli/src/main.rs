@@ -8,8 +8,10 @@
 
 mod eval;
 mod ingest;
+mod out;
 
 use clap::{Parser, Subcommand};
+use out::outln;
 use shared::{Config, Error, KbLocation, SearchIndex, SearchRequest};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -133,7 +135,7 @@ fn search(kb: Option<PathBuf>, k: Option<&str>, json: bool, query: &str) -> Resu
     let req = SearchRequest::new(Some(query), k, config.top_k).map_err(|e| e.to_string())?;
     let res = index.search(&req.query, req.top_k, config.min_score);
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&res).map_err(|e| e.to_string())?
         );
@@ -144,12 +146,12 @@ fn search(kb: Option<PathBuf>, k: Option<&str>, json: bool, query: &str) -> Resu
         .iter()
         .map(|t| format!("{}:{:.2}", t.term, t.weight))
         .collect();
-    println!("terms: {}", terms.join(" "));
+    outln!("terms: {}", terms.join(" "));
     if res.hits.is_empty() {
-        println!("no hits (min score {})", config.min_score);
+        outln!("no hits (min score {})", config.min_score);
     }
     for (i, h) in res.hits.iter().enumerate() {
-        println!(
+        outln!(
             "[{}] {:.3}  {}  ({}, {})",
             i + 1,
             h.score,
@@ -158,10 +160,10 @@ fn search(kb: Option<PathBuf>, k: Option<&str>, json: bool, query: &str) -> Resu
             h.doc_type
         );
         if let Some(url) = &h.url {
-            println!("      {url}");
+            outln!("      {url}");
         }
     }
-    println!("took {} µs", res.took_us);
+    outln!("took {} µs", res.took_us);
     Ok(())
 }
 
@@ -189,7 +191,7 @@ fn validate(path: &std::path::Path) -> Result<(), String> {
         }
     }
     let by_type: Vec<String> = counts.iter().map(|(t, n)| format!("{t}: {n}")).collect();
-    println!(
+    outln!(
         "ok: {} documents ({}), {} passages, {} glossary entries, version {}",
         kb.documents.len(),
         by_type.join(", "),
@@ -221,19 +223,19 @@ fn evaluate(
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string(&report).map_err(|e| e.to_string())?
         );
     } else {
-        println!("queries     {}", report.queries);
-        println!("nDCG@10     {:.4}", report.ndcg10);
-        println!("Recall@3    {:.4}", report.recall3);
-        println!("Recall@10   {:.4}", report.recall10);
-        println!("Recall@100  {:.4}", report.recall100);
-        println!("MRR@10      {:.4}", report.mrr10);
-        println!("queries/s   {:.0} (one thread)", report.qps);
-        println!(
+        outln!("queries     {}", report.queries);
+        outln!("nDCG@10     {:.4}", report.ndcg10);
+        outln!("Recall@3    {:.4}", report.recall3);
+        outln!("Recall@10   {:.4}", report.recall10);
+        outln!("Recall@100  {:.4}", report.recall100);
+        outln!("MRR@10      {:.4}", report.mrr10);
+        outln!("queries/s   {:.0} (one thread)", report.qps);
+        outln!(
             "index       {:.1} ms ({} documents)",
             report.index_ms,
             corpus.ids.len()

@@ -1,7 +1,8 @@
 //! The HTTP edge shared by the functions: error bodies, JSON responses and CORS.
 //!
-//! Every error leaves as `{"error": {"code", "message", "request_id"}}` (DESIGN §3). 4xx
-//! messages say what was wrong; 5xx messages are generic and the cause goes to the log.
+//! Every error leaves as `{"error": {"code", "message", "request_id"}}`
+//! (`docs/architecture.md`, "HTTP API"). 4xx messages say what was wrong; 5xx messages are
+//! generic and the cause goes to the log.
 //! CORS is decided here and nowhere else (the template sets none on the function URLs).
 
 use crate::error::Error;

@@ -1,5 +1,5 @@
 //! The prompt sent to the model: system prompt, retrieved context, history, question
-//! (DESIGN §6), fitted to the model's context window.
+//! (`docs/architecture.md`, "Prompt"), fitted to the model's context window.
 //!
 //! The system message is the site owner's prompt, then fixed rules (answer in the visitor's
 //! language, cite `[n]`, what is between the context tags is data and not instructions,

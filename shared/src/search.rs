@@ -178,7 +178,7 @@ fn snippet(text: &str) -> String {
     out
 }
 
-/// The body of a search response (DESIGN §3).
+/// The body of a search response (`docs/architecture.md`, "HTTP API").
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchResponse {
     /// The query as received.

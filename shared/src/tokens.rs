@@ -1,8 +1,8 @@
 //! Token estimates for the prompt budget, without a tokenizer.
 //!
-//! The chat prompt must fit the model's context window (DESIGN §6), but loading a real BPE
-//! vocabulary (Qwen's is 151k entries, several MB) at every cold start is not worth it for
-//! a budget that only has to be about right. [`estimate_tokens`] instead walks the text
+//! The chat prompt must fit the model's context window (`docs/architecture.md`, "Prompt"),
+//! but loading a real BPE vocabulary (Qwen's is 151k entries, several MB) at every cold
+//! start is not worth it for a budget that only has to be about right. [`estimate_tokens`] instead walks the text
 //! once and charges each run of characters what a byte-level BPE tokenizer with Qwen's
 //! pre-tokenizer typically spends on it:
 //!

@@ -1,8 +1,9 @@
 //! What a chat answers: the JSON body, the stream's events and the health report.
 //!
-//! Event names and payloads follow DESIGN §3: `sources` (sources + session id) first, then
-//! `delta` (`{"text"}`) pieces, then `done` (usage, timings, model, budget) or `error`
-//! (`{"code", "message"}`). [`ChatEvent::to_sse`] frames one event for the wire.
+//! Event names and payloads follow the HTTP API (`docs/architecture.md`): `sources`
+//! (sources + session id) first, then `delta` (`{"text"}`) pieces, then `done` (usage,
+//! timings, model, budget) or `error` (`{"code", "message"}`). [`ChatEvent::to_sse`] frames
+//! one event for the wire.
 
 use serde::Serialize;
 
