@@ -3,12 +3,15 @@
 //! `rag search "请介绍一下 Partial FC"` answers what the `search` function would;
 //! `rag validate knowledge_base.json` checks a file before upload; `rag eval` measures
 //! retrieval on a BEIR-format test set; `rag ingest --url URL --token-env VAR FILE` shows
-//! what would change in the deployed knowledge base and uploads it. Exit codes: 0 success,
+//! what would change in the deployed knowledge base and uploads it; `rag sync --url URL
+//! --token-env VAR [FILE]` sends only the documents that changed. Exit codes: 0 success,
 //! 1 invalid input or failed check, 2 usage error.
 
 mod eval;
 mod ingest;
 mod out;
+mod remote;
+mod sync;
 
 use clap::{Parser, Subcommand};
 use out::outln;
@@ -81,7 +84,30 @@ enum Command {
         /// Show the diff but upload nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Upload files larger than this many bytes through a staged upload.
+        #[arg(long, value_name = "BYTES", default_value_t = shared::ingest::DEFAULT_MAX_BYTES)]
+        stage_above: usize,
         /// The knowledge base file to upload.
+        path: PathBuf,
+    },
+    /// Make the deployed knowledge base match a file, sending only what changed (a patch
+    /// of the changed documents; the whole file when the glossary changed); retries when
+    /// someone else wrote meanwhile.
+    Sync {
+        /// The ingest function's URL.
+        #[arg(long)]
+        url: String,
+        /// Name of the environment variable holding the ingest token (never the token).
+        #[arg(long, value_name = "VAR")]
+        token_env: String,
+        /// Show the diff but send nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Send requests larger than this many bytes through a staged upload.
+        #[arg(long, value_name = "BYTES", default_value_t = shared::ingest::DEFAULT_MAX_BYTES)]
+        stage_above: usize,
+        /// The knowledge base file.
+        #[arg(default_value = "knowledge_base.json")]
         path: PathBuf,
     },
 }
@@ -103,6 +129,7 @@ fn main() -> ExitCode {
             url,
             token_env,
             dry_run,
+            stage_above,
             path,
         } => {
             return ingest::run(&ingest::Args {
@@ -110,6 +137,22 @@ fn main() -> ExitCode {
                 token_env: &token_env,
                 dry_run,
                 path: &path,
+                stage_above,
+            })
+        }
+        Command::Sync {
+            url,
+            token_env,
+            dry_run,
+            stage_above,
+            path,
+        } => {
+            return sync::run(&sync::Args {
+                url: &url,
+                token_env: &token_env,
+                dry_run,
+                path: &path,
+                stage_above,
             })
         }
     };

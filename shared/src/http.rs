@@ -120,6 +120,7 @@ impl From<&Error> for ApiError {
             }
             Error::Conflict(m) => Self::new(409, "conflict", m.clone()),
             Error::PreconditionRequired(m) => Self::new(428, "precondition_required", m.clone()),
+            Error::TooLarge(m) => Self::new(413, "payload_too_large", m.clone()),
             Error::Unauthorized(m) => Self::new(401, "unauthorized", m.clone()),
             Error::Forbidden(m) => Self::new(403, "forbidden", m.clone()),
             Error::RateLimited {
@@ -368,6 +369,7 @@ mod tests {
         for (err, status) in [
             (Error::Conflict("x".into()), 409),
             (Error::PreconditionRequired("x".into()), 428),
+            (Error::TooLarge("x".into()), 413),
             (Error::Unauthorized("x".into()), 401),
             (Error::Forbidden("x".into()), 403),
             (

@@ -20,7 +20,7 @@ mod file;
 pub mod handle;
 mod memory;
 mod passages;
-mod s3;
+pub(crate) mod s3;
 pub mod source;
 
 pub use diff::{DocSummary, KbDiff};
