@@ -171,6 +171,13 @@ impl Filters {
     /// `stars`, `role`, `has` or `field.NAME`. `Ok(false)` when `name` is none of these;
     /// a bad value is [`Error::InvalidInput`] naming the filter.
     pub fn set(&mut self, name: &str, value: &str) -> Result<bool> {
+        let known = matches!(
+            name,
+            "type" | "year" | "venue" | "author" | "stars" | "role" | "has"
+        ) || name.starts_with("field.");
+        if !known {
+            return Ok(false);
+        }
         let value = value.trim();
         let bad = |why: &str| Error::InvalidInput(format!("filter {name}: {why}, got {value:?}"));
         if value.is_empty() {
