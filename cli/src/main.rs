@@ -176,7 +176,7 @@ fn search(kb: Option<PathBuf>, k: Option<&str>, json: bool, query: &str) -> Resu
     };
     let index = SearchIndex::load_file(&path).map_err(|e| e.to_string())?;
     let req = SearchRequest::new(Some(query), k, config.top_k).map_err(|e| e.to_string())?;
-    let res = index.search(&req.query, req.top_k, config.min_score);
+    let res = index.run(&req, config.min_score);
     if json {
         outln!(
             "{}",

@@ -28,6 +28,7 @@ mod config;
 mod offline;
 mod request;
 mod response;
+mod retrieve;
 mod storage;
 pub use storage::{HISTORY_BUDGET, RECORD_BUDGET};
 
@@ -48,7 +49,6 @@ pub use response::{
 
 use crate::context::context_blocks;
 use crate::error::Error;
-use crate::followup::retrieve;
 use crate::limits::{Counters, MemoryCounters, RateLimiter, Reservation, TokenBudget};
 use crate::llm::{CompletionRequest, LlmClient, LlmError, StreamEvent};
 use crate::message::Usage;
@@ -519,7 +519,9 @@ impl ChatService {
             .await
         };
         let top_k = req.top_k.unwrap_or(self.top_k);
-        let found = retrieve(index, &req.question, &history, top_k, self.min_score);
+        let found = self
+            .retrieve_turn(index, &req.question, &history, top_k, ctx.at)
+            .await;
         let blocks = context_blocks(index, &found.hits);
         let prompt = build_prompt(&PromptInput {
             system_prompt: &self.config.system_prompt,
@@ -545,7 +547,7 @@ impl ChatService {
         let sources = sources(index, &found.hits[..cited]);
         tracing::info!(
             hits = found.hits.len(),
-            followup = found.followup,
+            followup = found.info.followup,
             history = history.len(),
             prompt_tokens = prompt.budget.estimated_prompt_tokens,
             "retrieved"
@@ -557,10 +559,7 @@ impl ChatService {
             question: req.question,
             sources,
             prompt,
-            retrieval: RetrievalInfo {
-                query: found.query,
-                followup: found.followup,
-            },
+            retrieval: found.info,
             hits: found.hits,
             offline,
             client_hash: ctx

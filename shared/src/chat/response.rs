@@ -47,6 +47,18 @@ pub struct RetrievalInfo {
     pub query: String,
     /// Whether the question was treated as a follow-up of earlier turns.
     pub followup: bool,
+    /// The standalone query the model rewrote the question into, when it was rewritten.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rewritten_query: Option<String>,
+    /// True when the rewrite's hits were fused with the original's (reciprocal rank fusion).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fused: bool,
+    /// The filters of a listing question ("他发表过哪些 CVPR 论文"), when it was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filters: Option<crate::search::Filters>,
+    /// True when the question was answered as a listing: every matching entry, in order.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub listing: bool,
 }
 
 /// The JSON response of a non-streamed chat.
