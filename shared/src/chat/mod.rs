@@ -302,7 +302,11 @@ impl ChatService {
             }
         };
         Health {
-            status: "ok",
+            status: if self.budget.is_degraded() {
+                "degraded"
+            } else {
+                "ok"
+            },
             kb_version: index.version().to_owned(),
             documents: index.kb().documents.len(),
             model: self.model_name().to_owned(),
