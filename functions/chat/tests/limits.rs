@@ -374,12 +374,11 @@ async fn concurrent_requests_at_a_dynamodb_limit_admit_exactly_the_limit() {
     );
 }
 
-/// The health report, and how long it took.
-async fn health(state: &AppState) -> (Value, std::time::Duration) {
-    let started = std::time::Instant::now();
+/// The health report.
+async fn health(state: &AppState) -> Value {
     let (status, body, _) = call_json(state, event("GET", None, &[])).await;
     assert_eq!(status, 200, "{body}");
-    (body, started.elapsed())
+    body
 }
 
 #[tokio::test]
@@ -415,7 +414,7 @@ async fn an_unreachable_or_missing_limits_store_falls_back_to_per_instance_limit
     ];
     for (what, counters) in stores {
         let (state, store) = state(None, &[("RATE_LIMIT_PER_MINUTE", "2")], counters);
-        let (before, _) = health(&state).await;
+        let before = health(&state).await;
         assert_eq!(before["status"], "degraded", "{what}: {before}");
         assert_eq!(before["limits"]["counters"], "memory-fallback", "{what}");
         let mut statuses = Vec::new();
@@ -442,7 +441,7 @@ async fn proxied_counters(moto: &MotoServer, proxy: &FaultProxy) -> Arc<dyn Coun
 }
 
 #[tokio::test]
-async fn throttled_or_silent_limit_counters_fall_back_and_health_stays_quick() {
+async fn throttled_failing_or_silent_limit_counters_fall_back_and_health_says_so() {
     let Some(moto) = MotoServer::start() else {
         return;
     };
@@ -459,18 +458,16 @@ async fn throttled_or_silent_limit_counters_fall_back_and_health_stays_quick() {
             ],
             counters,
         );
-        let (body, _) = health(&state).await;
+        let body = health(&state).await;
         assert_eq!(body["status"], "ok", "{fault:?}: {body}");
         proxy.inject(Match::Any, fault, Times::Always);
 
-        // The first check after the store fails waits at most PRIMARY_TIMEOUT, then this
-        // instance counts in memory: health answers within 2 s and says so.
-        let (body, took) = health(&state).await;
+        // The first check after the store fails waits at most PRIMARY_TIMEOUT (a bound the
+        // unit tests of `limits::fallback` check on paused time), then this instance counts
+        // in memory, and health says so.
+        let body = health(&state).await;
         assert_eq!(body["status"], "degraded", "{fault:?}: {body}");
-        assert!(
-            took < std::time::Duration::from_secs(2),
-            "{fault:?}: health took {took:?}"
-        );
+        assert_eq!(body["limits"]["counters"], "memory-fallback", "{fault:?}");
         let req = from_ip("198.51.100.7", json!({"request_id": "r-1"}), &[]);
         let (status, body, _) = call_json(&state, req).await;
         assert_eq!(status, 200, "{fault:?}: {body}");
