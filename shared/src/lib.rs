@@ -52,6 +52,7 @@ pub mod ingest;
 pub mod kb;
 pub mod limits;
 pub mod llm;
+pub mod memory;
 pub mod message;
 pub mod printable;
 pub mod prompt;
