@@ -30,10 +30,10 @@ mod offline;
 mod request;
 mod response;
 mod retrieve;
+pub mod session;
 mod storage;
 pub use storage::{HISTORY_BUDGET, RECORD_BUDGET};
 
-use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -260,7 +260,7 @@ impl ChatService {
         let client = self.client_key(ctx.client_ip.as_deref());
         let limited = self
             .rate
-            .check(&client, req.session_id.as_deref(), ctx.at)
+            .check(&client, self.issued_session(req), ctx.at)
             .await
             .inspect_err(|e| tracing::error!(error = %e, "cannot check the rate limits"))?;
         match limited {
@@ -273,6 +273,14 @@ impl ChatService {
                 })
             }
         }
+    }
+
+    /// The request's session when this deployment issued it: only those are counted (any
+    /// other starts a new session, limited with its client).
+    fn issued_session<'a>(&self, req: &'a ChatRequest) -> Option<&'a str> {
+        req.session_id
+            .as_deref()
+            .filter(|s| session::verify(&self.salt, s))
     }
 
     /// The most answer tokens one call may produce: the chat's reserve, capped by the
@@ -554,8 +562,13 @@ impl ChatService {
     /// Session, history, retrieval and prompt: everything before the model.
     async fn prepare(&self, index: &SearchIndex, req: ChatRequest, ctx: RequestContext) -> Turn {
         let (session_id, known) = match req.session_id {
-            Some(s) => (s, true),
-            None => (new_session_id(&ctx.request_id), false),
+            Some(s) if session::verify(&self.salt, &s) => (s, true),
+            Some(_) => {
+                // Chosen, tampered, or from another deployment: never read its history.
+                tracing::info!("session id not issued here; starting a new session");
+                (session::issue(&self.salt, &ctx.request_id), false)
+            }
+            None => (session::issue(&self.salt, &ctx.request_id), false),
         };
         let request_id = match req.request_id {
             Some(client) => idempotency_key(&client, &session_id, &req.question),
@@ -841,22 +854,6 @@ fn ms(d: Duration) -> f64 {
     (d.as_micros() as f64) / 1000.0
 }
 
-/// A fresh session id: `s-` and 32 hex digits.
-///
-/// Session ids are bearer secrets of a sort (whoever knows one can continue that
-/// conversation and have its history read back into the prompt), so they must not be
-/// guessable. `RandomState` is keyed from the OS's randomness once per thread and then
-/// varied per instance; hashing the request id and the clock with two such keys gives 128
-/// unpredictable bits without a new dependency.
-fn new_session_id(request_id: &str) -> String {
-    let nanos = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos();
-    let half = || RandomState::new().hash_one((request_id, nanos));
-    format!("s-{:016x}{:016x}", half(), half())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -874,14 +871,5 @@ mod tests {
         assert_ne!(h, client_hash(&a, "203.0.113.10"));
         assert_eq!(h.len(), 16);
         assert!(h.bytes().all(|c| c.is_ascii_hexdigit()));
-    }
-
-    #[test]
-    fn session_ids_are_fresh_and_valid() {
-        let a = new_session_id("req");
-        let b = new_session_id("req");
-        assert_ne!(a, b);
-        assert_eq!(a.len(), 34);
-        assert!(is_valid_id(&a));
     }
 }

@@ -1,0 +1,127 @@
+//! Session ids the server issues and signs, so a visitor can only continue a conversation
+//! it was given.
+//!
+//! A session id is the key to a conversation's stored history: the chat reads it back into
+//! the prompt. If a client could choose one, guessing or copying another visitor's id would
+//! put that visitor's conversation into the guesser's answer. So the server issues every id
+//! as `s-<32 hex random>.<16 hex MAC>`, the MAC an HMAC-SHA256 of the random part under the
+//! deployment's secret (the client-hash salt, shared by all instances), and continues a
+//! session only when the MAC checks out. Any other id (chosen, truncated, tampered) starts
+//! a new session, whose signed id the answer returns.
+
+use std::hash::{BuildHasher, RandomState};
+use std::time::SystemTime;
+
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+
+use crate::secret::Secret;
+
+/// Bytes of the MAC kept in an id: 64 bits, beyond guessing at any request rate.
+const MAC_BYTES: usize = 8;
+
+/// A new signed session id. `seed` (the request id) only adds entropy to the random part.
+pub fn issue(secret: &Secret, seed: &str) -> String {
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    // `RandomState` is keyed from the OS's randomness once per thread and varied per
+    // instance: two of them over the seed and the clock give 128 unpredictable bits
+    // without a random-number crate.
+    let half = || RandomState::new().hash_one((seed, nanos));
+    let body = format!("s-{:016x}{:016x}", half(), half());
+    let mac = hex(&mac(secret, &body)[..MAC_BYTES]);
+    format!("{body}.{mac}")
+}
+
+/// Whether `id` is a session id this deployment issued (its MAC checks out, compared in
+/// constant time).
+pub fn verify(secret: &Secret, id: &str) -> bool {
+    let Some((body, tag)) = id.rsplit_once('.') else {
+        return false;
+    };
+    let Some(tag) = unhex(tag).filter(|t| t.len() == MAC_BYTES) else {
+        return false;
+    };
+    let Ok(mut m) = Hmac::<Sha256>::new_from_slice(secret.expose().as_bytes()) else {
+        return false;
+    };
+    m.update(b"session\0");
+    m.update(body.as_bytes());
+    m.verify_truncated_left(&tag).is_ok()
+}
+
+fn mac(secret: &Secret, body: &str) -> Vec<u8> {
+    // HMAC takes keys of any length, so this cannot fail; an empty MAC would never verify.
+    let Ok(mut m) = Hmac::<Sha256>::new_from_slice(secret.expose().as_bytes()) else {
+        return Vec::new();
+    };
+    // Domain-separated from the client-address hashes made with the same secret.
+    m.update(b"session\0");
+    m.update(body.as_bytes());
+    m.finalize().into_bytes().to_vec()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if text.len() % 2 != 0 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chat::is_valid_id;
+
+    #[test]
+    fn issued_ids_verify_and_are_fresh_and_well_formed() {
+        let secret = Secret::new("deployment secret");
+        let a = issue(&secret, "req-1");
+        let b = issue(&secret, "req-1");
+        assert_ne!(a, b);
+        for id in [&a, &b] {
+            assert!(verify(&secret, id), "{id}");
+            assert!(is_valid_id(id), "{id}");
+            assert!(id.starts_with("s-") && id.len() == 2 + 32 + 1 + 16, "{id}");
+        }
+    }
+
+    #[test]
+    fn chosen_tampered_or_foreign_ids_do_not_verify() {
+        let secret = Secret::new("deployment secret");
+        let id = issue(&secret, "r");
+        let (body, tag) = id.rsplit_once('.').unwrap();
+        let flipped_body = format!(
+            "{}{}",
+            &body[..body.len() - 1],
+            if body.ends_with('0') { '1' } else { '0' }
+        );
+        let flipped_tag = format!(
+            "{}{}",
+            &tag[..tag.len() - 1],
+            if tag.ends_with('0') { '1' } else { '0' }
+        );
+        for bad in [
+            "s-history".to_owned(),
+            body.to_owned(),
+            format!("{flipped_body}.{tag}"),
+            format!("{body}.{flipped_tag}"),
+            format!("{body}.{}", &tag[..8]),
+            format!("{body}.{tag}00"),
+            format!("{body}.zz{}", &tag[2..]),
+            String::new(),
+        ] {
+            assert!(!verify(&secret, &bad), "{bad}");
+        }
+        assert!(!verify(&Secret::new("another deployment"), &id));
+    }
+}
