@@ -47,7 +47,7 @@ async fn chat_turns_and_audit_land_in_dynamodb_and_history_reads_back() {
 
     // The turn is in the conversations table, in order.
     assert_eq!(
-        store.recent_turns(&session, 10).await.unwrap(),
+        store.recent_turns(&sid(&state, &session), 10).await.unwrap(),
         vec![
             ChatMessage::new(Role::User, "请介绍一下 Partial FC"),
             ChatMessage::new(Role::Assistant, reply),
@@ -64,7 +64,7 @@ async fn chat_turns_and_audit_land_in_dynamodb_and_history_reads_back() {
         .unwrap();
     let item = audit.item().expect("audit item");
     assert_eq!(item["outcome"].as_s().unwrap(), "offline");
-    assert_eq!(item["session_id"].as_s().unwrap(), &session);
+    assert_eq!(item["session_id"].as_s().unwrap(), &sid(&state, &session));
     let doc_ids: Vec<&str> = item["doc_ids"]
         .as_l()
         .unwrap()
@@ -80,7 +80,7 @@ async fn chat_turns_and_audit_land_in_dynamodb_and_history_reads_back() {
     let (status, body, _) = call_json(&state, post(&second)).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["retrieval"]["followup"], Value::Bool(true));
-    assert_eq!(store.recent_turns(&session, 10).await.unwrap().len(), 4);
+    assert_eq!(store.recent_turns(&sid(&state, &session), 10).await.unwrap().len(), 4);
     assert_eq!(
         call_json(&state, event("GET", None, &[])).await.1["store"],
         "dynamodb"

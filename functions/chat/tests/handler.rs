@@ -181,7 +181,7 @@ async fn json_answer_has_reply_sources_usage_timings_budget_and_is_recorded() {
 
     let session = body["session_id"].as_str().unwrap();
     assert!(
-        session.starts_with("s-") && session.len() == 34,
+        session.starts_with("s-") && session.len() == 2 + 32 + 1 + 16,
         "{session}"
     );
     assert_eq!(
@@ -255,7 +255,7 @@ async fn json_failure(
     );
     // The user's turn is kept, without an answer, and the audit says what went wrong.
     assert_eq!(
-        store.session_turns("s-fail"),
+        store.session_turns(&sid(&state, "s-fail")),
         vec![ChatMessage::new(Role::User, "What is Partial FC?")]
     );
     let audit = store.audit_record(EVENT_REQUEST_ID).unwrap();
@@ -347,7 +347,7 @@ async fn json_answer_is_503_with_the_providers_retry_after_when_every_attempt_is
         "retried once, after the provider's 2 s"
     );
     assert_eq!(
-        store.session_turns("s-busy"),
+        store.session_turns(&sid(&state, "s-busy")),
         vec![ChatMessage::new(Role::User, "What is Partial FC?")]
     );
     assert_eq!(
@@ -484,7 +484,7 @@ async fn stream_failure(
     assert_eq!(error["code"], code, "{error}");
     assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()));
     assert_eq!(
-        store.session_turns("s-stream-fail"),
+        store.session_turns(&sid(&state, "s-stream-fail")),
         vec![ChatMessage::new(Role::User, "What is Partial FC?")]
     );
     assert_eq!(audit_outcome(&store, EVENT_REQUEST_ID).await, outcome);
@@ -523,7 +523,7 @@ async fn a_reply_past_its_cap_is_cut_ended_cleanly_and_recorded() {
         };
         assert_eq!(reply.chars().count(), cap, "stream: {stream}");
         assert!(chunk.repeat(chunks.len()).starts_with(&reply));
-        let turns = store.session_turns("s-cap");
+        let turns = store.session_turns(&sid(&state, "s-cap"));
         assert_eq!(turns.len(), 2, "the turn is recorded (stream: {stream})");
         assert_eq!(turns[1].content, reply);
         assert_eq!(
@@ -587,7 +587,7 @@ async fn stream_reports_a_429_storm_as_a_model_busy_error_event() {
     assert!(message.contains("retry in 5 s"), "{message}");
     assert_eq!(fake.request_count(), 3, "one attempt + 2 retries");
     assert_eq!(
-        store.session_turns("s-busy"),
+        store.session_turns(&sid(&state, "s-busy")),
         vec![ChatMessage::new(Role::User, "What is Partial FC?")]
     );
     assert_eq!(
@@ -754,7 +754,7 @@ async fn a_known_session_gets_its_history_from_the_store_and_follow_ups_resolve(
         .collect();
     assert_eq!(roles, ["system", "user", "assistant", "user"]);
     assert_eq!(sent[1]["content"], "请介绍一下 Partial FC");
-    assert_eq!(store.session_turns("s-history").len(), 4);
+    assert_eq!(store.session_turns(&sid(&state, "s-history")).len(), 4);
 }
 
 #[tokio::test]
@@ -772,6 +772,43 @@ async fn client_history_is_used_when_messages_are_sent() {
 }
 
 #[tokio::test]
+async fn a_chosen_or_tampered_session_id_starts_a_new_session_and_reads_no_history() {
+    // Before: any client-chosen id was a session, so knowing (or guessing) another visitor's
+    // id put their conversation into one's own prompt.
+    let fake = FakeLlm::start(vec![Behavior::Echo]).await;
+    let (state, store) = state_with_fake(&fake, |_| {});
+    let secret = "my order number is 4711";
+    let body = json!({"message": format!("Remember: {secret}"), "session_id": "s-private"});
+    let (status, _, _) = call_json(&state, post(&body.to_string())).await;
+    assert_eq!(status, 200);
+    let issued = sid(&state, "s-private");
+    assert_eq!(store.session_turns(&issued).len(), 2);
+
+    let (head, mac) = issued.rsplit_once('.').unwrap();
+    let flipped = if mac.starts_with('0') { "1" } else { "0" };
+    for other in [
+        format!("{head}.{flipped}{}", &mac[1..]),
+        head.to_owned() + ".",
+        "private".to_owned(),
+    ] {
+        let body = json!({"message": "What did I tell you?", "session_id": other});
+        let (status, res, _) = call_json(&state, post(&body.to_string())).await;
+        assert_eq!(status, 200, "{res}");
+        let given = res["session_id"].as_str().unwrap();
+        assert_ne!(given, issued, "{other}");
+        let sent = fake.requests().pop().unwrap().body.to_string();
+        assert!(!sent.contains(secret), "{other}: another session's words reached the model");
+    }
+    assert_eq!(store.session_turns(&issued).len(), 2, "nothing added to the real session");
+
+    // The issued id continues the conversation, history included.
+    let body = json!({"message": "What did I tell you?", "session_id": issued});
+    let (status, _, _) = call_json(&state, post(&body.to_string())).await;
+    assert_eq!(status, 200);
+    assert!(fake.requests().pop().unwrap().body.to_string().contains(secret));
+}
+
+#[tokio::test]
 async fn a_retried_request_id_is_recorded_once() {
     let (state, store) = offline_state();
     let body =
@@ -780,7 +817,7 @@ async fn a_retried_request_id_is_recorded_once() {
         let (status, _, _) = call_json(&state, post(body)).await;
         assert_eq!(status, 200);
     }
-    assert_eq!(store.session_turns("s-retry").len(), 2);
+    assert_eq!(store.session_turns(&sid(&state, "s-retry")).len(), 2);
     assert_eq!(store.audit_records().len(), 1);
     assert!(audit_for(&store, "client-key-1").is_some());
 }
@@ -808,8 +845,8 @@ async fn a_request_id_reused_for_another_question_or_session_is_recorded_too() {
         3,
         "so each is recorded: {keys:?}"
     );
-    assert_eq!(store.session_turns("s-a").len(), 4);
-    assert_eq!(store.session_turns("s-b").len(), 2);
+    assert_eq!(store.session_turns(&sid(&state, "s-a")).len(), 4);
+    assert_eq!(store.session_turns(&sid(&state, "s-b")).len(), 2);
     for k in &keys {
         assert!(k.starts_with("same."), "the client's id leads the key: {k}");
         assert!(

@@ -171,7 +171,7 @@ fn body(a: &Attempt, i: usize, stream: bool) -> String {
     // Half the attempts name a session of their own (known to the service but empty), so
     // the store's history path is exercised too.
     if i % 2 == 1 {
-        b["session_id"] = json!(format!("atk-{i}"));
+        b["session_id"] = json!(format!("s-atk-{i}"));
     }
     b.to_string()
 }
@@ -353,7 +353,7 @@ async fn harmless_frame(state: &AppState, fake: &FakeLlm) -> (String, String) {
 /// Another visitor's session, whose words must never reach the model again.
 async fn victim_session(state: &AppState, fake: &FakeLlm) {
     let body = json!({"message": format!("My private note for the owner: {VICTIM_SECRET}"),
-                      "session_id": "victim-session", "request_id": "victim"});
+                      "session_id": "s-victim", "request_id": "victim"});
     let (status, _, _) = call_json(state, post(&body.to_string())).await;
     assert_eq!(status, 200);
     let sent = fake.requests().pop().unwrap().body.to_string();
@@ -374,7 +374,7 @@ fn check_own_session(messages: &[ChatMessage]) -> Result<(), String> {
 /// (e), continued: the victim's own next turn does get their words back from the store,
 /// so their absence from every other request was not for lack of a record.
 async fn check_victim_history_is_still_theirs(state: &AppState, fake: &FakeLlm) {
-    let body = json!({"message": "What did I tell you?", "session_id": "victim-session",
+    let body = json!({"message": "What did I tell you?", "session_id": "s-victim",
                       "request_id": "victim-2"});
     let (status, _, _) = call_json(state, post(&body.to_string())).await;
     assert_eq!(status, 200);

@@ -78,8 +78,10 @@ impl Rig {
         state_with(None, Arc::new(store))
     }
 
+    /// The stored turns of the test session `session` (signed as the server issued it).
     async fn turns(&self, session: &str) -> Vec<ChatMessage> {
-        self.direct.recent_turns(session, 50).await.unwrap()
+        let issued = sid(&self.state, session);
+        self.direct.recent_turns(&issued, 50).await.unwrap()
     }
 
     /// The stored audit record's outcome, if there is one.
@@ -196,7 +198,7 @@ async fn transient_write_faults_are_retried_until_the_turn_lands_exactly_once() 
             "{fault:?}"
         );
         assert_eq!(
-            r.audit_outcome(&idempotency_key(&request, &session, question))
+            r.audit_outcome(&idempotency_key(&request, &sid(&r.state, &session), question))
                 .await
                 .as_deref(),
             Some("offline"),
@@ -258,10 +260,10 @@ async fn persistent_throttling_delivers_the_answer_and_logs_a_turn_that_replays_
         ("s-lost", "r-lost", reply.as_str()),
         ("s-lost-stream", "r-lost-stream", s.text().as_str()),
     ]) {
-        assert_eq!(line["session_id"], session);
+        assert_eq!(line["session_id"], sid(&r.state, session));
         assert_eq!(
             line["request_id"],
-            idempotency_key(request, session, question)
+            idempotency_key(request, &sid(&r.state, session), question)
         );
         assert_eq!(line["outcome"], "offline");
         assert!(
@@ -353,8 +355,8 @@ async fn an_unreachable_or_silent_dynamodb_costs_a_bounded_wait_and_loses_nothin
     assert_eq!(
         ids,
         [
-            idempotency_key("r-refused", "s-refused", question),
-            idempotency_key("r-silent", "s-silent", question),
+            idempotency_key("r-refused", &sid(&r.state, "s-refused"), question),
+            idempotency_key("r-silent", &sid(&r.state, "s-silent"), question),
         ]
     );
     assert!(

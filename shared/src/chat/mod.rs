@@ -275,6 +275,12 @@ impl ChatService {
         }
     }
 
+    /// `name` signed as a session id of this deployment ([`session::sign`]): for tests and
+    /// tools that continue a session they name.
+    pub fn sign_session(&self, name: &str) -> String {
+        session::sign(&self.salt, name)
+    }
+
     /// The request's session when this deployment issued it: only those are counted (any
     /// other starts a new session, limited with its client).
     fn issued_session<'a>(&self, req: &'a ChatRequest) -> Option<&'a str> {

@@ -110,10 +110,38 @@ pub fn post(body: &str) -> Request {
     event("POST", Some(body), &[])
 }
 
+/// Calls the handler. Tests name the sessions they continue `s-<name>` (no dot): such a
+/// `session_id` in the body is signed first, as the server would have issued it ([`sid`]).
+/// Any other id (one with a dot, or not starting with `s-`) is sent as it is.
 pub async fn call(state: &AppState, req: Request) -> Response<Body> {
-    function_handler(state, req)
+    function_handler(state, sign_sessions(state, req))
         .await
         .expect("handler never fails")
+}
+
+/// The session id the server issues for the test session `name` (see [`call`]).
+pub fn sid(state: &AppState, name: &str) -> String {
+    state.chat.sign_session(name)
+}
+
+fn sign_sessions(state: &AppState, req: Request) -> Request {
+    let (mut parts, body) = req.into_parts();
+    let bytes: &[u8] = body.as_ref();
+    let mut json: Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(_) => return Request::from_parts(parts, body),
+    };
+    let name = match json.get("session_id").and_then(Value::as_str) {
+        Some(n) if n.starts_with("s-") && !n.contains('.') => n.to_owned(),
+        _ => return Request::from_parts(parts, body),
+    };
+    json["session_id"] = json!(sid(state, &name));
+    let text = json.to_string();
+    parts.headers.insert(
+        "content-length",
+        text.len().to_string().parse().expect("a number is a header value"),
+    );
+    Request::from_parts(parts, lambda_http::Body::from(text))
 }
 
 /// Status, JSON body (`Null` when empty) and headers of a whole response.
