@@ -2,9 +2,13 @@
 //!
 //! Loaded once per cold start, before the runtime loop. Afterwards, at most every
 //! `KB_REFRESH_SECS`, one request does a conditional GET with the ETag it last saw (waiting
-//! at most [`REFRESH_BUDGET`] for it); only when the object changed *and* the new bytes parse and validate is a new index built and
-//! swapped in. Every failure (network, 5xx, corrupt JSON, invalid knowledge base) keeps the
-//! last good index and is logged, so a bad upload can never take search or chat down.
+//! at most [`REFRESH_BUDGET`] for it); only when the object changed *and* the new bytes
+//! parse and validate is a new index built and swapped in. The build runs on a blocking
+//! thread, off the request: the request waits for it at most [`INDEX_WAIT`] (a small site
+//! indexes in milliseconds, so it is served the new version at once), and a bigger one is
+//! served from the last index while the build finishes in the background. Every failure
+//! (network, 5xx, corrupt JSON, invalid knowledge base) keeps the last good index and is
+//! logged, so a bad upload can never take search or chat down.
 
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
@@ -27,6 +31,11 @@ use crate::search::SearchIndex;
 /// next interval.
 pub const REFRESH_BUDGET: Duration = Duration::from_secs(3);
 
+/// The longest a request waits for the index of a new version before it is served from
+/// the last one: indexing is CPU-bound and cannot be cut short (5 MB of CJK pages took 4 s),
+/// so the build goes on in the background and is swapped in when done.
+pub const INDEX_WAIT: Duration = Duration::from_millis(200);
+
 /// What a refresh found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refresh {
@@ -48,10 +57,11 @@ pub struct KbHandle {
     // A std lock held only to clone or replace the `Arc`, never across an `.await`: readers
     // then never wait on a refresh's network call or indexing, and a std lock is cheaper
     // than tokio's for a pointer copy.
-    current: RwLock<Arc<SearchIndex>>,
-    // tokio's mutex because it *is* held across the conditional GET. Requests only
-    // `try_lock` it, so at most one refresh runs and nobody queues behind it.
-    refresh: Mutex<RefreshState>,
+    current: Arc<RwLock<Arc<SearchIndex>>>,
+    // tokio's mutex because it *is* held across the conditional GET and, by the build in
+    // the background, until the new index is swapped in. Requests only `try_lock` it, so at
+    // most one refresh runs and nobody queues behind it.
+    refresh: Arc<Mutex<RefreshState>>,
 }
 
 #[derive(Debug)]
@@ -95,11 +105,11 @@ impl KbHandle {
         Ok(Self {
             source,
             interval,
-            current: RwLock::new(Arc::new(index)),
-            refresh: Mutex::new(RefreshState {
+            current: Arc::new(RwLock::new(Arc::new(index))),
+            refresh: Arc::new(Mutex::new(RefreshState {
                 checked_at: Instant::now(),
                 seen: object.etag,
-            }),
+            })),
         })
     }
 
@@ -110,11 +120,11 @@ impl KbHandle {
         Self {
             source: Arc::new(super::memory::MemoryKbSource::new()),
             interval: Duration::MAX,
-            current: RwLock::new(index),
-            refresh: Mutex::new(RefreshState {
+            current: Arc::new(RwLock::new(index)),
+            refresh: Arc::new(Mutex::new(RefreshState {
                 checked_at: Instant::now(),
                 seen,
-            }),
+            })),
         }
     }
 
@@ -130,26 +140,74 @@ impl KbHandle {
     pub async fn current(&self) -> Arc<SearchIndex> {
         // Whoever holds the lock is refreshing; its result is swapped in for later
         // requests, and this one serves the current index instead of waiting.
-        if let Ok(mut state) = self.refresh.try_lock() {
+        if let Ok(mut state) = self.refresh.clone().try_lock_owned() {
             if state.checked_at.elapsed() >= self.interval {
                 state.checked_at = Instant::now();
-                let error = match tokio::time::timeout(REFRESH_BUDGET, self.check(&mut state)).await
-                {
-                    Ok(Ok(_)) => None,
+                let fetched = tokio::time::timeout(REFRESH_BUDGET, self.fetch(&mut state)).await;
+                let error = match fetched {
+                    Ok(Ok(Some(object))) => {
+                        // The lock goes with the build, so no second refresh starts before
+                        // this one has swapped its index in.
+                        let build = self.build_in_background(object, state);
+                        if tokio::time::timeout(INDEX_WAIT, build).await.is_err() {
+                            tracing::info!(
+                                wait_ms = INDEX_WAIT.as_millis() as u64,
+                                "indexing the new knowledge base in the background; \
+                                 serving the last version meanwhile"
+                            );
+                        }
+                        None
+                    }
+                    Ok(Ok(None)) => None,
                     Ok(Err(e)) => Some(e.to_string()),
                     Err(_elapsed) => Some(format!("no answer within {REFRESH_BUDGET:?}")),
                 };
                 if let Some(error) = error {
-                    tracing::warn!(
-                        location = %self.source.location(),
-                        serving = %self.snapshot().version(),
-                        %error,
-                        "knowledge-base refresh failed; keeping the last good version"
-                    );
+                    self.log_failure(&error);
                 }
             }
         }
         self.snapshot()
+    }
+
+    fn log_failure(&self, error: &str) {
+        tracing::warn!(
+            location = %self.source.location(),
+            serving = %self.snapshot().version(),
+            %error,
+            "knowledge-base refresh failed; keeping the last good version"
+        );
+    }
+
+    /// Indexes `object` on a blocking thread and swaps it in, holding the refresh lock
+    /// `guard` until then. The returned future ends with the build; dropping it does not
+    /// stop the build.
+    fn build_in_background(
+        &self,
+        object: KbObject,
+        guard: tokio::sync::OwnedMutexGuard<RefreshState>,
+    ) -> tokio::task::JoinHandle<()> {
+        let current = self.current.clone();
+        let location = self.source.location();
+        tokio::task::spawn_blocking(move || {
+            let _refreshing = guard;
+            match index_object(&object, &location) {
+                Ok(index) => {
+                    tracing::info!(
+                        %location,
+                        version = %object.etag,
+                        documents = index.kb().documents.len(),
+                        "knowledge base updated"
+                    );
+                    *current.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(index);
+                }
+                Err(error) => tracing::warn!(
+                    %location,
+                    %error,
+                    "knowledge-base refresh failed; keeping the last good version"
+                ),
+            }
+        })
     }
 
     /// The index being served, without re-checking the source.
@@ -183,17 +241,22 @@ impl KbHandle {
         self.interval
     }
 
-    async fn check(&self, state: &mut RefreshState) -> Result<Refresh> {
+    /// The source's object when it holds a version neither served nor seen before.
+    async fn fetch(&self, state: &mut RefreshState) -> Result<Option<KbObject>> {
         let object = match self.source.get(Some(&state.seen)).await? {
-            Fetched::NotModified => return Ok(Refresh::Unchanged),
+            Fetched::NotModified => return Ok(None),
             Fetched::Object(o) => o,
         };
-        let location = self.source.location();
         // Remembered before parsing: a bad version is then reported once, not per interval.
         state.seen = object.etag.clone();
-        if object.etag == self.snapshot().version() {
+        Ok((object.etag != self.snapshot().version()).then_some(object))
+    }
+
+    async fn check(&self, state: &mut RefreshState) -> Result<Refresh> {
+        let Some(object) = self.fetch(state).await? else {
             return Ok(Refresh::Unchanged);
-        }
+        };
+        let location = self.source.location();
         let index = index_object(&object, &location)?;
         tracing::info!(
             %location,
@@ -348,6 +411,42 @@ mod tests {
         );
         source.gate.add_permits(1);
         assert_eq!(ids(refreshing.await.unwrap()), ["a", "b"]);
+    }
+
+    /// `pages` pages of pseudo-random CJK text: every character pair a new bigram, the
+    /// slowest text to index.
+    fn random_cjk_kb(pages: usize, chars: usize) -> String {
+        let mut x: u32 = 7;
+        let docs: Vec<String> = (0..pages)
+            .map(|i| {
+                let text: String = (0..chars)
+                    .filter_map(|_| {
+                        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                        char::from_u32(0x4e00 + (x >> 8) % 20_000)
+                    })
+                    .collect();
+                format!(r#"{{"id": "p{i}", "type": "page", "title": "p{i}", "content": "{text}"}}"#)
+            })
+            .collect();
+        format!(r#"{{"documents": [{}]}}"#, docs.join(","))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_slow_index_is_built_off_the_request_while_the_last_version_is_served() {
+        // Before: the request that found a new version indexed it inline: 4 s for 5 MB of
+        // CJK pages, past the refresh budget, with the visitor waiting.
+        let (source, handle) = handle(Duration::ZERO).await;
+        // About 1 MB: seconds to index in a test build, far beyond INDEX_WAIT.
+        let v2 = source.replace(&random_cjk_kb(300, 1200));
+        assert_eq!(ids(handle.current().await), ["a"], "served from the last index");
+        assert_eq!(ids(handle.current().await), ["a"], "still building");
+        let mut waited = 0;
+        while handle.snapshot().version() != v2 && waited < 600 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            waited += 1;
+        }
+        assert_eq!(handle.snapshot().version(), v2, "swapped in when built");
+        assert_eq!(handle.snapshot().kb().documents.len(), 300);
     }
 
     #[tokio::test]
