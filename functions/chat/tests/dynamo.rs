@@ -47,7 +47,10 @@ async fn chat_turns_and_audit_land_in_dynamodb_and_history_reads_back() {
 
     // The turn is in the conversations table, in order.
     assert_eq!(
-        store.recent_turns(&sid(&state, &session), 10).await.unwrap(),
+        store
+            .recent_turns(&sid(&state, &session), 10)
+            .await
+            .unwrap(),
         vec![
             ChatMessage::new(Role::User, "请介绍一下 Partial FC"),
             ChatMessage::new(Role::Assistant, reply),
@@ -80,7 +83,14 @@ async fn chat_turns_and_audit_land_in_dynamodb_and_history_reads_back() {
     let (status, body, _) = call_json(&state, post(&second)).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["retrieval"]["followup"], Value::Bool(true));
-    assert_eq!(store.recent_turns(&sid(&state, &session), 10).await.unwrap().len(), 4);
+    assert_eq!(
+        store
+            .recent_turns(&sid(&state, &session), 10)
+            .await
+            .unwrap()
+            .len(),
+        4
+    );
     assert_eq!(
         call_json(&state, event("GET", None, &[])).await.1["store"],
         "dynamodb"

@@ -797,15 +797,28 @@ async fn a_chosen_or_tampered_session_id_starts_a_new_session_and_reads_no_histo
         let given = res["session_id"].as_str().unwrap();
         assert_ne!(given, issued, "{other}");
         let sent = fake.requests().pop().unwrap().body.to_string();
-        assert!(!sent.contains(secret), "{other}: another session's words reached the model");
+        assert!(
+            !sent.contains(secret),
+            "{other}: another session's words reached the model"
+        );
     }
-    assert_eq!(store.session_turns(&issued).len(), 2, "nothing added to the real session");
+    assert_eq!(
+        store.session_turns(&issued).len(),
+        2,
+        "nothing added to the real session"
+    );
 
     // The issued id continues the conversation, history included.
     let body = json!({"message": "What did I tell you?", "session_id": issued});
     let (status, _, _) = call_json(&state, post(&body.to_string())).await;
     assert_eq!(status, 200);
-    assert!(fake.requests().pop().unwrap().body.to_string().contains(secret));
+    assert!(fake
+        .requests()
+        .pop()
+        .unwrap()
+        .body
+        .to_string()
+        .contains(secret));
 }
 
 #[tokio::test]

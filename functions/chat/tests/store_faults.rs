@@ -198,9 +198,13 @@ async fn transient_write_faults_are_retried_until_the_turn_lands_exactly_once() 
             "{fault:?}"
         );
         assert_eq!(
-            r.audit_outcome(&idempotency_key(&request, &sid(&r.state, &session), question))
-                .await
-                .as_deref(),
+            r.audit_outcome(&idempotency_key(
+                &request,
+                &sid(&r.state, &session),
+                question
+            ))
+            .await
+            .as_deref(),
             Some("offline"),
             "{fault:?}"
         );

@@ -437,8 +437,12 @@ mod tests {
         // CJK pages, past the refresh budget, with the visitor waiting.
         let (source, handle) = handle(Duration::ZERO).await;
         // About 1 MB: seconds to index in a test build, far beyond INDEX_WAIT.
-        let v2 = source.replace(&random_cjk_kb(300, 1200));
-        assert_eq!(ids(handle.current().await), ["a"], "served from the last index");
+        let v2 = source.replace(random_cjk_kb(300, 1200));
+        assert_eq!(
+            ids(handle.current().await),
+            ["a"],
+            "served from the last index"
+        );
         assert_eq!(ids(handle.current().await), ["a"], "still building");
         let mut waited = 0;
         while handle.snapshot().version() != v2 && waited < 600 {

@@ -139,7 +139,10 @@ fn sign_sessions(state: &AppState, req: Request) -> Request {
     let text = json.to_string();
     parts.headers.insert(
         "content-length",
-        text.len().to_string().parse().expect("a number is a header value"),
+        text.len()
+            .to_string()
+            .parse()
+            .expect("a number is a header value"),
     );
     Request::from_parts(parts, lambda_http::Body::from(text))
 }
