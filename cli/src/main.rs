@@ -3,9 +3,12 @@
 //! `rag search "请介绍一下 Partial FC"` answers what the `search` function would;
 //! `rag validate knowledge_base.json` checks a file before upload; `rag eval` measures
 //! retrieval on a BEIR-format test set; `rag ingest --url URL --token-env VAR FILE` shows
-//! what would change in the deployed knowledge base and uploads it. Exit codes: 0 success,
+//! what would change in the deployed knowledge base and uploads it; `rag build` writes the
+//! knowledge base from a site (built HTML, Markdown, a sitemap crawl, BibTeX, hand-kept
+//! JSON) with its options in `rag.toml`. Exit codes: 0 success,
 //! 1 invalid input or failed check, 2 usage error.
 
+mod build;
 mod eval;
 mod ingest;
 
@@ -67,6 +70,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Build knowledge_base.json from the site: built HTML, Markdown, a sitemap crawl,
+    /// BibTeX and hand-kept JSON (options from rag.toml; flags override).
+    Build(build::BuildArgs),
     /// Validate a knowledge base, show the diff against the deployed one, and upload it
     /// through the ingest function (conditional on the version the diff was made against).
     Ingest {
@@ -89,6 +95,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Search { kb, k, json, query } => search(kb, k.as_deref(), json, &query),
         Command::Validate { path } => validate(&path),
+        Command::Build(args) => return build::run(args),
         Command::Eval {
             corpus,
             queries,
