@@ -77,7 +77,7 @@ enum Command {
     },
     /// Build knowledge_base.json from the site: built HTML, Markdown, a sitemap crawl,
     /// BibTeX and hand-kept JSON (options from rag.toml; flags override).
-    Build(build::BuildArgs),
+    Build(Box<build::BuildArgs>),
     /// Validate a knowledge base, show the diff against the deployed one, and upload it
     /// through the ingest function (conditional on the version the diff was made against).
     Ingest {
@@ -123,7 +123,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Search { kb, k, json, query } => search(kb, k.as_deref(), json, &query),
         Command::Validate { path } => validate(&path),
-        Command::Build(args) => return build::run(args),
+        Command::Build(args) => return build::run(*args),
         Command::Eval {
             corpus,
             queries,

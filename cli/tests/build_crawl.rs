@@ -35,7 +35,11 @@ fn answer(mut stream: TcpStream, root: &Path, log: &Log, base: &str) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut request_line = String::new();
     reader.read_line(&mut request_line).unwrap();
-    let path = request_line.split_whitespace().nth(1).unwrap_or("/").to_owned();
+    let path = request_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("/")
+        .to_owned();
     let mut if_none_match = None;
     loop {
         let mut line = String::new();
@@ -60,7 +64,9 @@ fn answer(mut stream: TcpStream, root: &Path, log: &Log, base: &str) {
         std::fs::read(file).ok().map(|b| {
             if path == "/sitemap.xml" {
                 // The fixture's sitemap names the public host; this server is the site.
-                let xml = String::from_utf8(b).unwrap().replace("https://hugo.example.org", base);
+                let xml = String::from_utf8(b)
+                    .unwrap()
+                    .replace("https://hugo.example.org", base);
                 xml.replace(
                     "</urlset>",
                     "<url><loc>https://elsewhere.example.com/x/</loc></url></urlset>",
@@ -74,8 +80,16 @@ fn answer(mut stream: TcpStream, root: &Path, log: &Log, base: &str) {
     let (status, head, body) = match body {
         None => (404, String::new(), b"not found".to_vec()),
         Some(body) => {
-            let etag = format!("\"{:x}\"", body.iter().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(*b))));
-            let kind = if path.ends_with(".xml") || path.ends_with(".txt") { "text/plain" } else { "text/html; charset=utf-8" };
+            let etag = format!(
+                "\"{:x}\"",
+                body.iter()
+                    .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(*b)))
+            );
+            let kind = if path.ends_with(".xml") || path.ends_with(".txt") {
+                "text/plain"
+            } else {
+                "text/html; charset=utf-8"
+            };
             let head = format!("ETag: {etag}\r\nLast-Modified: Mon, 01 Jan 2024 00:00:00 GMT\r\nContent-Type: {kind}\r\n");
             if if_none_match.as_deref() == Some(etag.as_str()) {
                 (304, head, Vec::new())
@@ -102,7 +116,10 @@ fn answer(mut stream: TcpStream, root: &Path, log: &Log, base: &str) {
 fn site_copy(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("rag-crawl-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sites/hugo"), &dir.join("site"));
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sites/hugo"),
+        &dir.join("site"),
+    );
     std::fs::create_dir_all(dir.join("out")).unwrap();
     dir
 }
@@ -122,8 +139,17 @@ fn copy_dir(from: &Path, to: &Path) {
 fn crawl(dir: &Path, base: &str, extra: &[&str]) -> Output {
     let sitemap = format!("{base}/sitemap.xml");
     let mut args = vec![
-        "build", "--url", &sitemap, "--delay-ms", "0", "--exclude", "/tags/**", "--exclude",
-        "/categories/**", "-o", "out/kb.json",
+        "build",
+        "--url",
+        &sitemap,
+        "--delay-ms",
+        "0",
+        "--exclude",
+        "/tags/**",
+        "--exclude",
+        "/categories/**",
+        "-o",
+        "out/kb.json",
     ];
     args.extend_from_slice(extra);
     Command::new(env!("CARGO_BIN_EXE_rag"))
@@ -166,7 +192,10 @@ fn a_crawl_honours_robots_stays_on_the_host_and_rerunning_fetches_nothing_unchan
     let (base, log) = serve(dir.join("site"));
 
     ok(&crawl(&dir, &base, &[]));
-    assert_eq!(pages_answered(&log, 200), ["/", "/posts/", "/posts/first-post/"]);
+    assert_eq!(
+        pages_answered(&log, 200),
+        ["/", "/posts/", "/posts/first-post/"]
+    );
     assert!(
         log.lock().unwrap().iter().all(|(p, _)| p != "/about/"),
         "robots.txt disallows /about/"
@@ -187,7 +216,10 @@ fn a_crawl_honours_robots_stays_on_the_host_and_rerunning_fetches_nothing_unchan
     log.lock().unwrap().clear();
     ok(&crawl(&dir, &base, &[]));
     assert_eq!(pages_answered(&log, 200), Vec::<String>::new());
-    assert_eq!(pages_answered(&log, 304), ["/", "/posts/", "/posts/first-post/"]);
+    assert_eq!(
+        pages_answered(&log, 304),
+        ["/", "/posts/", "/posts/first-post/"]
+    );
     assert_eq!(std::fs::read(dir.join("out/kb.json")).unwrap(), first);
 
     // One page changes: only it is downloaded again, and the new text is in the output.

@@ -86,7 +86,15 @@ fn a_hugo_site_gives_its_pages_main_text_headings_and_metadata() {
     // built and the taxonomy pages are excluded.
     let mut got = ids(&kb);
     got.sort();
-    assert_eq!(got, ["page_about", "page_home", "page_posts", "page_posts_first_post"]);
+    assert_eq!(
+        got,
+        [
+            "page_about",
+            "page_home",
+            "page_posts",
+            "page_posts_first_post"
+        ]
+    );
 
     let post = doc(&kb, "page_posts_first_post");
     assert_eq!(post["type"], "page");
@@ -94,16 +102,37 @@ fn a_hugo_site_gives_its_pages_main_text_headings_and_metadata() {
     assert_eq!(post["url"], "https://hugo.example.org/posts/first-post/");
     assert_eq!(post["lang"], "en-gb");
     let content = post["content"].as_str().unwrap();
-    assert!(content.starts_with("# First post: BM25 by hand\n\nBM25 scores a document"), "{content}");
-    assert!(content.contains("\n\n## Saturation\n\nThe k1 parameter"), "{content}");
-    assert!(content.contains("\n\n### Length normalisation\n\n"), "{content}");
-    for chrome in ["Hugo Test Site", "Posts", "Share this post", "Related posts", "Site footer"] {
-        assert!(!content.contains(chrome), "{chrome:?} leaked into {content}");
+    assert!(
+        content.starts_with("# First post: BM25 by hand\n\nBM25 scores a document"),
+        "{content}"
+    );
+    assert!(
+        content.contains("\n\n## Saturation\n\nThe k1 parameter"),
+        "{content}"
+    );
+    assert!(
+        content.contains("\n\n### Length normalisation\n\n"),
+        "{content}"
+    );
+    for chrome in [
+        "Hugo Test Site",
+        "Posts",
+        "Share this post",
+        "Related posts",
+        "Site footer",
+    ] {
+        assert!(
+            !content.contains(chrome),
+            "{chrome:?} leaked into {content}"
+        );
     }
     let about = doc(&kb, "page_about");
     assert_eq!(about["description"], "Who writes this site.");
     assert!(about["content"].as_str().unwrap().contains("## Contact"));
-    assert!(post["content_hash"].as_str().unwrap().starts_with("sha256:"));
+    assert!(post["content_hash"]
+        .as_str()
+        .unwrap()
+        .starts_with("sha256:"));
 }
 
 #[test]
@@ -180,7 +209,15 @@ fn markdown_sources_skip_drafts_and_take_urls_from_the_pattern() {
     );
     let mut got = ids(&kb);
     got.sort();
-    assert_eq!(got, ["page_about", "page_home", "page_posts", "page_posts_first_post"]);
+    assert_eq!(
+        got,
+        [
+            "page_about",
+            "page_home",
+            "page_posts",
+            "page_posts_first_post"
+        ]
+    );
     let post = doc(&kb, "page_posts_first_post");
     assert_eq!(post["url"], "https://hugo.example.org/posts/first-post/");
     assert_eq!(post["date"], "2024-05-01");
@@ -194,40 +231,69 @@ fn the_sample_site_rebuilds_the_committed_sample_knowledge_base() {
     let config = repo().join("examples/sample-site/rag.toml");
     let kb = built(
         &dir,
-        &["build", "--config", config.to_str().unwrap(), "-o", "kb.json"],
+        &[
+            "build",
+            "--config",
+            config.to_str().unwrap(),
+            "-o",
+            "kb.json",
+        ],
     );
     let committed: Value =
-        serde_json::from_slice(&std::fs::read(repo().join("knowledge_base.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(repo().join("knowledge_base.json")).unwrap())
+            .unwrap();
     let summary = |kb: &Value| -> Vec<Vec<Value>> {
         kb["documents"]
             .as_array()
             .unwrap()
             .iter()
             .map(|d| {
-                ["id", "type", "title", "name", "url", "paper_url", "code_url"]
-                    .iter()
-                    .map(|k| d[k].clone())
-                    .collect()
+                [
+                    "id",
+                    "type",
+                    "title",
+                    "name",
+                    "url",
+                    "paper_url",
+                    "code_url",
+                ]
+                .iter()
+                .map(|k| d[k].clone())
+                .collect()
             })
             .collect()
     };
     assert_eq!(summary(&kb), summary(&committed));
     assert_eq!(kb["glossary"], committed["glossary"]);
     // Every field, not only the ones above: the committed file is this build's output.
-    assert_eq!(kb, committed, "regenerate with: cargo run -p rag -- build --config examples/sample-site/rag.toml");
+    assert_eq!(
+        kb, committed,
+        "regenerate with: cargo run -p rag -- build --config examples/sample-site/rag.toml"
+    );
 }
 
 #[test]
 fn a_second_run_writes_the_same_bytes_and_the_result_validates() {
     let dir = scratch("determinism");
     let config = repo().join("examples/sample-site/rag.toml");
-    let args = ["build", "--config", config.to_str().unwrap(), "-o", "kb.json"];
+    let args = [
+        "build",
+        "--config",
+        config.to_str().unwrap(),
+        "-o",
+        "kb.json",
+    ];
     built(&dir, &args);
     let first = std::fs::read(dir.join("kb.json")).unwrap();
     built(&dir, &args);
     assert_eq!(first, std::fs::read(dir.join("kb.json")).unwrap());
     let out = rag(&dir, &["validate", "kb.json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -238,7 +304,11 @@ fn rag_toml_in_the_working_directory_is_used_without_flags() {
         "@article{key1, title = {A {GPU} paper}, author = {Doe, Jane}, year = 2020, doi = {10.1/x}}\n",
     )
     .unwrap();
-    std::fs::write(dir.join("rag.toml"), "output = 'kb.json'\nbib = ['pubs.bib']\n").unwrap();
+    std::fs::write(
+        dir.join("rag.toml"),
+        "output = 'kb.json'\nbib = ['pubs.bib']\n",
+    )
+    .unwrap();
     let kb = built(&dir, &["build"]);
     let p = doc(&kb, "pub_key1");
     assert_eq!(p["title"], "A GPU paper");
@@ -259,7 +329,10 @@ fn an_invalid_result_writes_nothing_and_names_the_entry() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("project_x") && err.contains("url"), "{err}");
-    assert_eq!(std::fs::read_to_string(dir.join("kb.json")).unwrap(), "previous");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("kb.json")).unwrap(),
+        "previous"
+    );
 
     let out = rag(&dir, &["build", "-o", "kb.json"]);
     assert_eq!(out.status.code(), Some(1));

@@ -39,13 +39,10 @@ fn to_entry(e: &biblatex::Entry, code_field: &str) -> Entry {
     };
     let mut out = Entry::new(ids::publication_id(&e.key), "publication");
     out.set_str("title", field("title"));
-    let authors = e.author().ok().map(|people| {
-        people
-            .iter()
-            .map(full_name)
-            .collect::<Vec<_>>()
-            .join(", ")
-    });
+    let authors = e
+        .author()
+        .ok()
+        .map(|people| people.iter().map(full_name).collect::<Vec<_>>().join(", "));
     out.set_str("authors", authors);
     out.set_str("venue", VENUE_FIELDS.iter().find_map(|f| field(f)));
     let year = field("year").or_else(|| field("date").map(|d| d.chars().take(4).collect()));
@@ -82,8 +79,12 @@ fn paper_url(field: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     let kind = field("eprinttype")
         .or_else(|| field("archiveprefix"))
         .unwrap_or_else(|| "arxiv".to_owned());
-    kind.eq_ignore_ascii_case("arxiv")
-        .then(|| format!("https://arxiv.org/abs/{}", eprint.trim_start_matches("arXiv:")))
+    kind.eq_ignore_ascii_case("arxiv").then(|| {
+        format!(
+            "https://arxiv.org/abs/{}",
+            eprint.trim_start_matches("arXiv:")
+        )
+    })
 }
 
 /// "Given prefix Family, suffix" as one reads it.
@@ -166,24 +167,50 @@ mod tests {
             Some("IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)")
         );
         assert_eq!(a.get("year"), Some(&Value::from(2022)));
-        assert_eq!(a.get_str("paper_url"), Some("https://arxiv.org/abs/2203.15565"));
-        assert_eq!(a.get_str("code_url"), Some("https://github.com/deepinsight/insightface"));
-        assert_eq!(a.get_str("summary"), Some("Training face recognition with millions of identities."));
-        assert_eq!(a.get("keywords"), Some(&serde_json::json!(["face recognition", "partial fc"])));
+        assert_eq!(
+            a.get_str("paper_url"),
+            Some("https://arxiv.org/abs/2203.15565")
+        );
+        assert_eq!(
+            a.get_str("code_url"),
+            Some("https://github.com/deepinsight/insightface")
+        );
+        assert_eq!(
+            a.get_str("summary"),
+            Some("Training face recognition with millions of identities.")
+        );
+        assert_eq!(
+            a.get("keywords"),
+            Some(&serde_json::json!(["face recognition", "partial fc"]))
+        );
 
         let d = get(&entries, "pub_deng_2019");
-        assert_eq!(d.get_str("title"), Some("ArcFace: Additive Angular Margin Loss"));
+        assert_eq!(
+            d.get_str("title"),
+            Some("ArcFace: Additive Angular Margin Loss")
+        );
         assert_eq!(
             d.get_str("authors"),
             Some("Jiankang Deng, Jia Guo, Niannan Xue, Stefanos Zafeiriou, Ludwig van Beethoven, Martin Luther King, Jr.")
         );
-        assert_eq!(d.get_str("paper_url"), Some("https://doi.org/10.1109/TPAMI.2021.3087709"));
+        assert_eq!(
+            d.get_str("paper_url"),
+            Some("https://doi.org/10.1109/TPAMI.2021.3087709")
+        );
         assert_eq!(d.get("year"), Some(&Value::from(2021)));
         assert_eq!(d.get_str("venue"), Some("IEEE TPAMI"));
 
         let b = get(&entries, "pub_bare");
         assert_eq!(b.get_str("title"), Some("A note with été and ça"));
-        for missing in ["authors", "venue", "year", "paper_url", "code_url", "summary", "keywords"] {
+        for missing in [
+            "authors",
+            "venue",
+            "year",
+            "paper_url",
+            "code_url",
+            "summary",
+            "keywords",
+        ] {
             assert_eq!(b.get(missing), None, "{missing}");
         }
     }

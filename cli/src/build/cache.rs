@@ -73,7 +73,10 @@ mod tests {
         );
         c.save(&path).unwrap();
         let back = Cache::load(&path);
-        assert_eq!(back.pages["https://ex.org/"].etag.as_deref(), Some("\"abc\""));
+        assert_eq!(
+            back.pages["https://ex.org/"].etag.as_deref(),
+            Some("\"abc\"")
+        );
         assert_eq!(back.pages["https://ex.org/"].page.title, "Home");
         std::fs::write(&path, "not json").unwrap();
         assert!(Cache::load(&path).pages.is_empty());

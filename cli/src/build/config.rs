@@ -171,8 +171,13 @@ impl Settings {
                 .or(file.permalink)
                 .unwrap_or_else(|| DEFAULT_PERMALINK.to_owned()),
             url: args.url.or(file.url),
-            max_pages: args.max_pages.or(file.max_pages).unwrap_or(DEFAULT_MAX_PAGES),
-            delay: Duration::from_millis(args.delay_ms.or(file.delay_ms).unwrap_or(DEFAULT_DELAY_MS)),
+            max_pages: args
+                .max_pages
+                .or(file.max_pages)
+                .unwrap_or(DEFAULT_MAX_PAGES),
+            delay: Duration::from_millis(
+                args.delay_ms.or(file.delay_ms).unwrap_or(DEFAULT_DELAY_MS),
+            ),
             bib: list(args.bib, file.bib),
             code_field: args
                 .code_field
@@ -194,14 +199,18 @@ impl Settings {
             && self.bib.is_empty()
             && self.json.is_empty()
         {
-            return Err("nothing to build from: give --site, --markdown, --url, --bib or --json \
+            return Err(
+                "nothing to build from: give --site, --markdown, --url, --bib or --json \
                         (or set them in rag.toml)"
-                .to_owned());
+                    .to_owned(),
+            );
         }
         if (self.site.is_some() || self.markdown.is_some()) && self.base_url.is_none() {
-            return Err("--site and --markdown need the site's base URL: --base-url \
+            return Err(
+                "--site and --markdown need the site's base URL: --base-url \
                         https://example.org/ (or base_url in rag.toml)"
-                .to_owned());
+                    .to_owned(),
+            );
         }
         if let Some(base) = &self.base_url {
             let ok = reqwest::Url::parse(base)

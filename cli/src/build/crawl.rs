@@ -113,7 +113,7 @@ async fn run(opts: &CrawlOptions<'_>, report: &mut Report) -> Result<Vec<Page>, 
             Ok(Fetch::Page(entry)) => {
                 fetched += 1;
                 pages.push(entry.page.clone());
-                cache.pages.insert(url, entry);
+                cache.pages.insert(url, *entry);
             }
             Ok(Fetch::Gone(why)) => report.warn(format!("{url}: {why}, left out")),
             Err(why) => match cached {
@@ -165,7 +165,7 @@ enum Fetch {
     /// 304: the cached page is current.
     NotModified,
     /// A new or changed page.
-    Page(Cached),
+    Page(Box<Cached>),
     /// The page is gone or is not an indexable HTML page.
     Gone(String),
 }
@@ -190,7 +190,12 @@ impl Crawler {
     async fn robots(&mut self, home: &str) -> Result<Robots, String> {
         self.pace().await;
         let url = format!("{home}/robots.txt");
-        let resp = self.client.get(&url).send().await.map_err(|e| format!("{url}: {e}"))?;
+        let resp = self
+            .client
+            .get(&url)
+            .send()
+            .await
+            .map_err(|e| format!("{url}: {e}"))?;
         let status = resp.status();
         if status.is_client_error() {
             return Ok(Robots::default());
@@ -220,20 +225,28 @@ impl Crawler {
                 break;
             }
             self.pace().await;
-            let resp = self.client.get(&map).send().await.map_err(|e| format!("{map}: {e}"))?;
+            let resp = self
+                .client
+                .get(&map)
+                .send()
+                .await
+                .map_err(|e| format!("{map}: {e}"))?;
             if !resp.status().is_success() {
                 return Err(format!("{map}: HTTP {}", resp.status()));
             }
             let xml = body(resp).await?;
             if !xml.contains("<urlset") && !xml.contains("<sitemapindex") {
-                return Err(format!("{map}: not a sitemap (no <urlset> or <sitemapindex>)"));
+                return Err(format!(
+                    "{map}: not a sitemap (no <urlset> or <sitemapindex>)"
+                ));
             }
             match sitemap::parse(&xml) {
                 Sitemap::Pages(urls) => out.extend(urls),
                 Sitemap::Index(maps) => {
                     for m in maps {
                         let allowed = Url::parse(&m).is_ok_and(|u| {
-                            origin(&m).as_deref() == Some(home) && robots.allows(&path_and_query(&u))
+                            origin(&m).as_deref() == Some(home)
+                                && robots.allows(&path_and_query(&u))
                         });
                         if allowed {
                             queue.push(m);
@@ -283,11 +296,11 @@ impl Crawler {
         }
         let text = body(resp).await?;
         match html::extract(&text, url) {
-            Ok(page) => Ok(Fetch::Page(Cached {
+            Ok(page) => Ok(Fetch::Page(Box::new(Cached {
                 etag,
                 last_modified,
                 page,
-            })),
+            }))),
             Err(skip) => Ok(Fetch::Gone(format!("{skip:?}"))),
         }
     }

@@ -112,8 +112,10 @@ impl Entry {
         let bytes = serde_json::to_vec(&self).unwrap_or_default();
         let digest = Sha256::digest(&bytes);
         let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-        self.fields
-            .insert(CONTENT_HASH.to_owned(), Value::String(format!("sha256:{hex}")));
+        self.fields.insert(
+            CONTENT_HASH.to_owned(),
+            Value::String(format!("sha256:{hex}")),
+        );
         self
     }
 
@@ -192,6 +194,9 @@ mod tests {
         e.set_str("lang", None::<String>);
         e.set("url", Value::Null);
         e.set_keywords(vec![" ".into()]);
-        assert_eq!(serde_json::to_string(&e).unwrap(), r#"{"id":"p","type":"page"}"#);
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"id":"p","type":"page"}"#
+        );
     }
 }

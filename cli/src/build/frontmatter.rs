@@ -15,7 +15,11 @@ pub(crate) fn split(text: &str) -> Result<(Map<String, Value>, &str), String> {
         let Some((head, body)) = find_closing(rest, fence) else {
             return Err(format!("front matter opened with {fence} is never closed"));
         };
-        let meta = if yaml { parse_yaml(head)? } else { parse_toml(head)? };
+        let meta = if yaml {
+            parse_yaml(head)?
+        } else {
+            parse_toml(head)?
+        };
         return Ok((meta, body));
     }
     Ok((Map::new(), text))
@@ -25,7 +29,8 @@ pub(crate) fn split(text: &str) -> Result<(Map<String, Value>, &str), String> {
 fn strip_fence_line<'a>(text: &'a str, fence: &str) -> Option<&'a str> {
     let rest = text.strip_prefix(fence)?;
     let rest = rest.trim_start_matches([' ', '\t']);
-    rest.strip_prefix("\r\n").or_else(|| rest.strip_prefix('\n'))
+    rest.strip_prefix("\r\n")
+        .or_else(|| rest.strip_prefix('\n'))
 }
 
 /// The front matter before the closing fence line, and the body after it.
@@ -141,7 +146,8 @@ mod tests {
     #[test]
     fn toml_front_matter_is_read_with_dates_as_strings() {
         let (meta, body) =
-            split("+++\r\ntitle = 'T'\ndate = 2024-05-01T10:00:00Z\ndraft = true\n+++\r\nBody").unwrap();
+            split("+++\r\ntitle = 'T'\ndate = 2024-05-01T10:00:00Z\ndraft = true\n+++\r\nBody")
+                .unwrap();
         assert_eq!(meta["title"], "T");
         assert_eq!(meta["date"], "2024-05-01T10:00:00Z");
         assert_eq!(meta["draft"], true);
@@ -153,10 +159,16 @@ mod tests {
         let (meta, body) = split("# Just text\n---\nmore").unwrap();
         assert!(meta.is_empty());
         assert_eq!(body, "# Just text\n---\nmore");
-        assert!(split("---\ntitle: x\n").unwrap_err().contains("never closed"));
-        assert!(split("---\ntitle: [unclosed\n---\n").unwrap_err().contains("YAML"));
+        assert!(split("---\ntitle: x\n")
+            .unwrap_err()
+            .contains("never closed"));
+        assert!(split("---\ntitle: [unclosed\n---\n")
+            .unwrap_err()
+            .contains("YAML"));
         assert!(split("+++\ntitle = \n+++\n").unwrap_err().contains("TOML"));
-        assert!(split("---\n- a list\n---\n").unwrap_err().contains("mapping"));
+        assert!(split("---\n- a list\n---\n")
+            .unwrap_err()
+            .contains("mapping"));
         let laughs = "---\na: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n---\n";
         assert!(split(laughs).unwrap_err().contains("aliases"));
     }

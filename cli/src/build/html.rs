@@ -14,15 +14,37 @@ use super::page::Page;
 
 /// Elements never part of the main text.
 const SKIPPED: &[&str] = &[
-    "script", "style", "noscript", "template", "svg", "nav", "aside", "form", "button",
-    "select", "iframe", "object", "canvas", "head", "dialog",
+    "script", "style", "noscript", "template", "svg", "nav", "aside", "form", "button", "select",
+    "iframe", "object", "canvas", "head", "dialog",
 ];
 
 /// Elements that start and end a block of text.
 const BLOCKS: &[&str] = &[
-    "p", "div", "section", "article", "main", "header", "footer", "ul", "ol", "li", "table",
-    "thead", "tbody", "tr", "blockquote", "pre", "dl", "dt", "dd", "figure", "figcaption",
-    "details", "summary", "hr", "address",
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "header",
+    "footer",
+    "ul",
+    "ol",
+    "li",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "blockquote",
+    "pre",
+    "dl",
+    "dt",
+    "dd",
+    "figure",
+    "figcaption",
+    "details",
+    "summary",
+    "hr",
+    "address",
 ];
 
 /// Why a document is not a page worth indexing.
@@ -56,9 +78,10 @@ pub(crate) fn extract(html: &str, url: &str) -> Result<Page, Skip> {
     let canonical = doc
         .select(&sel("link[rel][href]"))
         .find(|l| {
-            l.value()
-                .attr("rel")
-                .is_some_and(|r| r.split_whitespace().any(|t| t.eq_ignore_ascii_case("canonical")))
+            l.value().attr("rel").is_some_and(|r| {
+                r.split_whitespace()
+                    .any(|t| t.eq_ignore_ascii_case("canonical"))
+            })
         })
         .and_then(|l| l.value().attr("href"))
         .and_then(|href| reqwest::Url::parse(url).ok()?.join(href.trim()).ok())
@@ -69,7 +92,11 @@ pub(crate) fn extract(html: &str, url: &str) -> Result<Page, Skip> {
         .map(|h| heading_text(&text_of(h)))
         .find(|t| !t.is_empty());
     let title = h1
-        .or_else(|| doc.select(&sel("title")).map(text_of).find(|t| !t.is_empty()))
+        .or_else(|| {
+            doc.select(&sel("title"))
+                .map(text_of)
+                .find(|t| !t.is_empty())
+        })
         .or_else(|| meta_content(&doc, "meta[property='og:title']"))
         .unwrap_or_else(|| super::page::url_path(url));
     let lang = doc
@@ -380,6 +407,9 @@ mod tests {
     #[test]
     fn a_canonical_link_to_another_scheme_is_ignored() {
         let html = r#"<link rel="canonical" href="javascript:alert(1)"><p>x</p>"#;
-        assert_eq!(extract(html, "https://ex.org/a/").unwrap().url, "https://ex.org/a/");
+        assert_eq!(
+            extract(html, "https://ex.org/a/").unwrap().url,
+            "https://ex.org/a/"
+        );
     }
 }

@@ -78,7 +78,10 @@ mod tests {
         assert_eq!(page_id("/index.html"), "page_home");
         assert_eq!(page_id("/about/"), "page_about");
         assert_eq!(page_id("/research-topics/"), "page_research_topics");
-        assert_eq!(page_id("/blog/2024/Hello World.html"), "page_blog_2024_hello_world");
+        assert_eq!(
+            page_id("/blog/2024/Hello World.html"),
+            "page_blog_2024_hello_world"
+        );
         assert_eq!(page_id("/docs/setup/index.html"), "page_docs_setup");
         assert_eq!(page_id("/关于/"), "page_关于");
     }

@@ -32,7 +32,10 @@ pub(crate) struct MarkdownOptions<'a> {
 /// Reads every `.md`/`.markdown` file under the directory (drafts left out).
 pub(crate) fn read(opts: &MarkdownOptions<'_>, report: &mut Report) -> Result<Vec<Page>, String> {
     if !opts.dir.is_dir() {
-        return Err(format!("Markdown directory {} does not exist", opts.dir.display()));
+        return Err(format!(
+            "Markdown directory {} does not exist",
+            opts.dir.display()
+        ));
     }
     let mut files = Vec::new();
     walk(opts.dir, &mut files).map_err(|e| format!("{}: {e}", opts.dir.display()))?;
@@ -48,8 +51,10 @@ pub(crate) fn read(opts: &MarkdownOptions<'_>, report: &mut Report) -> Result<Ve
             report.warn(format!("{}: larger than 10 MiB, left out", file.display()));
             continue;
         }
-        let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-        let page = from_source(&rel, &text, opts).map_err(|e| format!("{}: {e}", file.display()))?;
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let page =
+            from_source(&rel, &text, opts).map_err(|e| format!("{}: {e}", file.display()))?;
         match page {
             Some(p) if opts.filter.allows(&p.path()) => pages.push(p),
             _ => {}
@@ -89,13 +94,16 @@ pub(crate) fn from_source(
     let url = match permalink {
         Some(p) if p.starts_with("http://") || p.starts_with("https://") => p,
         Some(p) => join_url(opts.base_url, &p),
-        None => join_url(opts.base_url, &expand(opts.permalink, rel, &meta, date.as_deref())),
+        None => join_url(
+            opts.base_url,
+            &expand(opts.permalink, rel, &meta, date.as_deref()),
+        ),
     };
     let mut keywords = Vec::new();
     for key in ["tags", "keywords", "categories"] {
         match meta.get(key) {
             Some(Value::Array(items)) => {
-                keywords.extend(items.iter().filter_map(|i| scalar(i)));
+                keywords.extend(items.iter().filter_map(scalar));
             }
             Some(Value::String(s)) => keywords.extend(s.split(',').map(|k| k.trim().to_owned())),
             _ => {}
@@ -121,8 +129,18 @@ fn expand(pattern: &str, rel: &str, meta: &Map<String, Value>, date: Option<&str
     let no_ext = rel.rsplit_once('.').map_or(rel, |(head, _)| head);
     let (dir, stem) = no_ext.rsplit_once('/').unwrap_or(("", no_ext));
     let is_index = matches!(stem, "index" | "_index" | "README");
-    let path = if is_index { dir.to_owned() } else { no_ext.to_owned() };
-    let slug = string(meta, "slug").unwrap_or_else(|| if is_index { dir.rsplit('/').next().unwrap_or("").to_owned() } else { stem.to_owned() });
+    let path = if is_index {
+        dir.to_owned()
+    } else {
+        no_ext.to_owned()
+    };
+    let slug = string(meta, "slug").unwrap_or_else(|| {
+        if is_index {
+            dir.rsplit('/').next().unwrap_or("").to_owned()
+        } else {
+            stem.to_owned()
+        }
+    });
     let section = no_ext.split_once('/').map_or("", |(s, _)| s);
     let date = date.unwrap_or("");
     let part = |i: usize| date.get(i..).unwrap_or("");
@@ -198,16 +216,22 @@ mod tests {
     fn front_matter_gives_title_date_tags_and_the_url_pattern_the_path() {
         let f = Filter::default();
         let text = "---\ntitle: Hello\ndate: 2024-05-01\ntags: [a, b]\nlang: zh\n---\nBody.\n";
-        let p = from_source("blog/hello.md", text, &opts(DEFAULT_PERMALINK, &f)).unwrap().unwrap();
+        let p = from_source("blog/hello.md", text, &opts(DEFAULT_PERMALINK, &f))
+            .unwrap()
+            .unwrap();
         assert_eq!(p.title, "Hello");
         assert_eq!(p.url, "https://ex.org/blog/hello/");
         assert_eq!(p.date.as_deref(), Some("2024-05-01"));
         assert_eq!(p.keywords, vec!["a", "b"]);
         assert_eq!(p.lang.as_deref(), Some("zh"));
         assert_eq!(p.content, "Body.");
-        let p = from_source("blog/hello.md", text, &opts("/{year}/{month}/{day}/{slug}.html", &f))
-            .unwrap()
-            .unwrap();
+        let p = from_source(
+            "blog/hello.md",
+            text,
+            &opts("/{year}/{month}/{day}/{slug}.html", &f),
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(p.url, "https://ex.org/2024/05/01/hello.html");
     }
 
@@ -215,25 +239,48 @@ mod tests {
     fn permalink_and_slug_override_the_path_and_index_files_name_their_directory() {
         let f = Filter::default();
         let o = opts(DEFAULT_PERMALINK, &f);
-        let p = from_source("a.md", "---\npermalink: /custom/x/\n---\nt", &o).unwrap().unwrap();
-        assert_eq!(p.url, "https://ex.org/custom/x/");
-        let p = from_source("a.md", "+++\nslug = 'nice'\n+++\nt", &opts("/{section}/{slug}/", &f))
+        let p = from_source("a.md", "---\npermalink: /custom/x/\n---\nt", &o)
             .unwrap()
             .unwrap();
+        assert_eq!(p.url, "https://ex.org/custom/x/");
+        let p = from_source(
+            "a.md",
+            "+++\nslug = 'nice'\n+++\nt",
+            &opts("/{section}/{slug}/", &f),
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(p.url, "https://ex.org/nice/");
-        let p = from_source("docs/_index.md", "# Docs home\n", &o).unwrap().unwrap();
-        assert_eq!((p.url.as_str(), p.title.as_str()), ("https://ex.org/docs/", "Docs home"));
+        let p = from_source("docs/_index.md", "# Docs home\n", &o)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (p.url.as_str(), p.title.as_str()),
+            ("https://ex.org/docs/", "Docs home")
+        );
         let p = from_source("index.md", "text", &o).unwrap().unwrap();
-        assert_eq!((p.url.as_str(), p.title.as_str()), ("https://ex.org/", "index"));
+        assert_eq!(
+            (p.url.as_str(), p.title.as_str()),
+            ("https://ex.org/", "index")
+        );
     }
 
     #[test]
     fn drafts_are_skipped_and_bad_front_matter_is_reported() {
         let f = Filter::default();
         let o = opts(DEFAULT_PERMALINK, &f);
-        assert_eq!(from_source("d.md", "---\ndraft: true\n---\nx", &o).unwrap(), None);
-        assert_eq!(from_source("d.md", "+++\ndraft = true\n+++\nx", &o).unwrap(), None);
-        assert_eq!(from_source("d.md", "---\npublished: false\n---\nx", &o).unwrap(), None);
+        assert_eq!(
+            from_source("d.md", "---\ndraft: true\n---\nx", &o).unwrap(),
+            None
+        );
+        assert_eq!(
+            from_source("d.md", "+++\ndraft = true\n+++\nx", &o).unwrap(),
+            None
+        );
+        assert_eq!(
+            from_source("d.md", "---\npublished: false\n---\nx", &o).unwrap(),
+            None
+        );
         assert!(from_source("d.md", "---\ntitle: [\n---\nx", &o).is_err());
     }
 }

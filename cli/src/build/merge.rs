@@ -57,7 +57,11 @@ impl HandKept {
         for (i, d) in docs.into_iter().enumerate() {
             match d {
                 Value::Object(m) if m.get("id").is_some_and(Value::is_string) => documents.push(m),
-                _ => return Err(format!("documents[{i}] must be an object with a string \"id\"")),
+                _ => {
+                    return Err(format!(
+                        "documents[{i}] must be an object with a string \"id\""
+                    ))
+                }
             }
         }
         Ok(Self {
@@ -98,7 +102,10 @@ pub(crate) fn assemble(
     let mut index: HashMap<String, usize> = HashMap::new();
     for p in publications {
         if index.contains_key(&p.id) {
-            report.warn(format!("publication {} appears twice; kept the first", p.id));
+            report.warn(format!(
+                "publication {} appears twice; kept the first",
+                p.id
+            ));
             continue;
         }
         index.insert(p.id.clone(), documents.len());
@@ -108,7 +115,11 @@ pub(crate) fn assemble(
     // Pages sorted first, so that which of two colliding pages keeps the plain id does
     // not depend on the order sources were read in.
     pages.sort_by(|a, b| {
-        (a.weight.unwrap_or(i64::MAX), a.path(), &a.url).cmp(&(b.weight.unwrap_or(i64::MAX), b.path(), &b.url))
+        (a.weight.unwrap_or(i64::MAX), a.path(), &a.url).cmp(&(
+            b.weight.unwrap_or(i64::MAX),
+            b.path(),
+            &b.url,
+        ))
     });
     let mut page_entries = Vec::new();
     let mut page_urls: HashMap<String, String> = HashMap::new();
@@ -116,7 +127,10 @@ pub(crate) fn assemble(
         let mut entry = page.to_entry();
         match page_urls.get(&entry.id) {
             Some(url) if *url == page.url => {
-                report.note(format!("{} was found twice (site and Markdown); kept the first", page.url));
+                report.note(format!(
+                    "{} was found twice (site and Markdown); kept the first",
+                    page.url
+                ));
                 continue;
             }
             Some(_) => entry.id = format!("{}_{}", entry.id, short_hash(&page.url)),
@@ -140,7 +154,11 @@ pub(crate) fn assemble(
     let mut appended_index: HashMap<String, usize> = HashMap::new();
     for file in hand {
         for doc in file.documents {
-            let id = doc.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let id = doc
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
             let target = if let Some(&i) = index.get(&id) {
                 &mut documents[i]
             } else if let Some(&i) = page_index.get(&id) {
@@ -166,7 +184,10 @@ pub(crate) fn assemble(
     documents.extend(appended);
     documents.extend(page_entries);
     Output {
-        documents: documents.into_iter().map(Entry::with_content_hash).collect(),
+        documents: documents
+            .into_iter()
+            .map(Entry::with_content_hash)
+            .collect(),
         glossary,
     }
 }
@@ -217,10 +238,16 @@ mod tests {
         assert_eq!(a.get_str("title"), Some("Better title"));
         assert_eq!(a.get_str("venue"), Some("CVPR"));
         assert_eq!(a.get("summary"), None);
-        assert_eq!(out.documents[3].get("keywords"), Some(&serde_json::json!(["bio"])));
+        assert_eq!(
+            out.documents[3].get("keywords"),
+            Some(&serde_json::json!(["bio"]))
+        );
         assert_eq!(out.documents[3].get_str("title"), Some("About"));
         assert_eq!(out.glossary["安翔"], serde_json::json!(["xiang an"]));
-        assert!(out.documents.iter().all(|d| d.get_str("content_hash").is_some()));
+        assert!(out
+            .documents
+            .iter()
+            .all(|d| d.get_str("content_hash").is_some()));
     }
 
     #[test]
@@ -247,7 +274,9 @@ mod tests {
 
     #[test]
     fn hand_kept_files_without_ids_are_rejected() {
-        assert!(HandKept::parse(r#"[{"type": "page"}]"#).unwrap_err().contains("documents[0]"));
+        assert!(HandKept::parse(r#"[{"type": "page"}]"#)
+            .unwrap_err()
+            .contains("documents[0]"));
         assert!(HandKept::parse(r#"{"documents": {}}"#).is_err());
         assert!(HandKept::parse("nope").is_err());
     }

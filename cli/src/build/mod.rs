@@ -31,6 +31,8 @@ use std::process::ExitCode;
 
 use shared::KnowledgeBase;
 
+use crate::out::outln;
+
 use config::Settings;
 use glob::Filter;
 use merge::{assemble, HandKept, Output};
@@ -59,18 +61,14 @@ pub(crate) fn run(args: BuildArgs) -> ExitCode {
     let mut report = Report::default();
     let result = Settings::resolve(args).and_then(|s| build(&s, &mut report).map(|o| (s, o)));
     for n in &report.notes {
-        println!("{n}");
+        outln!("{n}");
     }
     for w in &report.warnings {
         eprintln!("warning: {w}");
     }
     match result {
         Ok((settings, output)) => {
-            println!(
-                "wrote {} ({})",
-                settings.output.display(),
-                counts(&output)
-            );
+            outln!("wrote {} ({})", settings.output.display(), counts(&output));
             ExitCode::SUCCESS
         }
         Err(message) => {
@@ -86,7 +84,11 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
     let mut publications = Vec::new();
     for path in &s.bib {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        publications.extend(bibtex::parse(&text, &path.display().to_string(), &s.code_field)?);
+        publications.extend(bibtex::parse(
+            &text,
+            &path.display().to_string(),
+            &s.code_field,
+        )?);
     }
     let base_url = s.base_url.as_deref().unwrap_or_default();
     let mut pages = Vec::new();

@@ -84,6 +84,9 @@ mod tests {
         assert_eq!(e.id, "page_notes_rust");
         assert_eq!(e.get_str("url"), Some("https://ex.org/notes/rust/"));
         assert_eq!(e.get_str("lang"), Some("en"));
-        assert_eq!(join_url("https://ex.org/base/", "/a/"), "https://ex.org/base/a/");
+        assert_eq!(
+            join_url("https://ex.org/base/", "/a/"),
+            "https://ex.org/base/a/"
+        );
     }
 }

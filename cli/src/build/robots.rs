@@ -58,7 +58,10 @@ impl Robots {
                 }
                 "crawl-delay" => {
                     in_rules = true;
-                    current.crawl_delay = value.parse().ok().filter(|d: &f64| d.is_finite() && *d >= 0.0);
+                    current.crawl_delay = value
+                        .parse()
+                        .ok()
+                        .filter(|d: &f64| d.is_finite() && *d >= 0.0);
                 }
                 _ => {}
             }
@@ -140,7 +143,9 @@ mod tests {
 
     #[test]
     fn the_star_group_applies_with_wildcards_and_anchors() {
-        let r = Robots::parse("# comment\nUser-agent: *\nDisallow: /drafts/\nDisallow: /*.pdf$\nDisallow:\n");
+        let r = Robots::parse(
+            "# comment\nUser-agent: *\nDisallow: /drafts/\nDisallow: /*.pdf$\nDisallow:\n",
+        );
         assert!(!r.allows("/drafts/a/"));
         assert!(!r.allows("/files/a.pdf"));
         assert!(r.allows("/files/a.pdf.html"));

@@ -29,7 +29,10 @@ pub(crate) struct SiteOptions<'a> {
 /// Reads the site's pages, in sitemap order (or path order).
 pub(crate) fn read(opts: &SiteOptions<'_>, report: &mut Report) -> Result<Vec<Page>, String> {
     if !opts.dir.is_dir() {
-        return Err(format!("site directory {} does not exist", opts.dir.display()));
+        return Err(format!(
+            "site directory {} does not exist",
+            opts.dir.display()
+        ));
     }
     let sitemap_file = opts.dir.join("sitemap.xml");
     let files: Vec<(PathBuf, String)> = if opts.use_sitemap && sitemap_file.is_file() {
@@ -42,7 +45,11 @@ pub(crate) fn read(opts: &SiteOptions<'_>, report: &mut Report) -> Result<Vec<Pa
             .into_iter()
             .filter(|f| f.file_name().is_some_and(|n| n != "404.html"))
             .filter_map(|f| {
-                let rel = f.strip_prefix(opts.dir).ok()?.to_string_lossy().replace('\\', "/");
+                let rel = f
+                    .strip_prefix(opts.dir)
+                    .ok()?
+                    .to_string_lossy()
+                    .replace('\\', "/");
                 let path = format!("/{}", rel.strip_suffix("index.html").unwrap_or(&rel));
                 Some((f, join_url(opts.base_url, &path)))
             })
@@ -94,7 +101,11 @@ fn from_sitemap(
         };
         for url in urls {
             let Some(file) = local_file(opts, &url) else {
-                report.warn(format!("{}: {url} is not under {}", map.display(), opts.base_url));
+                report.warn(format!(
+                    "{}: {url} is not under {}",
+                    map.display(),
+                    opts.base_url
+                ));
                 continue;
             };
             if nested {
@@ -127,10 +138,14 @@ fn local_file(opts: &SiteOptions<'_>, url: &str) -> Option<PathBuf> {
     if rel.is_empty() || rel.ends_with('/') {
         return Some(base.join("index.html"));
     }
-    [base.clone(), base.with_extension("html"), base.join("index.html")]
-        .into_iter()
-        .find(|f| f.is_file())
-        .or(Some(base))
+    [
+        base.clone(),
+        base.with_extension("html"),
+        base.join("index.html"),
+    ]
+    .into_iter()
+    .find(|f| f.is_file())
+    .or(Some(base))
 }
 
 /// Scheme, host and port of a URL.

@@ -74,6 +74,9 @@ mod tests {
             parse(index),
             Sitemap::Index(vec!["https://ex.org/en/sitemap.xml".into()])
         );
-        assert_eq!(parse("<urlset><url><loc>unterminated"), Sitemap::Pages(vec![]));
+        assert_eq!(
+            parse("<urlset><url><loc>unterminated"),
+            Sitemap::Pages(vec![])
+        );
     }
 }

@@ -23,7 +23,10 @@ pub struct Passage {
 /// Splits `content` into passages of at most [`PASSAGE_MAX_CHARS`] characters (a single
 /// word longer than that is cut hard). Short content comes back whole.
 pub fn split_passages(content: &str) -> Vec<String> {
-    split_sections(content).into_iter().map(|p| p.text).collect()
+    split_sections(content)
+        .into_iter()
+        .map(|p| p.text)
+        .collect()
 }
 
 /// Like [`split_passages`], with each passage's heading path. Long content is cut at its
@@ -101,7 +104,9 @@ fn heading(line: &str) -> Option<(usize, String)> {
     let rest = line.trim_start_matches(' ');
     let level = rest.len() - rest.trim_start_matches('#').len();
     let after = &rest[level..];
-    if !(1..=6).contains(&level) || !(after.is_empty() || after.starts_with([' ', '\t', '\n', '\r'])) {
+    if !(1..=6).contains(&level)
+        || !(after.is_empty() || after.starts_with([' ', '\t', '\n', '\r']))
+    {
         return None;
     }
     let title = after.trim().trim_end_matches('#').trim_end();
@@ -245,7 +250,11 @@ mod tests {
         let parts = split_sections("# About\n\nShort.\n\n## More\n\nText.");
         assert_eq!(parts.len(), 1);
         assert_eq!(parts[0].heading_path, vec!["About"]);
-        assert!(split_sections("No heading.\n\n# Later")[0].heading_path.is_empty());
-        assert!(split_sections("#hashtag is not a heading")[0].heading_path.is_empty());
+        assert!(split_sections("No heading.\n\n# Later")[0]
+            .heading_path
+            .is_empty());
+        assert!(split_sections("#hashtag is not a heading")[0]
+            .heading_path
+            .is_empty());
     }
 }
