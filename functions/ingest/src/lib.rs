@@ -87,7 +87,8 @@ impl AppState {
         ingest: &IngestConfig,
     ) -> Self {
         Self {
-            ingest: IngestService::new(source, store, ingest.token_hash.clone()),
+            ingest: IngestService::new(source, store, ingest.token_hash.clone())
+                .with_index_memory(ingest.index_memory_mb),
             max_bytes: ingest.max_bytes,
             cors: Cors::new(&config.allowed_origins),
             max_staged_bytes: ingest.max_staged_bytes,

@@ -11,6 +11,11 @@ use lambda_http::{service_fn, Adapter, Error, Request};
 use shared::raw_query::RawQueryGuard;
 use std::sync::Arc;
 
+// Counts heap use, so a new knowledge base's index is measured before it is stored
+// (`shared::memory`).
+#[global_allocator]
+static ALLOC: shared::memory::CountingAlloc = shared::memory::CountingAlloc;
+
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     shared::telemetry::init_tracing();

@@ -187,7 +187,8 @@ impl ChatEvent {
 /// The `GET` health report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Health {
-    /// Always `ok` when the function answers at all.
+    /// `ok`, or `degraded` while the shared limit counters are down and limits are
+    /// counted per instance.
     pub status: &'static str,
     /// The knowledge base's version (content hash or ETag).
     pub kb_version: String,
@@ -204,7 +205,8 @@ pub struct Health {
 /// The limits part of the health report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LimitsReport {
-    /// Where the limits are counted: `dynamodb` (shared by all instances) or `memory`.
+    /// Where the limits are counted: `dynamodb` (shared by all instances), `memory`, or
+    /// `memory-fallback` (this instance's memory while DynamoDB is down).
     pub counters: &'static str,
     /// Chat requests per client and per session per minute (0: off).
     pub rate_limit_per_minute: u64,

@@ -15,6 +15,11 @@ pub const DEFAULT_MAX_STAGED_BYTES: usize = 64 * 1024 * 1024;
 /// Largest `INGEST_MAX_STAGED_BYTES` accepted: 1 GiB. Promotion parses and validates the
 /// whole object in the function's memory, so the limit is really the function's memory.
 pub const MAX_MAX_STAGED_BYTES: usize = 1024 * 1024 * 1024;
+/// Default heap a serving function can give its knowledge base's index, in MiB: the
+/// template's smallest reader (search, 128 MB) less about 40 MB for the runtime, the
+/// binary's dictionaries and a request in flight.
+pub const DEFAULT_INDEX_MEMORY_MB: usize = 88;
+
 /// Default key prefix of staged uploads, beside the live key in the same bucket.
 pub const DEFAULT_STAGING_PREFIX: &str = "staging/";
 
@@ -30,6 +35,10 @@ pub struct IngestConfig {
     /// `INGEST_STAGING_PREFIX`: where staged uploads go in the knowledge base's bucket
     /// (default `staging/`); must end with `/`.
     pub staging_prefix: String,
+    /// `INDEX_MEMORY_MB`: heap the serving functions can give the knowledge base (default
+    /// 88, 8..=10,240); a version whose index would need more is refused (see
+    /// [`super::IngestService::with_index_memory`]).
+    pub index_memory_mb: usize,
 }
 
 impl IngestConfig {
@@ -68,6 +77,8 @@ impl IngestConfig {
             max_staged_bytes: ranged(&get, "INGEST_MAX_STAGED_BYTES", 1, MAX_MAX_STAGED_BYTES)?
                 .unwrap_or(DEFAULT_MAX_STAGED_BYTES),
             staging_prefix,
+            index_memory_mb: ranged(&get, "INDEX_MEMORY_MB", 8, 10_240)?
+                .unwrap_or(DEFAULT_INDEX_MEMORY_MB),
         })
     }
 }

@@ -27,8 +27,8 @@ mod staging_s3;
 
 pub use auth::{authorize, Caller, TokenHash};
 pub use config::{
-    IngestConfig, DEFAULT_MAX_BYTES, DEFAULT_MAX_STAGED_BYTES, DEFAULT_STAGING_PREFIX,
-    MAX_MAX_BYTES, MAX_MAX_STAGED_BYTES,
+    IngestConfig, DEFAULT_INDEX_MEMORY_MB, DEFAULT_MAX_BYTES, DEFAULT_MAX_STAGED_BYTES,
+    DEFAULT_STAGING_PREFIX, MAX_MAX_BYTES, MAX_MAX_STAGED_BYTES,
 };
 pub use patch::{Patch, Patched};
 pub use staging::{MemoryStagingArea, PresignedPut, StagedObject, StagingArea};
@@ -44,6 +44,8 @@ use serde_json::Value;
 use crate::error::{Error, Problem, Problems, Result};
 use crate::kb::diff::{fingerprint, rest_fingerprint, summaries, DocSummary, KbDiff};
 use crate::kb::{KbObject, KbSource, KbSourceError, KnowledgeBase, WriteCondition, Written};
+use crate::memory;
+use crate::search::SearchIndex;
 use crate::store::{AuditRecord, ConversationStore};
 
 /// Which stored version a write is based on, from the request's condition headers.
@@ -198,6 +200,8 @@ pub struct IngestService {
     token_hash: Option<TokenHash>,
     staging: Option<Arc<dyn StagingArea>>,
     max_staged_bytes: usize,
+    /// Heap the serving functions can give the index, in bytes.
+    index_memory: usize,
 }
 
 impl std::fmt::Debug for IngestService {
@@ -208,6 +212,7 @@ impl std::fmt::Debug for IngestService {
             .field("token_hash", &self.token_hash)
             .field("staging", &self.staging)
             .field("max_staged_bytes", &self.max_staged_bytes)
+            .field("index_memory", &self.index_memory)
             .finish()
     }
 }
@@ -226,7 +231,15 @@ impl IngestService {
             token_hash,
             staging: None,
             max_staged_bytes: DEFAULT_MAX_STAGED_BYTES,
+            index_memory: DEFAULT_INDEX_MEMORY_MB << 20,
         }
+    }
+
+    /// The same service refusing a knowledge base whose index would need more than `mb`
+    /// MiB in the serving functions.
+    pub fn with_index_memory(mut self, mb: usize) -> Self {
+        self.index_memory = mb << 20;
+        self
     }
 
     /// The same service accepting staged uploads in `area`, up to `max_bytes` each
@@ -483,6 +496,7 @@ impl IngestService {
     }
 
     async fn write(&self, w: Write<'_>) -> Result<WriteReport> {
+        self.check_fits(&w.bytes)?;
         let etag = match self.source.put(w.bytes, w.condition).await? {
             Written::Stored { etag } => etag,
             Written::PreconditionFailed => {
@@ -539,6 +553,48 @@ impl IngestService {
         })
     }
 }
+
+impl IngestService {
+    /// Refuses (413) a version whose index the serving functions could not hold.
+    ///
+    /// They download the bytes, then parse and index them while, on a refresh, the index
+    /// of the version before stays in memory: so what they need is the bytes, the build's
+    /// peak, and one more index like this one. The peak and the index are measured by
+    /// building it here exactly as they will ([`memory::measure`]); without the counting
+    /// allocator (a test process, the CLI) both together are estimated at
+    /// [`UNMEASURED_FACTOR`] times the bytes, the worst ratio measured (random CJK pages).
+    fn check_fits(&self, bytes: &[u8]) -> Result<()> {
+        let (built, used) = memory::measure(|| {
+            crate::kb::parse_kb_bytes(bytes, "the new version")
+                .map(|kb| SearchIndex::new(kb, String::new()))
+        });
+        drop(built?);
+        let (peak, index) = used.map_or((bytes.len() * UNMEASURED_FACTOR, 0), |u| {
+            (u.peak, u.retained)
+        });
+        let need = bytes.len() + peak + index;
+        if need <= self.index_memory {
+            return Ok(());
+        }
+        let mib = |b: usize| b.div_ceil(1 << 20);
+        Err(Error::TooLarge(format!(
+            "this knowledge base's index would need about {} MiB in the functions that serve \
+             it ({} MiB of JSON, {} MiB to build the index, {} MiB to hold it next to the \
+             version before), over the {} MiB they have for it (INDEX_MEMORY_MB): remove \
+             pages, shorten long ones, or give the search and chat functions more memory \
+             and raise INDEX_MEMORY_MB with it",
+            mib(need),
+            mib(bytes.len()),
+            mib(peak),
+            mib(index),
+            mib(self.index_memory)
+        )))
+    }
+}
+
+/// Heap per byte of JSON assumed when it cannot be measured: 5 MB of random CJK pages took
+/// a search process from 30 to 239 MB, about 42 bytes per byte.
+pub const UNMEASURED_FACTOR: usize = 42;
 
 /// One write's inputs, gathered so `write` reads as one step.
 struct Write<'a> {

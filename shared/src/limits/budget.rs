@@ -77,9 +77,14 @@ impl TokenBudget {
         self.daily
     }
 
-    /// Where the budget is counted (`dynamodb`, `memory`).
+    /// Where the budget is counted (`dynamodb`, `memory`, `memory-fallback`).
     pub fn counters_kind(&self) -> &'static str {
         self.counters.kind()
+    }
+
+    /// Whether the budget is counted per instance because the shared store is down.
+    pub fn is_degraded(&self) -> bool {
+        self.counters.is_degraded()
     }
 
     /// Sets aside `tokens` of the budget of `now`'s day. `None` when they do not fit: the

@@ -10,6 +10,7 @@
 
 mod budget;
 mod dynamodb;
+pub mod fallback;
 mod memory;
 mod rate;
 
@@ -20,6 +21,7 @@ use async_trait::async_trait;
 
 pub use budget::{BudgetStatus, Reservation, TokenBudget};
 pub use dynamodb::{create_limits_table, DynamoCounters};
+pub use fallback::FallbackCounters;
 pub use memory::MemoryCounters;
 pub use rate::{Limited, RateLimiter};
 
@@ -50,6 +52,12 @@ pub trait Counters: Send + Sync {
     /// Whether other instances see these counters (so a secret kept in them is shared).
     fn is_shared(&self) -> bool;
 
+    /// Whether the counters are standing in for a shared store that is down (see
+    /// [`FallbackCounters`]).
+    fn is_degraded(&self) -> bool {
+        false
+    }
+
     /// Adds `amount` to counter `key` if the sum stays at most `limit`, and returns the new
     /// value; `None` (and no change) when it would not fit. A missing or expired counter
     /// counts as 0 and lives until `expires_at` (epoch seconds). Atomic: of concurrent calls,
@@ -70,16 +78,18 @@ pub trait Counters: Send + Sync {
     async fn get(&self, key: &str) -> Result<u64, StoreError>;
 }
 
-/// The counters a function is configured for: DynamoDB when `LIMITS_TABLE` is set, else
-/// process memory.
+/// The counters a function is configured for: DynamoDB when `LIMITS_TABLE` is set (behind
+/// a [`FallbackCounters`]), else process memory.
 pub async fn open_counters(config: &crate::config::Config) -> Arc<dyn Counters> {
     match &config.limits_table {
         Some(table) => {
             let sdk = crate::aws::sdk_config_from_env().await;
-            Arc::new(DynamoCounters::new(
+            // While DynamoDB is down the limits count per instance: answering with looser
+            // limits beats refusing every visitor.
+            Arc::new(FallbackCounters::new(Arc::new(DynamoCounters::new(
                 aws_sdk_dynamodb::Client::new(&sdk),
                 table,
-            ))
+            ))))
         }
         None => Arc::new(MemoryCounters::default()),
     }
