@@ -4,9 +4,12 @@
 //! `rag validate knowledge_base.json` checks a file before upload; `rag eval` measures
 //! retrieval on a BEIR-format test set; `rag ingest --url URL --token-env VAR FILE` shows
 //! what would change in the deployed knowledge base and uploads it; `rag sync --url URL
-//! --token-env VAR [FILE]` sends only the documents that changed. Exit codes: 0 success,
+//! --token-env VAR [FILE]` sends only the documents that changed; `rag build` writes the
+//! knowledge base from a site (built HTML, Markdown, a sitemap crawl, BibTeX, hand-kept
+//! JSON) with its options in `rag.toml`. Exit codes: 0 success,
 //! 1 invalid input or failed check, 2 usage error.
 
+mod build;
 mod eval;
 mod ingest;
 mod out;
@@ -72,6 +75,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Build knowledge_base.json from the site: built HTML, Markdown, a sitemap crawl,
+    /// BibTeX and hand-kept JSON (options from rag.toml; flags override).
+    Build(Box<build::BuildArgs>),
     /// Validate a knowledge base, show the diff against the deployed one, and upload it
     /// through the ingest function (conditional on the version the diff was made against).
     Ingest {
@@ -117,6 +123,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Search { kb, k, json, query } => search(kb, k.as_deref(), json, &query),
         Command::Validate { path } => validate(&path),
+        Command::Build(args) => return build::run(*args),
         Command::Eval {
             corpus,
             queries,

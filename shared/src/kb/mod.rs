@@ -27,7 +27,7 @@ pub use diff::{DocSummary, KbDiff};
 pub use file::FileKbSource;
 pub use handle::{open_source, parse_kb_bytes, KbHandle, Refresh, REFRESH_BUDGET};
 pub use memory::MemoryKbSource;
-pub use passages::{split_passages, PASSAGE_MAX_CHARS};
+pub use passages::{split_passages, split_sections, Passage, PASSAGE_MAX_CHARS};
 pub use s3::S3KbSource;
 pub use source::{Fetched, KbObject, KbSource, KbSourceError, WriteCondition, Written};
 
@@ -405,11 +405,21 @@ fn string_slot<'a>(d: &'a mut Document, field: &str) -> &'a mut Option<String> {
     }
 }
 
+/// Fields that describe the entry rather than its subject: carried in the source, never
+/// indexed or shown (`rag build` records a hash of each entry's content in `content_hash`;
+/// its hex digits would only add noise to retrieval and tokens to the prompt).
+const BOOKKEEPING_FIELDS: &[&str] = &["content_hash"];
+
 /// Keeps unknown string fields; other unknown values are carried in the source but not
 /// indexed (a number or a flag says nothing a visitor would search for).
 fn collect_extra(obj: &Map<String, Value>, d: &mut Document) {
     for (k, v) in obj {
-        if k == "id" || k == "type" || k == "keywords" || STRING_FIELDS.contains(&k.as_str()) {
+        if k == "id"
+            || k == "type"
+            || k == "keywords"
+            || STRING_FIELDS.contains(&k.as_str())
+            || BOOKKEEPING_FIELDS.contains(&k.as_str())
+        {
             continue;
         }
         if let Value::String(s) = v {

@@ -3,14 +3,119 @@
 //! Retrieval and the prompt's context budget both work better on passages of a few
 //! hundred words than on whole long pages: a passage that matches is shown without the
 //! rest of the page. Cuts fall on paragraph breaks, then sentence ends, then spaces, so a
-//! passage never ends mid-word.
+//! passage never ends mid-word. Content with Markdown headings (`## Teaching`), as
+//! `rag build` writes for site pages, is first cut at its headings, and each passage
+//! carries the path of headings it sits under ([`split_sections`]).
 
 /// Content longer than this (in characters) is split; passages stay within it.
 pub const PASSAGE_MAX_CHARS: usize = 1200;
 
+/// A passage and the headings it sits under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Passage {
+    /// Enclosing headings, outermost first (`["Teaching", "Machine learning"]`); empty
+    /// before the first heading or when the content has none.
+    pub heading_path: Vec<String>,
+    /// The passage text (a section's heading line included in its first passage).
+    pub text: String,
+}
+
 /// Splits `content` into passages of at most [`PASSAGE_MAX_CHARS`] characters (a single
 /// word longer than that is cut hard). Short content comes back whole.
 pub fn split_passages(content: &str) -> Vec<String> {
+    split_sections(content)
+        .into_iter()
+        .map(|p| p.text)
+        .collect()
+}
+
+/// Like [`split_passages`], with each passage's heading path. Long content is cut at its
+/// Markdown headings first (ATX `#` lines outside fenced code), so no passage spans two
+/// sections; short content stays one passage, under the heading it opens with.
+pub fn split_sections(content: &str) -> Vec<Passage> {
+    let content = content.trim();
+    let sections = sections(content);
+    if content.chars().count() <= PASSAGE_MAX_CHARS {
+        let heading_path = match sections.first() {
+            Some((path, text)) if text.trim_start().starts_with('#') => path.clone(),
+            _ => Vec::new(),
+        };
+        return vec![Passage {
+            heading_path,
+            text: content.to_owned(),
+        }];
+    }
+    let mut out = Vec::new();
+    for (path, text) in sections {
+        for part in pack(text) {
+            out.push(Passage {
+                heading_path: path.clone(),
+                text: part,
+            });
+        }
+    }
+    out
+}
+
+/// The content cut before each heading line, with the heading path each part sits under.
+fn sections(content: &str) -> Vec<(Vec<String>, &str)> {
+    let mut out = Vec::new();
+    // (level, text) of the enclosing headings.
+    let mut stack: Vec<(usize, String)> = Vec::new();
+    let mut fence: Option<&str> = None;
+    let mut start = 0;
+    let mut offset = 0;
+    for line in content.split_inclusive('\n') {
+        let t = line.trim_start();
+        if let Some(f) = fence {
+            if t.starts_with(f) {
+                fence = None;
+            }
+        } else if t.starts_with("```") || t.starts_with("~~~") {
+            fence = Some(&t[..3]);
+        } else if let Some((level, title)) = heading(line) {
+            if offset > start {
+                out.push((path_of(&stack), &content[start..offset]));
+            }
+            stack.retain(|(l, _)| *l < level);
+            stack.push((level, title));
+            start = offset;
+        }
+        offset += line.len();
+    }
+    if offset > start {
+        out.push((path_of(&stack), &content[start..offset]));
+    }
+    out.retain(|(_, text)| !text.trim().is_empty());
+    out
+}
+
+fn path_of(stack: &[(usize, String)]) -> Vec<String> {
+    stack.iter().map(|(_, t)| t.clone()).collect()
+}
+
+/// An ATX heading line: up to three spaces, 1–6 `#`, a space (or nothing), the title
+/// (closing `#`s dropped).
+fn heading(line: &str) -> Option<(usize, String)> {
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    if indent > 3 {
+        return None;
+    }
+    let rest = line.trim_start_matches(' ');
+    let level = rest.len() - rest.trim_start_matches('#').len();
+    let after = &rest[level..];
+    if !(1..=6).contains(&level)
+        || !(after.is_empty() || after.starts_with([' ', '\t', '\n', '\r']))
+    {
+        return None;
+    }
+    let title = after.trim().trim_end_matches('#').trim_end();
+    Some((level, title.to_owned()))
+}
+
+/// Packs content into passages within the limit, cutting on paragraphs, then sentences,
+/// then words.
+fn pack(content: &str) -> Vec<String> {
     let content = content.trim();
     if content.chars().count() <= PASSAGE_MAX_CHARS {
         return vec![content.to_owned()];
@@ -106,5 +211,50 @@ mod tests {
         assert!(parts.len() > 1);
         assert!(parts.iter().all(|p| p.chars().count() <= PASSAGE_MAX_CHARS));
         assert!(parts[0].ends_with('。'));
+    }
+
+    #[test]
+    fn long_content_is_cut_at_headings_and_passages_carry_their_heading_path() {
+        let para = "word ".repeat(100);
+        let content = format!(
+            "Intro {para}\n\n# Teaching\n\n{para}\n\n## Machine learning\n\n{para}\n\n\
+             ```\n# not a heading\n```\n\n## Vision ##\n\n{para}\n\n# Contact\n\nMail me."
+        );
+        let parts = split_sections(&content);
+        let paths: Vec<Vec<&str>> = parts
+            .iter()
+            .map(|p| p.heading_path.iter().map(String::as_str).collect())
+            .collect();
+        assert_eq!(
+            paths,
+            vec![
+                vec![],
+                vec!["Teaching"],
+                vec!["Teaching", "Machine learning"],
+                vec!["Teaching", "Vision"],
+                vec!["Contact"],
+            ]
+        );
+        assert!(parts[2].text.starts_with("## Machine learning"));
+        assert!(parts[2].text.contains("# not a heading"));
+        assert_eq!(parts[4].text, "# Contact\n\nMail me.");
+        // Nothing is lost or added.
+        let visible = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+        let joined: String = parts.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(visible(&joined), visible(&content));
+        assert_eq!(split_passages(&content).len(), parts.len());
+    }
+
+    #[test]
+    fn short_content_stays_whole_under_the_heading_it_opens_with() {
+        let parts = split_sections("# About\n\nShort.\n\n## More\n\nText.");
+        assert_eq!(parts.len(), 1);
+        assert_eq!(parts[0].heading_path, vec!["About"]);
+        assert!(split_sections("No heading.\n\n# Later")[0]
+            .heading_path
+            .is_empty());
+        assert!(split_sections("#hashtag is not a heading")[0]
+            .heading_path
+            .is_empty());
     }
 }

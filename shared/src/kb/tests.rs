@@ -44,6 +44,19 @@ fn parses_the_seed_format_with_glossary() {
 }
 
 #[test]
+fn the_content_hash_is_kept_out_of_the_indexed_and_shown_fields() {
+    let kb = KnowledgeBase::from_value(&json!([
+        {"id": "pg", "type": "page", "title": "About", "content_hash": "sha256:00ff", "lab": "X"}
+    ]))
+    .unwrap();
+    assert_eq!(
+        kb.documents[0].extra,
+        vec![("lab".to_string(), "X".to_string())]
+    );
+    assert!(!kb.documents[0].metadata_text().contains("00ff"));
+}
+
+#[test]
 fn accepts_a_bare_array_of_documents() {
     let kb =
         KnowledgeBase::from_value(&json!([{"id": "a", "type": "note", "title": "T"}])).unwrap();

@@ -1,0 +1,415 @@
+//! Extracting a page from built HTML (any generator): the main content as Markdown-ish
+//! text that keeps the heading structure, plus title, canonical URL, language and
+//! description.
+//!
+//! The main content is the first `<main>`, else the first `[role=main]`, else the only
+//! `<article>`, else `<body>` without its `<header>`, `<footer>` and `<nav>`. Everywhere,
+//! `nav`, `aside`, scripts, styles, forms and anything marked `data-rag-ignore`, `hidden` or
+//! `aria-hidden="true"` are left out: they repeat on every page and answer nothing.
+
+use ego_tree::iter::Edge;
+use scraper::{ElementRef, Html, Node, Selector};
+
+use super::page::Page;
+
+/// Elements never part of the main text.
+const SKIPPED: &[&str] = &[
+    "script", "style", "noscript", "template", "svg", "nav", "aside", "form", "button", "select",
+    "iframe", "object", "canvas", "head", "dialog",
+];
+
+/// Elements that start and end a block of text.
+const BLOCKS: &[&str] = &[
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "header",
+    "footer",
+    "ul",
+    "ol",
+    "li",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "blockquote",
+    "pre",
+    "dl",
+    "dt",
+    "dd",
+    "figure",
+    "figcaption",
+    "details",
+    "summary",
+    "hr",
+    "address",
+];
+
+/// Why a document is not a page worth indexing.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Skip {
+    /// `<meta name="robots" content="noindex">`.
+    NoIndex,
+    /// A `<meta http-equiv="refresh">` redirect stub (generators write these for aliases).
+    Redirect,
+    /// No text in the main content.
+    Empty,
+}
+
+/// Extracts a page; `url` is where it was found (used when it names no canonical URL).
+pub(crate) fn extract(html: &str, url: &str) -> Result<Page, Skip> {
+    let doc = Html::parse_document(html);
+    for meta in doc.select(&sel("meta")) {
+        let attr = |n: &str| meta.value().attr(n).unwrap_or("").to_ascii_lowercase();
+        if attr("name") == "robots" && attr("content").contains("noindex") {
+            return Err(Skip::NoIndex);
+        }
+        if attr("http-equiv") == "refresh" {
+            return Err(Skip::Redirect);
+        }
+    }
+    let (root, fallback) = main_content(&doc);
+    let content = render(root, fallback);
+    if content.trim().is_empty() {
+        return Err(Skip::Empty);
+    }
+    let canonical = doc
+        .select(&sel("link[rel][href]"))
+        .find(|l| {
+            l.value().attr("rel").is_some_and(|r| {
+                r.split_whitespace()
+                    .any(|t| t.eq_ignore_ascii_case("canonical"))
+            })
+        })
+        .and_then(|l| l.value().attr("href"))
+        .and_then(|href| reqwest::Url::parse(url).ok()?.join(href.trim()).ok())
+        .filter(|u| matches!(u.scheme(), "http" | "https"))
+        .map(|u| u.to_string());
+    let h1 = root
+        .select(&sel("h1"))
+        .map(|h| heading_text(&text_of(h)))
+        .find(|t| !t.is_empty());
+    let title = h1
+        .or_else(|| {
+            doc.select(&sel("title"))
+                .map(text_of)
+                .find(|t| !t.is_empty())
+        })
+        .or_else(|| meta_content(&doc, "meta[property='og:title']"))
+        .unwrap_or_else(|| super::page::url_path(url));
+    let lang = doc
+        .root_element()
+        .value()
+        .attr("lang")
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned);
+    Ok(Page {
+        url: canonical.unwrap_or_else(|| url.to_owned()),
+        title,
+        content,
+        lang,
+        description: meta_content(&doc, "meta[name='description']"),
+        ..Page::default()
+    })
+}
+
+fn sel(css: &str) -> Selector {
+    // Only the constant selectors of this file reach here; each is covered by a test.
+    Selector::parse(css).unwrap_or_else(|_| unreachable!("bad built-in selector {css}"))
+}
+
+fn meta_content(doc: &Html, css: &str) -> Option<String> {
+    doc.select(&sel(css))
+        .filter_map(|m| m.value().attr("content"))
+        .map(|c| collapse(c).trim().to_owned())
+        .find(|c| !c.is_empty())
+}
+
+/// The element holding the main content, and whether it is the `<body>` fallback (where
+/// the site's header and footer must be left out too).
+fn main_content(doc: &Html) -> (ElementRef<'_>, bool) {
+    if let Some(m) = doc.select(&sel("main")).next() {
+        return (m, false);
+    }
+    if let Some(m) = doc.select(&sel("[role=main]")).next() {
+        return (m, false);
+    }
+    let articles: Vec<ElementRef<'_>> = doc.select(&sel("article")).collect();
+    if articles.len() == 1 {
+        return (articles[0], false);
+    }
+    match doc.select(&sel("body")).next() {
+        Some(body) => (body, true),
+        None => (doc.root_element(), true),
+    }
+}
+
+fn skipped(el: &scraper::node::Element, fallback: bool) -> bool {
+    let name = el.name();
+    SKIPPED.contains(&name)
+        || (fallback && matches!(name, "header" | "footer"))
+        || el.attr("data-rag-ignore").is_some()
+        || el.attr("hidden").is_some()
+        || el.attr("aria-hidden") == Some("true")
+}
+
+/// The subtree's text as Markdown: `#` headings, blank lines between blocks, `- ` items.
+/// Walks the tree iteratively, so deeply nested markup cannot exhaust the stack.
+fn render(root: ElementRef<'_>, fallback: bool) -> String {
+    let mut out = Writer::default();
+    // While inside a skipped element, the node id of that element.
+    let mut skipping = None;
+    for edge in root.traverse() {
+        match edge {
+            Edge::Open(node) => {
+                if skipping.is_some() {
+                    continue;
+                }
+                match node.value() {
+                    Node::Element(el) if node.id() != root.id() && skipped(el, fallback) => {
+                        skipping = Some(node.id());
+                    }
+                    Node::Element(el) => out.open(el.name()),
+                    Node::Text(t) => out.text(t),
+                    _ => {}
+                }
+            }
+            Edge::Close(node) => {
+                if skipping == Some(node.id()) {
+                    skipping = None;
+                } else if skipping.is_none() {
+                    if let Node::Element(el) = node.value() {
+                        out.close(el.name());
+                    }
+                }
+            }
+        }
+    }
+    out.finish()
+}
+
+/// Builds the Markdown text block by block.
+#[derive(Default)]
+struct Writer {
+    blocks: Vec<String>,
+    current: String,
+    /// Depth of `<pre>` elements: their whitespace is kept.
+    pre: usize,
+    /// The level of the heading being written, if any.
+    heading: Option<usize>,
+}
+
+impl Writer {
+    fn open(&mut self, name: &str) {
+        if let Some(level) = heading_level(name) {
+            self.brk();
+            self.heading = Some(level);
+        } else if name == "br" {
+            self.current.push('\n');
+        } else if BLOCKS.contains(&name) {
+            self.brk();
+            if name == "li" {
+                self.current.push_str("- ");
+            }
+            if name == "pre" {
+                self.pre += 1;
+            }
+        } else if matches!(name, "td" | "th") && !self.current.trim().is_empty() {
+            self.current.push_str(" | ");
+        }
+    }
+
+    fn close(&mut self, name: &str) {
+        if heading_level(name).is_some() {
+            let text = heading_text(&self.current);
+            if let (Some(level), false) = (self.heading.take(), text.is_empty()) {
+                self.blocks.push(format!("{} {text}", "#".repeat(level)));
+            }
+            self.current.clear();
+        } else if BLOCKS.contains(&name) {
+            // The block ends while still inside `<pre>`, so its whitespace is kept.
+            self.brk();
+            if name == "pre" {
+                self.pre = self.pre.saturating_sub(1);
+            }
+        }
+    }
+
+    fn text(&mut self, text: &str) {
+        if self.pre > 0 && self.heading.is_none() {
+            self.current.push_str(text);
+            return;
+        }
+        let collapsed = collapse(text);
+        if collapsed.trim().is_empty() {
+            if !self.current.is_empty() && !self.current.ends_with([' ', '\n']) {
+                self.current.push(' ');
+            }
+            return;
+        }
+        if self.current.ends_with([' ', '\n']) || self.current.is_empty() {
+            self.current.push_str(collapsed.trim_start());
+        } else {
+            self.current.push_str(&collapsed);
+        }
+    }
+
+    /// Ends the current block.
+    fn brk(&mut self) {
+        if self.heading.is_some() {
+            // A block inside a heading (rare) stays part of the heading.
+            return;
+        }
+        let block = if self.pre > 0 {
+            self.current.trim_matches('\n').trim_end().to_owned()
+        } else {
+            self.current
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        // A list item's marker alone is no block.
+        if !block.is_empty() && block != "-" {
+            self.blocks.push(block);
+        }
+        self.current.clear();
+    }
+
+    fn finish(mut self) -> String {
+        self.heading = None;
+        self.brk();
+        self.blocks.join("\n\n")
+    }
+}
+
+fn heading_level(name: &str) -> Option<usize> {
+    match name.as_bytes() {
+        [b'h', d @ b'1'..=b'6'] => Some(usize::from(d - b'0')),
+        _ => None,
+    }
+}
+
+/// A heading's text on one line, without the permalink marks generators append
+/// (`¶`, `#`, `§`, `🔗`).
+fn heading_text(text: &str) -> String {
+    collapse(text)
+        .trim()
+        .trim_end_matches(['¶', '#', '§', '🔗', ' '])
+        .trim()
+        .to_owned()
+}
+
+fn text_of(el: ElementRef<'_>) -> String {
+    collapse(&el.text().collect::<String>()).trim().to_owned()
+}
+
+/// Runs of whitespace folded to one space.
+fn collapse(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut space = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            space = true;
+        } else {
+            if space {
+                out.push(' ');
+            }
+            space = false;
+            out.push(c);
+        }
+    }
+    if space {
+        out.push(' ');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: &str = r##"<!doctype html><html lang="en-GB"><head>
+        <title>Teaching | My Site</title>
+        <meta name="description" content="  Courses   I teach. ">
+        <link rel="canonical" href="/teaching/">
+        <script>var x = "not text";</script></head>
+      <body><header><a href="/">My Site</a></header>
+        <nav><a href="/a">Menu item</a></nav>
+        <main><h1>Teaching <a class="headerlink" href="#t">¶</a></h1>
+          <p>I teach <b>two</b>
+             courses.</p>
+          <div data-rag-ignore><p>Share this page</p></div>
+          <h2 id="ml">Machine learning</h2>
+          <ul><li>Lectures</li><li>Labs</li></ul>
+          <aside>Related posts</aside>
+          <pre>fn main() {
+    println!("hi");
+}</pre>
+        </main><footer>© 2025</footer></body></html>"##;
+
+    #[test]
+    fn main_content_keeps_headings_and_drops_navigation() {
+        let p = extract(PAGE, "https://ex.org/teaching/index.html").unwrap();
+        assert_eq!(p.title, "Teaching");
+        assert_eq!(p.url, "https://ex.org/teaching/");
+        assert_eq!(p.lang.as_deref(), Some("en-GB"));
+        assert_eq!(p.description.as_deref(), Some("Courses I teach."));
+        assert_eq!(
+            p.content,
+            "# Teaching\n\nI teach two courses.\n\n## Machine learning\n\n- Lectures\n\n- Labs\n\n\
+             fn main() {\n    println!(\"hi\");\n}"
+        );
+    }
+
+    #[test]
+    fn without_main_the_body_is_used_minus_header_footer_and_nav() {
+        let html = r#"<html><head><title>Plain</title></head><body>
+            <header>Site name</header><nav>Home About</nav>
+            <h2>Section</h2><p>Body text.</p><footer>Footer text</footer></body></html>"#;
+        let p = extract(html, "https://ex.org/plain.html").unwrap();
+        assert_eq!(p.content, "## Section\n\nBody text.");
+        assert_eq!(p.title, "Plain");
+        assert_eq!(p.url, "https://ex.org/plain.html");
+        assert_eq!(p.lang, None);
+    }
+
+    #[test]
+    fn role_main_and_a_single_article_count_as_main_content() {
+        let html = r#"<body><div class="nav">x</div><div role="main"><p>Inside.</p></div></body>"#;
+        assert_eq!(extract(html, "https://ex.org/").unwrap().content, "Inside.");
+        let html = r#"<body><p>Outside.</p><article><p>Inside.</p></article></body>"#;
+        assert_eq!(extract(html, "https://ex.org/").unwrap().content, "Inside.");
+    }
+
+    #[test]
+    fn noindex_pages_redirect_stubs_and_empty_pages_are_skipped() {
+        let noindex = r#"<meta name="robots" content="noindex, follow"><main>x</main>"#;
+        assert_eq!(extract(noindex, "https://ex.org/"), Err(Skip::NoIndex));
+        let stub = r#"<meta http-equiv="refresh" content="0; url=/new/"><p>x</p>"#;
+        assert_eq!(extract(stub, "https://ex.org/"), Err(Skip::Redirect));
+        let empty = r#"<main><nav>only nav</nav></main>"#;
+        assert_eq!(extract(empty, "https://ex.org/"), Err(Skip::Empty));
+    }
+
+    #[test]
+    fn deeply_nested_markup_does_not_overflow_the_stack() {
+        // (html5ever's tree building is quadratic in nesting depth, so the depth stays
+        // moderate; a recursive walk would still overflow a test thread's stack.)
+        let html = format!("{}text{}", "<div>".repeat(10_000), "</div>".repeat(10_000));
+        assert_eq!(extract(&html, "https://ex.org/").unwrap().content, "text");
+    }
+
+    #[test]
+    fn a_canonical_link_to_another_scheme_is_ignored() {
+        let html = r#"<link rel="canonical" href="javascript:alert(1)"><p>x</p>"#;
+        assert_eq!(
+            extract(html, "https://ex.org/a/").unwrap().url,
+            "https://ex.org/a/"
+        );
+    }
+}

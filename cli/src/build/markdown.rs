@@ -1,0 +1,286 @@
+//! Markdown sources with front matter (a Hugo `content/`, a Jekyll or MkDocs `docs/`
+//! tree): one page per file, drafts skipped, the URL from `permalink`/`url` or from a
+//! pattern over the file's path and front matter.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::frontmatter;
+use super::glob::Filter;
+use super::page::{join_url, Page};
+use super::Report;
+
+/// Largest Markdown file read.
+const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+
+/// The default URL pattern: the file's path without extension, as a directory.
+pub(crate) const DEFAULT_PERMALINK: &str = "/{path}/";
+
+/// How to read Markdown sources.
+pub(crate) struct MarkdownOptions<'a> {
+    /// The source directory.
+    pub(crate) dir: &'a Path,
+    /// The site's base URL.
+    pub(crate) base_url: &'a str,
+    /// URL pattern: `{path}`, `{slug}`, `{section}`, `{year}`, `{month}`, `{day}`.
+    pub(crate) permalink: &'a str,
+    /// Include/exclude patterns over URL paths.
+    pub(crate) filter: &'a Filter,
+}
+
+/// Reads every `.md`/`.markdown` file under the directory (drafts left out).
+pub(crate) fn read(opts: &MarkdownOptions<'_>, report: &mut Report) -> Result<Vec<Page>, String> {
+    if !opts.dir.is_dir() {
+        return Err(format!(
+            "Markdown directory {} does not exist",
+            opts.dir.display()
+        ));
+    }
+    let mut files = Vec::new();
+    walk(opts.dir, &mut files).map_err(|e| format!("{}: {e}", opts.dir.display()))?;
+    files.sort();
+    let mut pages = Vec::new();
+    for file in files {
+        let rel = file
+            .strip_prefix(opts.dir)
+            .map_err(|e| e.to_string())?
+            .to_string_lossy()
+            .replace('\\', "/");
+        if std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0) > MAX_FILE_BYTES {
+            report.warn(format!("{}: larger than 10 MiB, left out", file.display()));
+            continue;
+        }
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let page =
+            from_source(&rel, &text, opts).map_err(|e| format!("{}: {e}", file.display()))?;
+        match page {
+            Some(p) if opts.filter.allows(&p.path()) => pages.push(p),
+            _ => {}
+        }
+    }
+    Ok(pages)
+}
+
+/// One Markdown file (`rel` is its path under the source directory) as a page, or `None`
+/// for a draft.
+pub(crate) fn from_source(
+    rel: &str,
+    text: &str,
+    opts: &MarkdownOptions<'_>,
+) -> Result<Option<Page>, String> {
+    let (meta, body) = frontmatter::split(text)?;
+    if meta.get("draft").is_some_and(truthy) || meta.get("published") == Some(&Value::Bool(false)) {
+        return Ok(None);
+    }
+    let body = body.trim();
+    let stem = rel
+        .rsplit('/')
+        .next()
+        .unwrap_or(rel)
+        .split('.')
+        .next()
+        .unwrap_or("");
+    let title = string(&meta, "title")
+        .or_else(|| {
+            body.lines()
+                .find_map(|l| l.strip_prefix("# "))
+                .map(|t| t.trim().to_owned())
+        })
+        .unwrap_or_else(|| stem.to_owned());
+    let date = string(&meta, "date");
+    let permalink = string(&meta, "permalink").or_else(|| string(&meta, "url"));
+    let url = match permalink {
+        Some(p) if p.starts_with("http://") || p.starts_with("https://") => p,
+        Some(p) => join_url(opts.base_url, &p),
+        None => join_url(
+            opts.base_url,
+            &expand(opts.permalink, rel, &meta, date.as_deref()),
+        ),
+    };
+    let mut keywords = Vec::new();
+    for key in ["tags", "keywords", "categories"] {
+        match meta.get(key) {
+            Some(Value::Array(items)) => {
+                keywords.extend(items.iter().filter_map(scalar));
+            }
+            Some(Value::String(s)) => keywords.extend(s.split(',').map(|k| k.trim().to_owned())),
+            _ => {}
+        }
+    }
+    keywords.retain(|k| !k.is_empty());
+    keywords.dedup();
+    Ok(Some(Page {
+        url,
+        title,
+        content: body.to_owned(),
+        lang: string(&meta, "lang").or_else(|| string(&meta, "language")),
+        description: string(&meta, "description").or_else(|| string(&meta, "summary")),
+        date,
+        keywords,
+        weight: meta.get("weight").and_then(Value::as_i64),
+    }))
+}
+
+/// The URL path for a file from the pattern. `{path}` is the file's path without its
+/// extension, with `index`/`_index`/`README` naming their directory.
+fn expand(pattern: &str, rel: &str, meta: &Map<String, Value>, date: Option<&str>) -> String {
+    let no_ext = rel.rsplit_once('.').map_or(rel, |(head, _)| head);
+    let (dir, stem) = no_ext.rsplit_once('/').unwrap_or(("", no_ext));
+    let is_index = matches!(stem, "index" | "_index" | "README");
+    let path = if is_index {
+        dir.to_owned()
+    } else {
+        no_ext.to_owned()
+    };
+    let slug = string(meta, "slug").unwrap_or_else(|| {
+        if is_index {
+            dir.rsplit('/').next().unwrap_or("").to_owned()
+        } else {
+            stem.to_owned()
+        }
+    });
+    let section = no_ext.split_once('/').map_or("", |(s, _)| s);
+    let date = date.unwrap_or("");
+    let part = |i: usize| date.get(i..).unwrap_or("");
+    let out = pattern
+        .replace("{path}", &path)
+        .replace("{slug}", &slug)
+        .replace("{section}", section)
+        .replace("{year}", part(0).get(..4).unwrap_or(""))
+        .replace("{month}", part(5).get(..2).unwrap_or(""))
+        .replace("{day}", part(8).get(..2).unwrap_or(""));
+    // Empty parts (the root index, a missing date) leave doubled slashes behind.
+    let mut clean = String::with_capacity(out.len());
+    for c in out.chars() {
+        if !(c == '/' && clean.ends_with('/')) {
+            clean.push(c);
+        }
+    }
+    if clean.is_empty() {
+        "/".to_owned()
+    } else {
+        clean
+    }
+}
+
+fn truthy(v: &Value) -> bool {
+    matches!(v, Value::Bool(true)) || v.as_str().is_some_and(|s| s.eq_ignore_ascii_case("true"))
+}
+
+fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.trim().to_owned()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn string(meta: &Map<String, Value>, key: &str) -> Option<String> {
+    meta.get(key).and_then(scalar).filter(|s| !s.is_empty())
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            walk(&path, out)?;
+        } else if kind.is_file()
+            && path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("md") || e.eq_ignore_ascii_case("markdown"))
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts<'a>(permalink: &'a str, filter: &'a Filter) -> MarkdownOptions<'a> {
+        MarkdownOptions {
+            dir: Path::new("."),
+            base_url: "https://ex.org/",
+            permalink,
+            filter,
+        }
+    }
+
+    #[test]
+    fn front_matter_gives_title_date_tags_and_the_url_pattern_the_path() {
+        let f = Filter::default();
+        let text = "---\ntitle: Hello\ndate: 2024-05-01\ntags: [a, b]\nlang: zh\n---\nBody.\n";
+        let p = from_source("blog/hello.md", text, &opts(DEFAULT_PERMALINK, &f))
+            .unwrap()
+            .unwrap();
+        assert_eq!(p.title, "Hello");
+        assert_eq!(p.url, "https://ex.org/blog/hello/");
+        assert_eq!(p.date.as_deref(), Some("2024-05-01"));
+        assert_eq!(p.keywords, vec!["a", "b"]);
+        assert_eq!(p.lang.as_deref(), Some("zh"));
+        assert_eq!(p.content, "Body.");
+        let p = from_source(
+            "blog/hello.md",
+            text,
+            &opts("/{year}/{month}/{day}/{slug}.html", &f),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(p.url, "https://ex.org/2024/05/01/hello.html");
+    }
+
+    #[test]
+    fn permalink_and_slug_override_the_path_and_index_files_name_their_directory() {
+        let f = Filter::default();
+        let o = opts(DEFAULT_PERMALINK, &f);
+        let p = from_source("a.md", "---\npermalink: /custom/x/\n---\nt", &o)
+            .unwrap()
+            .unwrap();
+        assert_eq!(p.url, "https://ex.org/custom/x/");
+        let p = from_source(
+            "a.md",
+            "+++\nslug = 'nice'\n+++\nt",
+            &opts("/{section}/{slug}/", &f),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(p.url, "https://ex.org/nice/");
+        let p = from_source("docs/_index.md", "# Docs home\n", &o)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (p.url.as_str(), p.title.as_str()),
+            ("https://ex.org/docs/", "Docs home")
+        );
+        let p = from_source("index.md", "text", &o).unwrap().unwrap();
+        assert_eq!(
+            (p.url.as_str(), p.title.as_str()),
+            ("https://ex.org/", "index")
+        );
+    }
+
+    #[test]
+    fn drafts_are_skipped_and_bad_front_matter_is_reported() {
+        let f = Filter::default();
+        let o = opts(DEFAULT_PERMALINK, &f);
+        assert_eq!(
+            from_source("d.md", "---\ndraft: true\n---\nx", &o).unwrap(),
+            None
+        );
+        assert_eq!(
+            from_source("d.md", "+++\ndraft = true\n+++\nx", &o).unwrap(),
+            None
+        );
+        assert_eq!(
+            from_source("d.md", "---\npublished: false\n---\nx", &o).unwrap(),
+            None
+        );
+        assert!(from_source("d.md", "---\ntitle: [\n---\nx", &o).is_err());
+    }
+}

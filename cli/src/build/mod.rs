@@ -1,0 +1,202 @@
+//! `rag build`: writes `knowledge_base.json` from what a static site already has.
+//!
+//! Sources, any mix: a built site directory ([`site`], pages through [`html`]), Markdown
+//! with front matter ([`markdown`], [`frontmatter`]), a live site crawled from its sitemap
+//! ([`crawl`], [`robots`], [`cache`]), BibTeX ([`bibtex`]), and the owner's hand-kept JSON
+//! merged last ([`merge`]). Options come from `rag.toml` and flags ([`config`]). Ids are
+//! stable ([`ids`]), entries carry a content hash ([`entry`]), and the output is
+//! deterministic: the same input writes the same bytes. The result is validated like any
+//! knowledge base before it is written; on a problem nothing is written.
+
+mod bibtex;
+mod cache;
+mod config;
+mod crawl;
+mod entry;
+mod frontmatter;
+mod glob;
+mod html;
+mod ids;
+mod markdown;
+mod merge;
+mod page;
+mod robots;
+mod site;
+mod sitemap;
+
+pub(crate) use config::BuildArgs;
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use shared::KnowledgeBase;
+
+use crate::out::outln;
+
+use config::Settings;
+use glob::Filter;
+use merge::{assemble, HandKept, Output};
+
+/// Warnings and notes collected during a build, printed at the end.
+#[derive(Debug, Default)]
+pub(crate) struct Report {
+    warnings: Vec<String>,
+    notes: Vec<String>,
+}
+
+impl Report {
+    /// Something the owner should look at (a page left out, a limit reached).
+    pub(crate) fn warn(&mut self, message: String) {
+        self.warnings.push(message);
+    }
+
+    /// Progress worth a line (what a crawl did, a page found twice).
+    pub(crate) fn note(&mut self, message: String) {
+        self.notes.push(message);
+    }
+}
+
+/// Runs `rag build`: 0 when the knowledge base was written, 1 on any problem (printed).
+pub(crate) fn run(args: BuildArgs) -> ExitCode {
+    let mut report = Report::default();
+    let result = Settings::resolve(args).and_then(|s| build(&s, &mut report).map(|o| (s, o)));
+    for n in &report.notes {
+        outln!("{n}");
+    }
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    match result {
+        Ok((settings, output)) => {
+            outln!("wrote {} ({})", settings.output.display(), counts(&output));
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Reads every source, merges, validates and writes; returns what was written.
+fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
+    let filter = Filter::new(s.include.clone(), s.exclude.clone());
+    let mut publications = Vec::new();
+    for path in &s.bib {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        publications.extend(bibtex::parse(
+            &text,
+            &path.display().to_string(),
+            &s.code_field,
+        )?);
+    }
+    let base_url = s.base_url.as_deref().unwrap_or_default();
+    let mut pages = Vec::new();
+    if let Some(dir) = &s.markdown {
+        pages.extend(markdown::read(
+            &markdown::MarkdownOptions {
+                dir,
+                base_url,
+                permalink: &s.permalink,
+                filter: &filter,
+            },
+            report,
+        )?);
+    }
+    if let Some(dir) = &s.site {
+        pages.extend(site::read(
+            &site::SiteOptions {
+                dir,
+                base_url,
+                use_sitemap: s.sitemap,
+                filter: &filter,
+                max_pages: s.max_pages,
+            },
+            report,
+        )?);
+    }
+    if let Some(url) = &s.url {
+        pages.extend(crawl::crawl(
+            &crawl::CrawlOptions {
+                url,
+                filter: &filter,
+                max_pages: s.max_pages,
+                delay: s.delay,
+                cache: &s.cache,
+            },
+            report,
+        )?);
+    }
+    let hand = s
+        .json
+        .iter()
+        .map(|p| HandKept::read(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let output = assemble(publications, pages, hand, report);
+    let bytes = output.to_bytes();
+    validate(&output, &bytes)?;
+    write(&s.output, &bytes)?;
+    Ok(output)
+}
+
+/// The written bytes must load as a knowledge base, exactly as the functions will load
+/// them; each problem is reported with the id of the entry it is in.
+fn validate(output: &Output, bytes: &[u8]) -> Result<(), String> {
+    let text = String::from_utf8_lossy(bytes);
+    match KnowledgeBase::from_json_str(&text, "the built knowledge base") {
+        Ok(_) => Ok(()),
+        Err(shared::Error::InvalidKb(problems)) => {
+            let lines: Vec<String> = problems
+                .0
+                .iter()
+                .map(|p| {
+                    let line = p.to_string();
+                    match entry_of(&line).and_then(|i| output.documents.get(i)) {
+                        Some(doc) => format!("{} ({line})", doc.id),
+                        None => line,
+                    }
+                })
+                .collect();
+            Err(format!(
+                "the built knowledge base is invalid, nothing written:\n  {}",
+                lines.join("\n  ")
+            ))
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The document index in a problem's path (`documents[3].url: ...` → 3).
+fn entry_of(problem: &str) -> Option<usize> {
+    let rest = problem.split("documents[").nth(1)?;
+    rest.split(']').next()?.parse().ok()
+}
+
+/// Writes through a temporary file, so a reader never sees half a knowledge base.
+fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, bytes).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// "29 documents: 22 publication, 4 github_project, 3 page; 18 glossary entries".
+fn counts(output: &Output) -> String {
+    let mut by_type: Vec<(String, usize)> = Vec::new();
+    for d in &output.documents {
+        let t = d.get_str("type").unwrap_or("?").to_owned();
+        match by_type.iter_mut().find(|(k, _)| *k == t) {
+            Some((_, n)) => *n += 1,
+            None => by_type.push((t, 1)),
+        }
+    }
+    let parts: Vec<String> = by_type.iter().map(|(t, n)| format!("{n} {t}")).collect();
+    format!(
+        "{} documents: {}; {} glossary entries",
+        output.documents.len(),
+        parts.join(", "),
+        output.glossary.len()
+    )
+}

@@ -1,0 +1,92 @@
+//! A page extracted from any source (built HTML, Markdown, a crawl), before it becomes a
+//! knowledge-base entry.
+
+use serde::{Deserialize, Serialize};
+
+use super::entry::Entry;
+use super::ids;
+
+/// What `rag build` keeps of one page.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Page {
+    /// Canonical absolute URL.
+    pub(crate) url: String,
+    /// The page title.
+    pub(crate) title: String,
+    /// The main text as Markdown: headings as `#` lines, paragraphs split by blank lines.
+    pub(crate) content: String,
+    /// The page's language (`<html lang>`, front matter `lang`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) lang: Option<String>,
+    /// Meta description or front matter `description`/`summary`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) description: Option<String>,
+    /// Publication date as written (front matter `date`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) date: Option<String>,
+    /// Tags and keywords.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) keywords: Vec<String>,
+    /// Ordering weight (front matter `weight`; lower first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) weight: Option<i64>,
+}
+
+impl Page {
+    /// The URL's path (`https://site/a/b/` → `/a/b/`), which ids and filters use.
+    pub(crate) fn path(&self) -> String {
+        url_path(&self.url)
+    }
+
+    /// The knowledge-base entry for this page (type `page`, id from the URL path).
+    pub(crate) fn to_entry(&self) -> Entry {
+        let mut e = Entry::new(ids::page_id(&self.path()), "page");
+        e.set_str("title", Some(self.title.as_str()));
+        e.set_str("url", Some(self.url.as_str()));
+        e.set_str("lang", self.lang.as_deref());
+        e.set_str("description", self.description.as_deref());
+        e.set_str("date", self.date.as_deref());
+        e.set_keywords(self.keywords.clone());
+        e.set_str("content", Some(self.content.as_str()));
+        e
+    }
+}
+
+/// The path part of an absolute URL (`/` when it has none), without query or fragment.
+pub(crate) fn url_path(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(u) => u.path().to_owned(),
+        Err(_) => "/".to_owned(),
+    }
+}
+
+/// `base` (an absolute URL, maybe with a path of its own) joined with a site path.
+pub(crate) fn join_url(base: &str, path: &str) -> String {
+    let base = base.trim_end_matches('/');
+    let path = path.trim_start_matches('/');
+    format!("{base}/{path}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_become_page_entries_keyed_by_their_path() {
+        let p = Page {
+            url: "https://ex.org/notes/rust/".into(),
+            title: "Rust".into(),
+            content: "# Rust\n\nText.".into(),
+            lang: Some("en".into()),
+            ..Page::default()
+        };
+        let e = p.to_entry();
+        assert_eq!(e.id, "page_notes_rust");
+        assert_eq!(e.get_str("url"), Some("https://ex.org/notes/rust/"));
+        assert_eq!(e.get_str("lang"), Some("en"));
+        assert_eq!(
+            join_url("https://ex.org/base/", "/a/"),
+            "https://ex.org/base/a/"
+        );
+    }
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Rebuilds the committed outputs of the two real generators the `rag build` tests read:
+# src/hugo → hugo/ (Hugo, Debian package `hugo`, tested with 0.111.3) and
+# src/mkdocs → mkdocs/ (MkDocs from PyPI, pinned below). The outputs are committed so the
+# test suite needs neither generator; run this after changing a source site.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+command -v hugo >/dev/null || { echo "needs hugo (apt-get install hugo)" >&2; exit 1; }
+rm -rf "$here/hugo"
+hugo --source "$here/src/hugo" --destination "$here/hugo" --quiet --cleanDestinationDir
+
+venv="$(mktemp -d)"
+trap 'rm -rf "$venv"' EXIT
+python3 -m venv "$venv"
+"$venv/bin/pip" install --quiet --disable-pip-version-check "mkdocs==1.6.1"
+rm -rf "$here/mkdocs"
+"$venv/bin/mkdocs" build --quiet --config-file "$here/src/mkdocs/mkdocs.yml" --site-dir "$here/mkdocs"
+# Only the HTML pages and the sitemap are read by the tests; keep the fixture small.
+(cd "$here/mkdocs" && rm -rf search sitemap.xml.gz css js img webfonts)
