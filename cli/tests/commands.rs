@@ -187,3 +187,40 @@ fn eval_reports_metrics_as_json_and_writes_the_run() {
     ]);
     assert_eq!(out.status.code(), Some(1), "malformed qrels");
 }
+
+#[test]
+fn the_ci_recipe_runs_on_push_and_nightly_with_flags_rag_has() {
+    use yaml_rust2::YamlLoader;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/github-actions/rag.yml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let doc = &YamlLoader::load_from_str(&text).unwrap()[0];
+    let on = &doc["on"];
+    assert!(!on["push"]["branches"].is_badvalue(), "runs on pushes");
+    assert!(
+        on["schedule"][0]["cron"].as_str().is_some(),
+        "and on a schedule"
+    );
+    let steps = doc["jobs"]["sync"]["steps"].as_vec().unwrap();
+    let runs: Vec<&str> = steps.iter().filter_map(|s| s["run"].as_str()).collect();
+    // Every `rag <command> --flag` the recipe uses must exist in this rag.
+    let mut used = 0;
+    for line in runs.iter().flat_map(|r| r.lines()) {
+        let Some(rest) = line.trim().strip_prefix("rag ") else {
+            continue;
+        };
+        let mut words = rest.split_whitespace();
+        let command = words.next().unwrap();
+        let help = stdout(&rag(&[command, "--help"]));
+        for flag in words.filter(|w| w.starts_with("--")) {
+            assert!(help.contains(flag), "rag {command} has no {flag}:\n{help}");
+        }
+        used += 1;
+    }
+    assert_eq!(used, 2, "the recipe builds and syncs: {runs:?}");
+    // The token reaches rag only through the environment, from a secret.
+    let sync = steps
+        .iter()
+        .find(|s| s["run"].as_str().is_some_and(|r| r.contains("rag sync")));
+    let token = sync.unwrap()["env"]["RAG_INGEST_TOKEN"].as_str().unwrap();
+    assert_eq!(token, "${{ secrets.RAG_INGEST_TOKEN }}");
+}

@@ -240,9 +240,26 @@ async fn control_characters_are_refused_in_ids_and_links_and_kept_in_text() {
 }
 
 #[tokio::test]
+async fn an_id_with_an_emoji_or_a_direction_override_is_refused() {
+    let f = fixture();
+    for id in ["مقالة-🙂", "page\u{202e}fdp.exe"] {
+        let body = json!({"upsert": [{"id": id, "type": "page", "title": "t"}]}).to_string();
+        f.assert_rejected(
+            f.write("PATCH", &body),
+            400,
+            "invalid_knowledge_base",
+            "an id may not",
+        )
+        .await;
+    }
+}
+
+#[tokio::test]
 async fn right_to_left_text_and_emoji_are_stored_intact_and_reported_by_id() {
     let f = fixture();
-    let id = "مقالة-🙂";
+    // Ids hold letters of any script (emoji are refused there: see
+    // `an_id_with_an_emoji_or_a_direction_override_is_refused`); text holds anything.
+    let id = "مقالة-٣";
     let title = "\u{202b}شبكة عصبية\u{202c} 👨‍👩‍👧 עברית";
     let body = f
         .assert_stored(
