@@ -6,7 +6,7 @@ use std::path::Path;
 
 fn main() {
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR for build scripts");
-    for name in ["lexicon_research", "cedict", "pinyin"] {
+    for name in ["lexicon_research", "lexicon_general", "cedict", "pinyin"] {
         let src = format!("data/{name}.tsv");
         println!("cargo:rerun-if-changed={src}");
         let text = std::fs::read(&src).unwrap_or_else(|e| panic!("reading {src}: {e}"));

@@ -9,11 +9,11 @@ mod table;
 pub mod tokenize;
 pub mod translit;
 
-use bm25::{top_k, Bm25Index, Bm25Params};
+use bm25::{idf, top_k, Bm25Index, Bm25Params};
 use lexicon::{Expansion, Lexicon};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use tokenize::{han_bigrams, runs, Analyzer, Script};
+use tokenize::{compounds, han_bigrams, runs, Analyzer, Script};
 use translit::{han_skeleton, is_translit_char, NameCounter, NameMatcher, MAX_NAME_CHARS};
 
 /// A query term after analysis and expansion.
@@ -36,19 +36,61 @@ pub const MAX_NAME_PROBES: usize = 512;
 /// this bounds its work whatever a visitor pastes; a real question has a few dozen.
 pub const MAX_QUERY_TERMS: usize = 256;
 
+/// The share of a query's words (weighted by specificity) that some passage must match for
+/// [`Retriever::search`] to return any hit (see there).
+pub const MIN_COVERAGE: f32 = 0.3;
+/// The largest share of a query's weight that words the site never uses may carry for
+/// [`Retriever::search`] to return any hit: a question mostly about things the site never
+/// mentions is not answered from its few generic words.
+pub const MAX_UNKNOWN: f32 = 0.5;
+
 /// Query terms being collected: equal terms merged (weights added), at most
-/// [`MAX_QUERY_TERMS`] distinct ones, found by hash so a long query stays linear.
+/// [`MAX_QUERY_TERMS`] distinct ones, found by hash so a long query stays linear; and the
+/// query's words, each the set of terms that stand for it.
 #[derive(Default)]
 struct TermSet {
     terms: Vec<QueryTerm>,
     position: FxHashMap<String, usize>,
+    /// The query's words (see [`Analysis::words`]).
+    words: Vec<Word>,
+    /// Whether terms being added belong to the last word of `words`.
+    in_word: bool,
 }
 
 impl TermSet {
-    /// Adds `weight` to `term`, appending it if new and there is room.
+    /// Adds `weight` to `term`, appending it if new and there is room; within a word, the
+    /// term becomes one of the word's alternatives.
     fn add(&mut self, term: String, weight: f32, from: Option<&str>) {
-        if let Some(&i) = self.position.get(&term) {
+        if let Some(i) = self.merge(term, weight, from) {
+            self.alternative(vec![i]);
+        }
+    }
+
+    /// Adds the terms of a phrase, each with `weight`; within a word, the phrase is one
+    /// alternative, matched only where all its terms are.
+    fn add_phrase(&mut self, phrase: Vec<String>, weight: f32, from: Option<&str>) {
+        let ids: Vec<u32> = phrase
+            .into_iter()
+            .filter_map(|t| self.merge(t, weight, from))
+            .collect();
+        if !ids.is_empty() {
+            self.alternative(ids);
+        }
+    }
+
+    fn alternative(&mut self, ids: Vec<u32>) {
+        if self.in_word {
+            if let Some(word) = self.words.last_mut() {
+                word.alternatives.push(ids);
+            }
+        }
+    }
+
+    /// Merges `term` into the set; its index, or `None` when the set is full.
+    fn merge(&mut self, term: String, weight: f32, from: Option<&str>) -> Option<u32> {
+        let i = if let Some(&i) = self.position.get(&term) {
             self.terms[i].weight += weight;
+            i
         } else if self.terms.len() < MAX_QUERY_TERMS {
             self.position.insert(term.clone(), self.terms.len());
             self.terms.push(QueryTerm {
@@ -56,8 +98,50 @@ impl TermSet {
                 weight,
                 from: from.map(str::to_owned),
             });
+            self.terms.len() - 1
+        } else {
+            return None;
+        };
+        Some(i as u32)
+    }
+
+    /// Starts a new word of the query: terms added until [`TermSet::end_word`] stand for it.
+    /// `single` marks a single Chinese character.
+    fn begin_word(&mut self, single: bool) {
+        if self.words.len() < MAX_QUERY_TERMS {
+            self.words.push(Word {
+                alternatives: Vec::new(),
+                single,
+            });
+            self.in_word = true;
         }
     }
+
+    /// Ends the current word (terms added next stand for no word in particular).
+    fn end_word(&mut self) {
+        self.in_word = false;
+    }
+}
+
+/// A query after analysis: its terms, and which terms stand for each of its words.
+#[derive(Debug, Clone, Default)]
+pub struct Analysis {
+    /// The weighted terms, as [`Retriever::analyze_query`] returns them.
+    pub terms: Vec<QueryTerm>,
+    /// The content words of the query (English words and identifiers, Chinese words,
+    /// names), at most [`MAX_QUERY_TERMS`].
+    pub words: Vec<Word>,
+}
+
+/// One content word of a query.
+#[derive(Debug, Clone, Default)]
+pub struct Word {
+    /// What stands for it (its bigrams, translations, or the word itself), each as the
+    /// indexes into [`Analysis::terms`] of terms that must all match (several for a phrase).
+    pub alternatives: Vec<Vec<u32>>,
+    /// Whether it is a single Chinese character: too ambiguous for its absence from the
+    /// site to say anything, and not indexed by itself inside a longer run.
+    pub single: bool,
 }
 
 /// One ranked document: which document, its best passage and score.
@@ -127,6 +211,45 @@ impl Retriever {
         }
     }
 
+    /// Per word of the query: its weight (the IDF of its most specific term the site
+    /// contains, or the IDF of an absent term when the site contains none of them: a word
+    /// the site never uses is as specific as a word can be) and the ids of its indexed
+    /// terms. Words without terms, and single characters the site has no term for, are
+    /// left out.
+    fn word_weights(&self, analysis: &Analysis) -> Vec<(f32, Vec<Vec<u32>>)> {
+        let n = self.index.len();
+        analysis
+            .words
+            .iter()
+            .filter_map(|w| {
+                // Alternatives whose terms are all indexed, as term ids.
+                let alts: Vec<Vec<u32>> = w
+                    .alternatives
+                    .iter()
+                    .filter_map(|alt| {
+                        alt.iter()
+                            .map(|&i| self.index.term_id(&analysis.terms[i as usize].term))
+                            .collect::<Option<Vec<u32>>>()
+                    })
+                    .collect();
+                if w.alternatives.is_empty() || w.single {
+                    return None;
+                }
+                let weight = alts
+                    .iter()
+                    .map(|alt| match alt.as_slice() {
+                        &[t] => self.index.doc_freq_of(t),
+                        ids => self.index.co_occurrence(ids),
+                    })
+                    .filter(|&df| df > 0)
+                    .map(|df| idf(n, df))
+                    .fold(None, |m: Option<f32>, x| Some(m.map_or(x, |m| m.max(x))))
+                    .unwrap_or_else(|| idf(n, 0));
+                Some((weight, alts))
+            })
+            .collect()
+    }
+
     /// Number of documents.
     pub fn documents(&self) -> usize {
         self.n_docs
@@ -154,40 +277,130 @@ impl Retriever {
     /// [`MAX_NAME_CHARS`] within a budget of [`MAX_NAME_PROBES`] skeletons per query, and
     /// at most [`MAX_QUERY_TERMS`] distinct terms are kept.
     pub fn analyze_query(&self, query: &str) -> Vec<QueryTerm> {
+        self.analyze(query).terms
+    }
+
+    /// Like [`Retriever::analyze_query`], also telling which terms stand for which word.
+    pub fn analyze(&self, query: &str) -> Analysis {
         let mut terms = TermSet::default();
         let mut name_probes = MAX_NAME_PROBES;
         for run in runs(query) {
             match run.script {
                 Script::Latin => {
                     if let Some(t) = self.analyzer.latin_term(&run.text) {
+                        terms.begin_word(false);
                         terms.add(t, 1.0, None);
+                        terms.end_word();
                     }
                 }
                 Script::Han => {
-                    han_bigrams(&run.text, &mut |t| terms.add(t, 1.0, None));
-                    let expansions = self.lexicon.expand(&run.text);
+                    let expansions = self
+                        .lexicon
+                        .expand_in(&run.text, |word| self.han_attested(word));
                     let mut is_name = vec![false; expansions.len()];
                     self.match_names(&expansions, &mut is_name, &mut terms, &mut name_probes);
-                    for (ex, _) in expansions.iter().zip(&is_name).filter(|(_, n)| !**n) {
-                        if ex.translations.is_empty() {
+                    // Bigrams (for Chinese documents) of the content words only: the
+                    // characters of question and filler words (是什么, 怎么, 的话) are cut
+                    // out, so those do not match every Chinese page. A word's own bigrams
+                    // and translations stand for it; a bigram across two words for neither.
+                    let mut prev: Option<char> = None;
+                    let whole_run = expansions.len() == 1;
+                    for (ex, &name) in expansions.iter().zip(&is_name) {
+                        if ex.stopword {
+                            prev = None;
                             continue;
                         }
-                        let share = 1.0 / ex.translations.len() as f32;
-                        for tr in &ex.translations {
-                            let ts = self.analyzer.terms(tr);
-                            // A phrase ("face recognition") divides its share by the square
-                            // root of its length: its words together say more than one word
-                            // but are not independent evidence either.
-                            let w = share / (ts.len().max(1) as f32).sqrt();
-                            for t in ts {
-                                terms.add(t, w, Some(&ex.word));
-                            }
+                        let mut chars = ex.word.chars();
+                        let first = chars.next();
+                        let single = chars.next().is_none();
+                        if let (Some(a), Some(b)) = (prev, first) {
+                            terms.add([a, b].iter().collect(), 1.0, None);
                         }
+                        prev = ex.word.chars().last();
+                        terms.begin_word(single);
+                        // A lone character is a term only when it is the whole run (as
+                        // the index keeps it); inside a run only bigrams are indexed.
+                        if !single || whole_run {
+                            han_bigrams(&ex.word, &mut |t| terms.add(t, 1.0, None));
+                        }
+                        if !name {
+                            self.add_translations(ex, &mut terms);
+                        }
+                        terms.end_word();
                     }
                 }
             }
         }
-        terms.terms
+        // Identifiers as written (`v-if`, `sys_platform`), beside their parts.
+        compounds(query, &mut |t| {
+            terms.begin_word(false);
+            terms.add(t, 1.0, None);
+            terms.end_word();
+        });
+        Analysis {
+            terms: terms.terms,
+            words: terms.words,
+        }
+    }
+
+    /// True when the corpus writes the Han `word` (every bigram of it is indexed), which
+    /// makes it a likelier segment of a query about this site.
+    fn han_attested(&self, word: &str) -> bool {
+        let mut all = true;
+        han_bigrams(word, &mut |b| all &= self.index.doc_freq(&b) > 0);
+        all
+    }
+
+    /// Adds the English translations of one Chinese word, sharing the word's weight 1
+    /// among the translations the corpus contains, by evidence:
+    ///
+    /// `share_i = ln(1 + df_i) / Σ_j ln(1 + df_j)`, where `df_i` is the number of indexed
+    /// units holding every term of translation i (for a phrase, all its words in one
+    /// unit). A sense the site never uses (卸载 → "disembark" on a software site) gets
+    /// nothing; the senses it does use share by how much of the site uses them,
+    /// logarithmically so a common word does not swamp a specific one (BM25's IDF still
+    /// favours the rare one at ranking). When no translation occurs in the corpus, the
+    /// single words share equally (they match nothing, but stay visible in the analysis).
+    ///
+    /// A phrase ("lose weight") is used only where the site has its words together: its
+    /// loose words alone ("weight" in a paper) would be another meaning. Its words divide
+    /// its share by the square root of its length: together they say more than one word,
+    /// but are not independent evidence either.
+    fn add_translations(&self, ex: &lexicon::Expansion, terms: &mut TermSet) {
+        if ex.translations.is_empty() {
+            return;
+        }
+        let candidates: Vec<(Vec<String>, f32)> = ex
+            .translations
+            .iter()
+            .map(|tr| {
+                let mut ts = self.analyzer.terms(tr);
+                ts.dedup();
+                let ids: Option<Vec<u32>> = ts.iter().map(|t| self.index.term_id(t)).collect();
+                let df = match ids.as_deref() {
+                    None | Some([]) => 0,
+                    Some(&[t]) => self.index.doc_freq_of(t),
+                    Some(ids) => self.index.co_occurrence(ids),
+                };
+                (ts, (df as f32).ln_1p())
+            })
+            .collect();
+        let evidence: f32 = candidates.iter().map(|(_, e)| e).sum();
+        let singles = candidates.iter().filter(|(ts, _)| ts.len() == 1).count();
+        for (ts, e) in candidates {
+            let share = if evidence > 0.0 {
+                e / evidence
+            } else if ts.len() == 1 {
+                1.0 / singles as f32
+            } else {
+                0.0
+            };
+            if share <= 0.0 || ts.is_empty() {
+                continue;
+            }
+            let w = share / (ts.len() as f32).sqrt();
+            terms.add_phrase(ts, w, Some(&ex.word));
+        }
     }
 
     /// Finds transliterated names among runs of single name characters that the lexicon
@@ -265,9 +478,11 @@ impl Retriever {
                 .for_each(|n| *n = true);
             let word: String = chars[start..start + len].iter().collect();
             let share = 1.0 / names.len() as f32;
+            terms.begin_word(false);
             for t in names {
                 terms.add(t, share, Some(&word));
             }
+            terms.end_word();
         }
     }
 
@@ -344,11 +559,57 @@ impl Retriever {
             .collect()
     }
 
-    /// Analyzes and ranks in one call.
+    /// Analyzes and ranks in one call, keeping only hits that answer enough of the query:
+    /// a passage must match at least [`MIN_COVERAGE`] of the query's words, each word weighted by its specificity on this
+    /// site. A word is matched when the passage holds any of its terms (an English word;
+    /// a Chinese word's bigrams or any of its translations; a name). A question about
+    /// something the site never mentions ("香蕉面包的做法" on a research site) then matches
+    /// at most its generic words, whose weight is small beside the absent ones, and gets no
+    /// hits whatever the raw BM25 scores, which differ from site to site.
     pub fn search(&self, query: &str, k: usize, min_score: f32) -> (Vec<QueryTerm>, Vec<Ranked>) {
-        let terms = self.analyze_query(query);
-        let ranked = self.rank(&terms, k, min_score);
-        (terms, ranked)
+        self.search_covering(query, k, min_score, MIN_COVERAGE)
+    }
+
+    /// [`Retriever::search`] with another minimum coverage (0 keeps every hit).
+    pub fn search_covering(
+        &self,
+        query: &str,
+        k: usize,
+        min_score: f32,
+        min_coverage: f32,
+    ) -> (Vec<QueryTerm>, Vec<Ranked>) {
+        let analysis = self.analyze(query);
+        let mut ranked = self.rank(&analysis.terms, k, min_score);
+        if min_coverage > 0.0 && !ranked.is_empty() {
+            let words = self.word_weights(&analysis);
+            let total: f32 = words.iter().map(|(w, _)| w).sum();
+            let coverage = |hit: &Ranked| {
+                let Ok(unit) = self.units.binary_search(&(hit.doc, hit.passage)) else {
+                    return 0.0;
+                };
+                let holds =
+                    |alt: &Vec<u32>| alt.iter().all(|&t| self.index.contains(t, unit as u32));
+                let matched: f32 = words
+                    .iter()
+                    .filter(|(_, alts)| alts.iter().any(holds))
+                    .map(|(w, _)| w)
+                    .sum();
+                matched / total
+            };
+            // Words the site never uses anywhere (no alternative indexed).
+            let unknown: f32 = words
+                .iter()
+                .filter(|(_, alts)| alts.is_empty())
+                .map(|(w, _)| w)
+                .sum();
+            let answerable = total <= 0.0
+                || (unknown <= MAX_UNKNOWN * total
+                    && ranked.iter().any(|hit| coverage(hit) >= min_coverage));
+            if !answerable {
+                ranked.clear();
+            }
+        }
+        (analysis.terms, ranked)
     }
 }
 
@@ -389,6 +650,77 @@ mod tests {
                 .count()
                 == 4
         );
+    }
+
+    #[test]
+    fn translations_share_by_corpus_evidence_and_absent_ones_get_nothing() {
+        let glossary = [(
+            "测试词".to_string(),
+            vec![
+                "alpha".to_string(),
+                "beta".to_string(),
+                "gamma delta".to_string(),
+            ],
+        )];
+        // alpha in 3 units, beta in 1, gamma and delta nowhere.
+        let r = Retriever::build(
+            [
+                ["alpha".to_string()],
+                ["alpha".to_string()],
+                ["alpha beta".to_string()],
+            ],
+            &glossary,
+        );
+        let terms = r.analyze_query("测试词");
+        // ln(1+3) = 2·ln 2 against ln(1+1) = ln 2: two thirds and one third.
+        assert!(
+            (weight(&terms, "alpha") - 2.0 / 3.0).abs() < 1e-6,
+            "{terms:?}"
+        );
+        assert!(
+            (weight(&terms, "beta") - 1.0 / 3.0).abs() < 1e-6,
+            "{terms:?}"
+        );
+        assert_eq!(weight(&terms, "gamma"), 0.0);
+        assert_eq!(weight(&terms, "delta"), 0.0);
+    }
+
+    #[test]
+    fn with_no_translation_in_the_corpus_they_share_equally() {
+        let glossary = [(
+            "测试词".to_string(),
+            vec!["alpha".to_string(), "beta".to_string()],
+        )];
+        let r = Retriever::build([["unrelated".to_string()]], &glossary);
+        let terms = r.analyze_query("测试词");
+        assert_eq!(weight(&terms, "alpha"), 0.5);
+        assert_eq!(weight(&terms, "beta"), 0.5);
+    }
+
+    #[test]
+    fn question_and_filler_words_add_no_bigrams() {
+        let r = Retriever::build([["卸载工具".to_string()]], &[]);
+        let terms = r.analyze_query("请问卸载这个工具是怎么做的话");
+        for filler in ["请问", "问卸", "是怎", "怎么", "这个", "的话", "做的"] {
+            assert_eq!(weight(&terms, filler), 0.0, "{filler}: {terms:?}");
+        }
+        assert_eq!(weight(&terms, "卸载"), 1.0);
+        assert_eq!(weight(&terms, "工具"), 1.0);
+    }
+
+    #[test]
+    fn a_query_naming_an_identifier_finds_the_page_that_writes_it() {
+        let r = Retriever::build(
+            [
+                ["v v v v v else".to_string()],
+                ["use v-if to render conditionally".to_string()],
+            ],
+            &[],
+        );
+        let (_, ranked) = r.search("v-if 怎么用", 2, 0.0);
+        assert_eq!(ranked[0].doc, 1, "{ranked:?}");
+        let (_, ranked) = r.search("sys_platform", 2, 0.0);
+        assert!(ranked.is_empty());
     }
 
     #[test]
@@ -452,7 +784,7 @@ mod tests {
             skeletons <= MAX_NAME_PROBES,
             "{skeletons} skeletons for {chars} chars"
         );
-        // Segmentation probes each of the three sources at most once per prefix length.
+        // Segmentation probes each of the three tables at most once per prefix length.
         assert!(probes <= 3 * 8 * chars, "{probes} probes for {chars} chars");
         assert!(terms.len() <= MAX_QUERY_TERMS, "{} terms", terms.len());
     }

@@ -87,6 +87,37 @@ pub fn runs(text: &str) -> Vec<Run> {
     out
 }
 
+/// True for the characters that join the parts of a code identifier or file name
+/// (`v-if`, `sys_platform`, `uv.lock`, `v-model.lazy`).
+fn is_connector(c: char) -> bool {
+    matches!(c, '-' | '_' | '.')
+}
+
+/// Calls `emit` with each identifier of `text` written with connectors (`v-if`,
+/// `v-model.lazy`, `sys_platform`, `--no-cache` → `no-cache`, `3.8`), folded and whole.
+/// Their parts are terms anyway ([`runs`] splits at the connectors); the whole form lets a
+/// query naming `v-if` find the page that writes it rather than every page with a "v".
+/// Connectors at either end are dropped, so a sentence's full stop is not part of a word.
+pub fn compounds(text: &str, emit: &mut impl FnMut(String)) {
+    let mut token = String::new();
+    let mut flush = |token: &mut String| {
+        let whole = token.trim_matches(is_connector);
+        if whole.contains(is_connector) {
+            emit(whole.to_owned());
+        }
+        token.clear();
+    };
+    for raw in text.chars() {
+        let c = fold_char(raw);
+        if (c.is_alphanumeric() && !is_han(c)) || is_connector(c) {
+            token.push(c);
+        } else {
+            flush(&mut token);
+        }
+    }
+    flush(&mut token);
+}
+
 /// English stopwords: function words that carry no topic. The list is larger than
 /// Lucene's 33 words on purpose: query expansion turns Chinese question words into
 /// "what", "how", "many", "which"..., and those must not match every document.
@@ -301,6 +332,7 @@ impl Analyzer {
                 Script::Han => han_bigrams(&run.text, &mut |t| out.push(t)),
             }
         }
+        compounds(text, &mut |t| out.push(t));
         out
     }
 
@@ -330,6 +362,7 @@ impl Analyzer {
                 Script::Han => han_bigrams(&run.text, &mut emit),
             }
         }
+        compounds(text, &mut emit);
     }
 
     /// All index terms of `text`, in order.
@@ -437,6 +470,29 @@ mod tests {
             learner.latin_term("unseen"),
             Analyzer::new().latin_term("unseen")
         );
+    }
+
+    #[test]
+    fn identifiers_are_kept_whole_beside_their_parts() {
+        let a = Analyzer::new();
+        assert_eq!(a.terms("use v-if"), vec!["use", "v", "v-if"]);
+        assert_eq!(
+            a.terms("v-model.lazy, sys_platform and --no-cache."),
+            vec![
+                "v",
+                "model",
+                "lazi",
+                "sys",
+                "platform",
+                "cach",
+                "v-model.lazy",
+                "sys_platform",
+                "no-cache"
+            ]
+        );
+        // A sentence's full stop and a lone dash are not identifiers.
+        assert_eq!(a.terms("It ends. - Then"), vec!["end"]);
+        assert_eq!(a.terms("Python 3.8"), vec!["python", "3", "8", "3.8"]);
     }
 
     #[test]
