@@ -216,6 +216,21 @@
       return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : null;
     } catch (e) { return null; }
   }
+  // Characters that reorder or hide text: a link's words holding one may read as another
+  // name than the one they spell.
+  var HIDDEN = /[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/;
+  function hostOf(href) { return new URL(href).host; }
+  function bareHost(h) { return h.toLowerCase().replace(/^www\./, ''); }
+  // True when a link's words would mislead about where it goes: they hide their direction,
+  // or they read as an address (a URL or a domain) on another host than the target's.
+  function misleading(words, href) {
+    if (HIDDEN.test(words)) return true;
+    var w = words.trim();
+    if (!/^(https?:\/\/)?[^\s\/]+\.[a-z]{2,}(?:[\/?#:]\S*)?$/i.test(w)) return false;
+    try {
+      return bareHost(new URL(/^https?:\/\//i.test(w) ? w : 'https://' + w).host) !== bareHost(hostOf(href));
+    } catch (e) { return true; }
+  }
   function link(href, text) {
     var a = el('a', null, text);
     a.href = href;
@@ -242,7 +257,8 @@
         parent.appendChild(el('code', null, m[2]));
       } else if (m[3] != null) {
         var href = safeUrl(m[4]);
-        if (href) { n = link(href, ''); inline(m[3], n, sources); parent.appendChild(n); }
+        if (href && misleading(m[3], href)) parent.appendChild(link(href, hostOf(href)));
+        else if (href) { n = link(href, ''); inline(m[3], n, sources); parent.appendChild(n); }
         else inline(m[3], parent, sources);   // unsafe target: keep the words, drop the link
       } else if (m[5] != null || m[6] != null) {
         n = el('strong'); inline(m[5] != null ? m[5] : m[6], n, sources); parent.appendChild(n);
@@ -252,7 +268,8 @@
         parent.appendChild(citation(+m[9], m[0], sources));
       } else if (m[10] != null) {
         var u = safeUrl(m[10]);
-        parent.appendChild(u ? link(u, m[10]) : document.createTextNode(m[10]));
+        if (u && HIDDEN.test(m[10])) parent.appendChild(link(u, hostOf(u)));
+        else parent.appendChild(u ? link(u, m[10]) : document.createTextNode(m[10]));
       }
     });
     if (last < text.length) parent.appendChild(document.createTextNode(text.slice(last)));

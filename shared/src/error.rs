@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::printable::escape_controls;
+
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -16,11 +18,14 @@ pub struct Problem {
 }
 
 impl Problem {
-    /// Builds a problem from a path and a message.
+    /// Builds a problem from a path and a message. Both may quote the input (an id, a field
+    /// name), so their control characters are escaped: problems are sent, logged and
+    /// printed one per line.
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        let (path, message): (String, String) = (path.into(), message.into());
         Self {
-            path: path.into(),
-            message: message.into(),
+            path: escape_controls(&path).into_owned(),
+            message: escape_controls(&message).into_owned(),
         }
     }
 }

@@ -6,6 +6,7 @@
 //! CORS is decided here and nowhere else (the template sets none on the function URLs).
 
 use crate::error::Error;
+use crate::printable::escape_controls;
 use lambda_http::http::{header, HeaderMap, HeaderValue, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
 use serde::Serialize;
@@ -29,12 +30,14 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    /// An error with no retry hint or problem list.
+    /// An error with no retry hint or problem list. Control characters in `message` (which
+    /// may quote the request) are escaped: it is both sent and logged.
     pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> Self {
+        let message: String = message.into();
         Self {
             status,
             code,
-            message: message.into(),
+            message: escape_controls(&message).into_owned(),
             retry_after: None,
             problems: Vec::new(),
         }
@@ -48,6 +51,15 @@ impl ApiError {
     /// 405: the method is not served; `allowed` lists what is.
     pub fn method_not_allowed(allowed: &str) -> Self {
         Self::new(405, "method_not_allowed", format!("use {allowed}"))
+    }
+
+    /// 403: the calling page's origin is not in `ALLOWED_ORIGINS`.
+    pub fn origin_not_allowed(origin: &str) -> Self {
+        Self::new(
+            403,
+            "origin_not_allowed",
+            format!("origin {origin:?} may not call this function (see ALLOWED_ORIGINS)"),
+        )
     }
 
     /// 413: the body is larger than `limit` bytes.
@@ -246,6 +258,14 @@ impl Cors {
             .any(|o| o.eq_ignore_ascii_case(origin))
             .then(|| HeaderValue::from_str(origin).ok())
             .flatten()
+    }
+
+    /// True when a browser says which page sent the request (`Origin`) and that origin may
+    /// not call. CORS only hides the answer from such a page; a "simple" cross-origin `POST`
+    /// (`content-type: text/plain`) still arrives and would still be answered and paid for,
+    /// so it is refused before any work. Requests without `Origin` (curl, servers) pass.
+    pub fn refuses(&self, origin: Option<&str>) -> bool {
+        origin.is_some() && self.allow(origin).is_none()
     }
 
     /// Adds the CORS headers for `origin` to a response.

@@ -53,6 +53,7 @@ pub mod kb;
 pub mod limits;
 pub mod llm;
 pub mod message;
+pub mod printable;
 pub mod prompt;
 pub mod raw_query;
 pub mod retrieval;

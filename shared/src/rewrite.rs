@@ -26,7 +26,7 @@
 use std::time::{Duration, SystemTime};
 
 use crate::limits::TokenBudget;
-use crate::llm::{CompletionRequest, LlmClient};
+use crate::llm::{CompletionRequest, LlmClient, LlmError};
 use crate::message::{ChatMessage, Role};
 use crate::retrieval::bm25::{idf, Bm25Params};
 use crate::retrieval::{QueryTerm, Ranked, Retriever};
@@ -98,10 +98,14 @@ pub fn trigger(
     if followup {
         return Some(Trigger::LowConfidence);
     }
+    let terms = retriever.analyze_query(question);
+    if terms.is_empty() {
+        // Nothing to search for ("👋", "???"): a rewrite has nothing to work from either.
+        return None;
+    }
     if hits.is_empty() {
         return Some(Trigger::NoHits);
     }
-    let terms = retriever.analyze_query(question);
     (confidence(retriever, &terms, hits) < LOW_CONFIDENCE).then_some(Trigger::LowConfidence)
 }
 
@@ -160,8 +164,8 @@ pub fn clean_rewrite(text: &str) -> Option<String> {
 }
 
 /// Asks the model for a rewrite within the budget and [`REWRITE_TIMEOUT`]; `None` on any
-/// failure (logged). The reservation is settled with the reported usage, else with the
-/// prompt's estimate (a call that was sent may be billed even when it failed).
+/// failure (logged). The reservation is settled with the reported usage; without it, with
+/// the whole reservation, unless the provider refused the call (nothing generated).
 pub async fn rewrite(
     llm: &dyn LlmClient,
     budget: &TokenBudget,
@@ -196,21 +200,25 @@ pub async fn rewrite(
         temperature: Some(0.0),
     };
     let result = tokio::time::timeout_at(deadline, llm.complete(&request)).await;
+    // Without reported usage the reservation (the most the call can cost) is charged, as
+    // for the answer; a call the provider refused before generating costs nothing.
+    let reserved = reservation.tokens();
     let (text, used) = match result {
         Ok(Ok(c)) => {
-            let used = c.usage.map_or(prompt_tokens, |u| u64::from(u.total_tokens));
+            let used = c.usage.map_or(reserved, |u| u64::from(u.total_tokens));
             (clean_rewrite(&c.text), used)
         }
         Ok(Err(e)) => {
             tracing::warn!(error = %e, "query rewrite failed; using the original hits");
-            (None, prompt_tokens)
+            let refused = matches!(e, LlmError::Connect { .. } | LlmError::Status { .. });
+            (None, if refused { 0 } else { reserved })
         }
         Err(_) => {
             tracing::warn!(
                 timeout_ms = REWRITE_TIMEOUT.as_millis() as u64,
                 "query rewrite timed out; using the original hits"
             );
-            (None, prompt_tokens)
+            (None, reserved)
         }
     };
     if let Err(e) = budget.settle(reservation, used).await {

@@ -5,6 +5,7 @@
 //
 // What the fake chat answers depends on the question:
 //   "XSS"   an answer (and sources) full of HTML/script/javascript: payloads
+//   "SPOOF" links whose words name another site than they open, or hide text direction
 //   "JSON"  a plain JSON response (no SSE), like a non-streaming server or proxy
 //   "RATE"  429 + Retry-After: 2 the first time, a normal answer afterwards
 //   "FAIL"  500 with the error envelope
@@ -44,6 +45,13 @@ export const XSS_ANSWER = [
   '[click me](javascript:alert(1)) [also](JaVaScRiPt:alert(2)) [data](data:text/html,<script>alert(3)</script>)',
   '<a href="javascript:alert(4)">raw anchor</a> **<b onmouseover=alert(5)>bold</b>** `<svg onload=alert(6)>`',
   '- [ok link](https://example.com/safe) [1]',
+].join('\n');
+
+export const SPOOF_ANSWER = [
+  'Paper: [https://arxiv.org/abs/2010.05222](https://evil.example/phish).',
+  'Bank: [www.bank.example](https://evil.example/login) and [arxiv.org](https://arxiv.org/abs/1).',
+  'Reversed: [\u202egnp.exe](https://evil.example/x) and https://evil.example/\u202etxt.exe',
+  'Plain: [the paper](https://arxiv.org/abs/2).',
 ].join('\n');
 
 const XSS_SOURCES = [
@@ -98,6 +106,9 @@ export async function startServer() {
         return res.end(JSON.stringify({ reply: 'A **whole** answer from JSON [1].', sources: SOURCES, session_id: sid }));
       }
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+      if (q.includes('SPOOF')) {
+        return res.end(sse('sources', { sources: [], session_id: sid }) + deltas(SPOOF_ANSWER, 40) + done(sid));
+      }
       if (q.includes('XSS')) {
         return res.end(sse('sources', { sources: XSS_SOURCES, session_id: sid }) + deltas(XSS_ANSWER, 40) + done(sid));
       }

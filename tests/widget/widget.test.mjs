@@ -158,6 +158,29 @@ test('HTML, scripts and javascript: links from the model or KB stay inert', asyn
   await context.close();
 });
 
+test('a link whose words name another site, or hide their direction, shows where it goes', async () => {
+  // Before: [https://arxiv.org/…](https://evil.example/…) read as arXiv and opened evil.example.
+  const { context, page } = await openPage();
+  await openPanel(page);
+  await ask(page, 'SPOOF please');
+  assert.equal(await settled(page), 'done');
+  const links = await page.evaluate((sel) => {
+    const all = document.querySelector(sel).shadowRoot.querySelectorAll('.msg.assistant');
+    return [...all[all.length - 1].querySelectorAll('a')]
+      .map((a) => [a.textContent, a.getAttribute('href')]);
+  }, W);
+  assert.deepEqual(page.errors, []);
+  assert.deepEqual(links, [
+    ['evil.example', 'https://evil.example/phish'],
+    ['evil.example', 'https://evil.example/login'],
+    ['arxiv.org', 'https://arxiv.org/abs/1'],
+    ['evil.example', 'https://evil.example/x'],
+    ['evil.example', 'https://evil.example/%E2%80%AEtxt.exe'],
+    ['the paper', 'https://arxiv.org/abs/2'],
+  ]);
+  await context.close();
+});
+
 test('a non-streaming JSON response is rendered', async () => {
   const { context, page } = await openPage();
   await openPanel(page);

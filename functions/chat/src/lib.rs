@@ -80,6 +80,12 @@ pub async fn function_handler(state: &AppState, event: Request) -> Result<Respon
             let index = state.kb.current().await;
             sse::whole(http::json_response(200, &state.chat.health(&index).await))
         }
+        // Refused before parsing: a page the site does not trust gets nothing answered.
+        Method::POST if state.cors.refuses(origin) => sse::whole(http::error_response(
+            &ApiError::origin_not_allowed(origin.unwrap_or_default()),
+            &request_id,
+            None,
+        )),
         Method::POST => match parse(state, &event) {
             Err(err) => sse::whole(http::error_response(&err, &request_id, None)),
             Ok(req) => {

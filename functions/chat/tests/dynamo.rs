@@ -42,6 +42,8 @@ async fn chat_turns_and_audit_land_in_dynamodb_and_history_reads_back() {
     let (status, body, _) = call_json(&state, post(&first)).await;
     assert_eq!(status, 200, "{body}");
     let reply = body["reply"].as_str().unwrap().to_owned();
+    let key = body["request_id"].as_str().unwrap().to_owned();
+    assert!(key.starts_with("r-1."), "{key}");
 
     // The turn is in the conversations table, in order.
     assert_eq!(
@@ -55,7 +57,7 @@ async fn chat_turns_and_audit_land_in_dynamodb_and_history_reads_back() {
     let audit = client
         .get_item()
         .table_name(&audit_table)
-        .key("request_id", AttributeValue::S("r-1".into()))
+        .key("request_id", AttributeValue::S(key.clone()))
         .consistent_read(true)
         .send()
         .await

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use common::*;
 use serde_json::{json, Value};
+use shared::prompt::ANSWER_RESERVE;
 use shared::testing::fake_llm::PROMPT_TOKENS;
 use shared::testing::{Behavior, FakeLlm};
 use shared::{ChatMessage, Role};
@@ -503,6 +504,49 @@ async fn stream_failure(
 }
 
 #[tokio::test]
+async fn a_reply_past_its_cap_is_cut_ended_cleanly_and_recorded() {
+    // Before: a provider ignoring max_tokens streamed 1 MB, relayed whole, which the store
+    // then refused (item too large): an answered turn nobody could replay.
+    let cap = shared::chat::reply_cap_chars(ANSWER_RESERVE.min(256) as u32);
+    let chunk = "overflowing answer text ".repeat(40);
+    let chunks: Vec<&str> =
+        std::iter::repeat_n(chunk.as_str(), 2 * cap / chunk.len() + 2).collect();
+    for stream in [true, false] {
+        let answer = Behavior::Answer {
+            chunks: chunks.iter().map(|c| c.to_string()).collect(),
+            delay: Duration::ZERO,
+        };
+        let fake = FakeLlm::start(vec![answer]).await;
+        let (state, store) = state_with_fake(&fake, |_| {});
+        let body =
+            json!({"message": "What is Partial FC?", "stream": stream, "session_id": "s-cap"});
+        let reply = if stream {
+            let s = call_stream(&state, post(&body.to_string()), None).await;
+            assert_eq!(
+                s.names().last(),
+                Some(&"done"),
+                "ends cleanly: {:?}",
+                s.names()
+            );
+            s.text()
+        } else {
+            let (status, res, _) = call_json(&state, post(&body.to_string())).await;
+            assert_eq!(status, 200, "{res}");
+            res["reply"].as_str().unwrap().to_owned()
+        };
+        assert_eq!(reply.chars().count(), cap, "stream: {stream}");
+        assert!(chunk.repeat(chunks.len()).starts_with(&reply));
+        let turns = store.session_turns("s-cap");
+        assert_eq!(turns.len(), 2, "the turn is recorded (stream: {stream})");
+        assert_eq!(turns[1].content, reply);
+        assert_eq!(
+            audit_outcome(&store, EVENT_REQUEST_ID).await,
+            "reply_capped"
+        );
+    }
+}
+
+#[tokio::test]
 async fn stream_reports_a_persistent_500_as_an_error_event() {
     stream_failure(
         vec![Behavior::status(500)],
@@ -751,7 +795,41 @@ async fn a_retried_request_id_is_recorded_once() {
     }
     assert_eq!(store.session_turns("s-retry").len(), 2);
     assert_eq!(store.audit_records().len(), 1);
-    assert!(store.audit_record("client-key-1").is_some());
+    assert!(audit_for(&store, "client-key-1").is_some());
+}
+
+#[tokio::test]
+async fn a_request_id_reused_for_another_question_or_session_is_recorded_too() {
+    // Before, the audit key was the client's id alone: the model answered these and the
+    // store dropped them as duplicates of the first.
+    let fake = FakeLlm::start(vec![Behavior::Echo]).await;
+    let (state, store) = state_with_fake(&fake, |_| {});
+    let bodies = [
+        json!({"message": "What is Unicom?", "session_id": "s-a", "request_id": "same"}),
+        json!({"message": "What is Partial FC?", "session_id": "s-a", "request_id": "same"}),
+        json!({"message": "What is Unicom?", "session_id": "s-b", "request_id": "same"}),
+    ];
+    let mut keys = Vec::new();
+    for b in &bodies {
+        let (status, body, _) = call_json(&state, post(&b.to_string())).await;
+        assert_eq!(status, 200, "{body}");
+        keys.push(body["request_id"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(fake.request_count(), 3, "each was answered by the model");
+    assert_eq!(
+        store.audit_records().len(),
+        3,
+        "so each is recorded: {keys:?}"
+    );
+    assert_eq!(store.session_turns("s-a").len(), 4);
+    assert_eq!(store.session_turns("s-b").len(), 2);
+    for k in &keys {
+        assert!(k.starts_with("same."), "the client's id leads the key: {k}");
+        assert!(
+            store.audit_record(k).is_some(),
+            "the response names the record: {k}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------- GET, OPTIONS, others
@@ -772,6 +850,37 @@ async fn get_reports_health_with_kb_version_documents_model_and_store() {
     let (state, _) = state_with_fake(&fake, |_| {});
     let (_, body, _) = call_json(&state, event("GET", None, &[])).await;
     assert_eq!(body["model"], "fake-model");
+}
+
+#[tokio::test]
+async fn a_post_from_an_origin_not_allowed_is_refused_before_anything_is_spent() {
+    // Before: a "simple" cross-origin POST (text/plain, no preflight) got no CORS header
+    // but was still answered by the model and paid for.
+    let fake = FakeLlm::start(vec![Behavior::Echo]).await;
+    let (state, store) = state_with_fake(&fake, |_| {});
+    let body = r#"{"message": "What is Partial FC?"}"#;
+    for origin in [
+        "https://evil.example",
+        "null",
+        "https://site.example.evil.example",
+    ] {
+        let headers = [("origin", origin), ("content-type", "text/plain")];
+        let (status, res, headers) = call_json(&state, event("POST", Some(body), &headers)).await;
+        assert_eq!(status, 403, "{origin}: {res}");
+        assert_eq!(res["error"]["code"], "origin_not_allowed");
+        assert!(headers.get("access-control-allow-origin").is_none());
+    }
+    assert_eq!(fake.request_count(), 0, "the model was never called");
+    assert!(store.audit_records().is_empty(), "nothing was written");
+
+    // The site's own page, and a caller with no Origin at all (curl, a server), still are.
+    let (status, _, _) = call_json(&state, event("POST", Some(body), &[("origin", ORIGIN)])).await;
+    assert_eq!(status, 200);
+    let mut ev = event("POST", Some(body), &[]);
+    ev.headers_mut().remove("origin");
+    let (status, _, _) = call_json(&state, ev).await;
+    assert_eq!(status, 200);
+    assert_eq!(fake.request_count(), 2);
 }
 
 #[tokio::test]

@@ -143,6 +143,9 @@ fn attack_state(fake: &FakeLlm, index: Arc<SearchIndex>) -> AppState {
         system_prompt: OWNER_PROMPT.into(),
         // Every attempt comes from the fixture's one address.
         rate_limit_per_minute: 0,
+        // Each attempt is checked in the answer's prompt; the rewrite call (a separate,
+        // bounded prompt whose output is only searched) is tested in rewrite.rs.
+        query_rewrite: false,
         ..ChatConfig::default()
     };
     AppState::new(

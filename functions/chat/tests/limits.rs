@@ -99,7 +99,7 @@ async fn a_client_over_its_limit_gets_429_with_retry_after_and_reaches_neither_m
         "the refused request never reached the model"
     );
     assert!(
-        store.audit_record("r-3").is_none(),
+        audit_for(&store, "r-3").is_none(),
         "a refused request writes nothing"
     );
     assert_eq!(store.audit_records().len(), 2);
@@ -111,6 +111,45 @@ async fn a_client_over_its_limit_gets_429_with_retry_after_and_reaches_neither_m
     )
     .await;
     assert_eq!(status, 200);
+}
+
+#[tokio::test]
+async fn ipv6_clients_are_limited_by_network_not_by_address() {
+    // Before: each address of a /64 had its own bucket, so one client had 2^64 of them.
+    let (by64, store) = state(None, &[("RATE_LIMIT_PER_MINUTE", "2")], memory());
+    let in_net = ["2001:db8:7:1::1", "2001:db8:7:1::2", "2001:db8:7:1:ffff::9"];
+    let statuses: Vec<u16> = {
+        let mut v = Vec::new();
+        for (n, ip) in in_net.iter().enumerate() {
+            let body = json!({"request_id": format!("v6-{n}")});
+            v.push(call_json(&by64, from_ip(ip, body, &[])).await.0);
+        }
+        v
+    };
+    assert_eq!(statuses, [200, 200, 429], "one /64, one allowance");
+    let (status, _, _) = call_json(
+        &by64,
+        from_ip("2001:db8:7:2::1", json!({"request_id": "v6-next"}), &[]),
+    )
+    .await;
+    assert_eq!(status, 200, "the next /64 is another client");
+    let hashes: Vec<_> = store
+        .audit_records()
+        .into_iter()
+        .map(|r| r.client_hash)
+        .collect();
+    assert_eq!(hashes[0], hashes[1], "the audit names the network too");
+    assert_ne!(hashes[0], hashes[2]);
+
+    // A site whose visitors each get a /56 can say so.
+    let (by56, _) = state(
+        None,
+        &[("RATE_LIMIT_PER_MINUTE", "1"), ("CLIENT_IPV6_PREFIX", "56")],
+        memory(),
+    );
+    let (first, _, _) = call_json(&by56, from_ip("2001:db8:7:100::1", json!({}), &[])).await;
+    let (second, _, _) = call_json(&by56, from_ip("2001:db8:7:1ff::1", json!({}), &[])).await;
+    assert_eq!((first, second), (200, 429));
 }
 
 #[tokio::test]
@@ -242,7 +281,7 @@ async fn an_exhausted_daily_budget_answers_offline_without_calling_the_model() {
         "the model is not called over budget"
     );
     assert_eq!(
-        store.audit_record("r-2").unwrap().outcome,
+        audit_for(&store, "r-2").unwrap().outcome,
         "offline:daily_budget"
     );
 
@@ -404,7 +443,7 @@ async fn throttled_limit_counters_are_retried_then_refused_with_503_in_bounded_t
     let (status, body, _) = call_json(&state, req).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(proxy.faulted(&update), 4);
-    assert!(store.audit_record("r-1").is_some());
+    assert!(audit_for(&store, "r-1").is_some());
 
     // Throttling that outlasts the budget: a clear 503, nothing answered or written.
     proxy.inject(update.clone(), Fault::Throttle, Times::Always);
@@ -415,7 +454,7 @@ async fn throttled_limit_counters_are_retried_then_refused_with_503_in_bounded_t
     assert_eq!(status, 503, "{body}");
     assert_eq!(body["error"]["code"], "store_unavailable");
     assert_eq!(headers["retry-after"], "1");
-    assert!(store.audit_record("r-2").is_none());
+    assert!(audit_for(&store, "r-2").is_none());
     assert!(
         waited < shared::limits::LIMITS_BUDGET + std::time::Duration::from_secs(2),
         "{waited:?}"
@@ -453,7 +492,7 @@ async fn a_budget_that_cannot_be_checked_answers_offline_rather_than_unmetered()
         "no model call without a reservation"
     );
     assert_eq!(
-        store.audit_record("r-1").unwrap().outcome,
+        audit_for(&store, "r-1").unwrap().outcome,
         "offline:unavailable"
     );
 }

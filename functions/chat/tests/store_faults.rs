@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::{json, Value};
-use shared::chat::{HISTORY_BUDGET, RECORD_BUDGET};
+use shared::chat::{idempotency_key, HISTORY_BUDGET, RECORD_BUDGET};
 use shared::store::create_tables;
 use shared::testing::fault_proxy::{Fault, Match, Times};
 use shared::testing::moto::unique_name;
@@ -196,7 +196,9 @@ async fn transient_write_faults_are_retried_until_the_turn_lands_exactly_once() 
             "{fault:?}"
         );
         assert_eq!(
-            r.audit_outcome(&request).await.as_deref(),
+            r.audit_outcome(&idempotency_key(&request, &session, question))
+                .await
+                .as_deref(),
             Some("offline"),
             "{fault:?}"
         );
@@ -257,7 +259,10 @@ async fn persistent_throttling_delivers_the_answer_and_logs_a_turn_that_replays_
         ("s-lost-stream", "r-lost-stream", s.text().as_str()),
     ]) {
         assert_eq!(line["session_id"], session);
-        assert_eq!(line["request_id"], request);
+        assert_eq!(
+            line["request_id"],
+            idempotency_key(request, session, question)
+        );
         assert_eq!(line["outcome"], "offline");
         assert!(
             line["error"].as_str().unwrap().contains("throttled"),
@@ -345,7 +350,13 @@ async fn an_unreachable_or_silent_dynamodb_costs_a_bounded_wait_and_loses_nothin
         .iter()
         .map(|l| l["request_id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["r-refused", "r-silent"]);
+    assert_eq!(
+        ids,
+        [
+            idempotency_key("r-refused", "s-refused", question),
+            idempotency_key("r-silent", "s-silent", question),
+        ]
+    );
     assert!(
         lines[1]["error"]
             .as_str()

@@ -144,7 +144,7 @@ async fn a_staged_upload_is_validated_promoted_conditionally_and_cleaned_up() {
     let (_, etag) = f.live().await;
     let key = f.stage(BIG).await;
     assert!(key.starts_with("staging/"), "{key}");
-    assert_eq!(f.staged_keys().await, [key.clone()]);
+    assert_eq!(f.staged_keys().await, std::slice::from_ref(&key));
     let (status, report) = f.promote(&key, &etag).await;
     assert_eq!(status, 200, "{report}");
     let (live, new_etag) = f.live().await;

@@ -265,3 +265,66 @@ async fn characters_a_uri_cannot_hold_in_the_raw_query_are_searched_not_a_panic(
         (400, Some("invalid_request"))
     );
 }
+
+/// A log sink for one test: what the handler logs while `f` runs, as text.
+async fn logged_while<F: std::future::Future>(f: F) -> (F::Output, String) {
+    use lambda_http::tracing::subscriber;
+    use std::sync::{Arc, Mutex};
+    use subscriber::util::SubscriberInitExt;
+
+    #[derive(Clone)]
+    struct Sink(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let sink = Sink(Arc::default());
+    let writer = sink.clone();
+    // The functions' own text format (CloudWatch's default), where a raw newline would
+    // start a new record.
+    let collector = subscriber::fmt()
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let out = {
+        let _guard = collector.set_default();
+        f.await
+    };
+    let text = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+    (out, text)
+}
+
+#[tokio::test]
+async fn field_names_with_line_breaks_cannot_forge_log_lines_or_messages() {
+    // Before: the unknown field's name went raw into the 400 message and the log, so this
+    // body wrote a second line that read as chat's `request done` and an EMF metric.
+    let forged = "x\n1999-12-31T00:00:00.000Z  INFO request done function=\"chat\" \
+                  status=200\r\n{\"_aws\":{\"CloudWatchMetrics\":[]},\"Tokens\":1}\u{2028}";
+    let cases = [
+        json!({"query": "Partial FC", forged: 1}),
+        json!({"query": "Partial FC", "filters": {forged: "x"}}),
+    ];
+    for body in cases {
+        let ((status, res, _), log) =
+            logged_while(call(event("POST", &[], Some(&body.to_string())))).await;
+        assert_eq!(status, 400, "{res}");
+        let message = res["error"]["message"].as_str().unwrap();
+        assert!(message.contains("x\\n1999-12-31"), "{message:?}");
+        assert!(!message.contains(['\n', '\r', '\u{2028}']), "{message:?}");
+        assert!(
+            log.contains("request rejected"),
+            "the rejection is logged: {log}"
+        );
+        for line in log.lines() {
+            assert!(
+                !line.starts_with("1999-12-31") && !line.starts_with('{'),
+                "a forged line: {line:?}"
+            );
+        }
+    }
+}

@@ -32,6 +32,10 @@ pub struct ChatConfig {
     /// `RATE_LIMIT_PER_MINUTE`: chat requests per client and per session per minute
     /// (default 20, 0 = off, at most 100,000).
     pub rate_limit_per_minute: u64,
+    /// `CLIENT_IPV6_PREFIX`: IPv6 clients are counted and hashed by this many leading bits
+    /// of their address (default 64, 16..=128; see [`super::client`]). IPv4 clients by
+    /// their address.
+    pub ipv6_prefix: u8,
     /// `DAILY_TOKEN_BUDGET`: model tokens (prompt + completion) per UTC day for all clients
     /// together; when used up, chat answers offline until the next day (default 1,000,000,
     /// 0 = no budget).
@@ -70,6 +74,7 @@ impl Default for ChatConfig {
             max_top_k: 10,
             client_salt: None,
             rate_limit_per_minute: 20,
+            ipv6_prefix: super::client::DEFAULT_IPV6_PREFIX,
             daily_token_budget: 1_000_000,
             query_rewrite: true,
         }
@@ -132,6 +137,8 @@ impl ChatConfig {
             client_salt: trimmed("CLIENT_HASH_SALT").map(Secret::new),
             rate_limit_per_minute: ranged(&trimmed, "RATE_LIMIT_PER_MINUTE", 0, 100_000)?
                 .map_or(defaults.rate_limit_per_minute, |n| n as u64),
+            ipv6_prefix: ranged(&trimmed, "CLIENT_IPV6_PREFIX", 16, 128)?
+                .map_or(defaults.ipv6_prefix, |n| n as u8),
             daily_token_budget: parse::<u64>(&trimmed, "DAILY_TOKEN_BUDGET")?
                 .unwrap_or(defaults.daily_token_budget),
             query_rewrite: match trimmed("QUERY_REWRITE").map(|v| v.to_ascii_lowercase()) {

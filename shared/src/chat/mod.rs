@@ -24,6 +24,7 @@
 //!
 //! Nothing here knows about HTTP or Lambda: the `chat` function maps requests and results.
 
+pub mod client;
 mod config;
 mod offline;
 mod request;
@@ -38,6 +39,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::StreamExt;
 
+pub use client::client_network;
 pub(crate) use config::random_salt;
 pub use config::ChatConfig;
 pub use offline::{is_chinese, offline_answer, offline_deltas, OfflineReason};
@@ -122,6 +124,25 @@ pub fn client_hash(salt: &Secret, ip: &str) -> String {
         .take(8)
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// The key a turn is recorded under when the client names its request: the client's id,
+/// a dot, and a hash of the session and the question. A true retry (same id, session and
+/// question) maps to the same key and is recorded once; an id reused for another question
+/// or in another session gets its own key, so a turn that was answered is never dropped as
+/// a "duplicate" of a different one.
+pub fn idempotency_key(client_id: &str, session_id: &str, question: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(session_id.as_bytes());
+    h.update([0u8]);
+    h.update(question.as_bytes());
+    let digest: String = h
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("{client_id}.{digest}")
 }
 
 /// The chat orchestration, shared by every request of a warm instance. Cheap to clone
@@ -223,8 +244,12 @@ impl ChatService {
     }
 
     /// The salted hash of a client address, as stored and as counted by the rate limits.
+    /// IPv6 addresses count by their network ([`client::client_network`]).
     pub fn client_key(&self, ip: Option<&str>) -> String {
-        ip.map_or_else(|| "unknown".to_owned(), |ip| client_hash(&self.salt, ip))
+        ip.map_or_else(
+            || "unknown".to_owned(),
+            |ip| client_hash(&self.salt, &client_network(ip, self.config.ipv6_prefix)),
+        )
     }
 
     /// Applies the rate limits to a validated request, before anything is answered:
@@ -308,6 +333,12 @@ impl ChatService {
                 let request = completion_request(&turn.prompt, self.max_tokens());
                 let result = llm.complete(&request).await;
                 let outcome = match &result {
+                    Ok(c) if c.text.chars().count() > reply_cap_chars(request.max_tokens) => {
+                        let cap = reply_cap_chars(request.max_tokens);
+                        tracing::warn!(cap, "the model's reply passed its cap; cut there");
+                        let text = c.text.chars().take(cap).collect();
+                        capped_outcome(llm.as_ref(), text, c.usage, started)
+                    }
                     Ok(c) => Outcome {
                         reply: Some(c.text.clone()),
                         model: c.model.clone(),
@@ -420,9 +451,17 @@ impl ChatService {
             Err(e) => return stream_failure(e, llm, sink, started, "").await,
         };
         let (mut text, mut usage) = (String::new(), None);
+        let cap = reply_cap_chars(request.max_tokens);
+        let mut chars = 0;
         while let Some(item) = stream.next().await {
             match item {
-                Ok(StreamEvent::Delta(piece)) => {
+                Ok(StreamEvent::Delta(mut piece)) => {
+                    let n = piece.chars().count();
+                    let over = chars + n > cap;
+                    if over {
+                        piece = piece.chars().take(cap - chars).collect();
+                    }
+                    chars += n.min(cap - chars);
                     text.push_str(&piece);
                     if !sink.send(ChatEvent::Delta { text: piece }).await {
                         // Dropping the stream closes the upstream connection: the provider
@@ -438,6 +477,13 @@ impl ChatService {
                             model_called: true,
                             refused: false,
                         };
+                    }
+                    if over {
+                        // A provider ignoring `max_tokens`: what was sent stands and is
+                        // recorded; dropping the stream stops the generation.
+                        drop(stream);
+                        tracing::warn!(cap, "the model's reply passed its cap; ended there");
+                        return capped_outcome(llm, text, usage, started);
                     }
                 }
                 Ok(StreamEvent::Usage(u)) => usage = Some(u),
@@ -503,10 +549,13 @@ impl ChatService {
 
     /// Session, history, retrieval and prompt: everything before the model.
     async fn prepare(&self, index: &SearchIndex, req: ChatRequest, ctx: RequestContext) -> Turn {
-        let request_id = req.request_id.unwrap_or(ctx.request_id);
         let (session_id, known) = match req.session_id {
             Some(s) => (s, true),
-            None => (new_session_id(&request_id), false),
+            None => (new_session_id(&ctx.request_id), false),
+        };
+        let request_id = match req.request_id {
+            Some(client) => idempotency_key(&client, &session_id, &req.question),
+            None => ctx.request_id,
         };
         let history = if !req.history.is_empty() || !known || self.config.history_messages == 0 {
             req.history
@@ -564,8 +613,8 @@ impl ChatService {
             offline,
             client_hash: ctx
                 .client_ip
-                .as_deref()
-                .map(|ip| client_hash(&self.salt, ip)),
+                .is_some()
+                .then(|| self.client_key(ctx.client_ip.as_deref())),
             received: ctx.received,
             at: ctx.at,
             retrieve: ctx.received.elapsed(),
@@ -698,6 +747,39 @@ async fn stream_failure(
     })
     .await;
     outcome
+}
+
+/// How many characters a reply may have per token of `max_tokens`. The densest text
+/// we measured runs under 6 characters per token (English prose; Chinese under 2, see
+/// `shared/tests/data/token_counts.json`). The cap is there to bound a provider that
+/// ignores `max_tokens`, not to trim honest answers, so it leaves 5× room: code, long URLs
+/// and whitespace never reach it, and a capped 512-token reply (16,384 characters, at most
+/// 64 KB of UTF-8) still fits a DynamoDB item with its question.
+pub const REPLY_CHARS_PER_TOKEN: usize = 32;
+
+/// The longest reply kept and relayed, in characters: [`REPLY_CHARS_PER_TOKEN`] per answer
+/// token, which also keeps a recorded turn far below DynamoDB's 400 KB item limit.
+pub fn reply_cap_chars(max_tokens: u32) -> usize {
+    (max_tokens as usize).max(1) * REPLY_CHARS_PER_TOKEN
+}
+
+/// The outcome of a reply cut at [`reply_cap_chars`]: answered and recorded, labelled
+/// `reply_capped` so the audit shows the provider overran.
+fn capped_outcome(
+    llm: &dyn LlmClient,
+    text: String,
+    usage: Option<Usage>,
+    started: Instant,
+) -> Outcome {
+    Outcome {
+        reply: Some(text),
+        model: llm.model().to_owned(),
+        usage,
+        label: "reply_capped".into(),
+        generate: started.elapsed(),
+        model_called: true,
+        refused: false,
+    }
 }
 
 /// The audit outcome of a failed model call.

@@ -23,7 +23,7 @@ use tokio::time::Instant;
 
 use crate::message::ChatMessage;
 use crate::retry::retry_until;
-use crate::store::{ConversationStore, Exchange, StoreError};
+use crate::store::{ConversationStore, Exchange, Recorded, StoreError};
 
 /// How long the history read may take, retries included. A healthy `Query` answers in
 /// milliseconds; this is what a visitor waits, before the answer starts, for context the
@@ -67,8 +67,17 @@ pub(super) async fn record(store: &dyn ConversationStore, exchange: &Exchange) -
     })
     .await
     {
-        Ok(recorded) => {
-            tracing::info!(?recorded, %outcome, "chat recorded");
+        Ok(Recorded::Duplicate) => {
+            // A retry of a request already recorded (same id, session and question).
+            tracing::info!(
+                request_id = %exchange.request_id,
+                %outcome,
+                "duplicate request: the turn is already recorded; this one is not stored again"
+            );
+            true
+        }
+        Ok(Recorded::Written) => {
+            tracing::info!(%outcome, "chat recorded");
             true
         }
         Err(e) => {

@@ -275,9 +275,12 @@ fn parse_document(doc: &Value, path: &str, problems: &mut Vec<Problem>) -> Optio
             format!("{path}.id"),
             format!("is longer than {MAX_ID_CHARS} characters"),
         )),
-        Some(Value::String(s)) if s.chars().any(char::is_control) => problems.push(Problem::new(
+        Some(Value::String(s)) if !s.chars().all(is_id_char) => problems.push(Problem::new(
             format!("{path}.id"),
-            "must not contain control characters",
+            format!(
+                "{s:?} has characters an id may not: use letters, digits and {}",
+                ID_PUNCTUATION.iter().collect::<String>()
+            ),
         )),
         Some(Value::String(s)) => d.id = s.clone(),
         Some(_) => problems.push(Problem::new(format!("{path}.id"), "must be a string")),
@@ -415,19 +418,41 @@ fn collect_extra(obj: &Map<String, Value>, d: &mut Document) {
     }
 }
 
+/// Punctuation an id may hold besides letters and digits (any script): enough for slugs,
+/// paths and citation keys, nothing that quotes, escapes, or marks up.
+pub const ID_PUNCTUATION: &[char] = &['-', '_', '.', ':', '/', '@', '+', '#', '~'];
+
+/// Whether `c` may appear in a document id: ids are shown in the widget, logged, stored
+/// in audit records and compared by visitors' tools, so they hold no quotes, brackets,
+/// spaces, backslashes, or invisible and control characters.
+pub fn is_id_char(c: char) -> bool {
+    c.is_alphanumeric() || ID_PUNCTUATION.contains(&c)
+}
+
 /// Links reach visitors through the widget, so only absolute http(s) URLs pass: no
-/// `javascript:`, no relative paths, no whitespace or control characters.
+/// `javascript:`, no relative paths, no whitespace or control characters; no credentials
+/// (`https://user:pass@host` shows one host and opens another); no quotes, angle brackets
+/// or backslashes, which a careless renderer would let out of an attribute and which
+/// browsers read as `/`.
 fn check_url(url: &str) -> std::result::Result<(), String> {
     let lower = url.to_ascii_lowercase();
     let rest = lower
         .strip_prefix("https://")
         .or_else(|| lower.strip_prefix("http://"));
+    let authority = rest.map(|r| r.split(['/', '?', '#']).next().unwrap_or(""));
     match rest {
         None => Err(format!("must be an absolute http(s) URL, got {url:?}")),
         Some(r) if r.is_empty() || r.starts_with('/') => Err(format!("has no host: {url:?}")),
         Some(_) if url.chars().any(|c| c.is_whitespace() || c.is_control()) => {
             Err("must not contain spaces or control characters".to_owned())
         }
+        Some(_) if url.contains(['"', '\'', '<', '>', '\\', '`']) => Err(format!(
+            "must not contain quotes, angle brackets, backquotes or backslashes \
+             (percent-encode them): {url:?}"
+        )),
+        Some(_) if authority.is_some_and(|a| a.contains('@')) => Err(format!(
+            "must not carry a user name or password before the host: {url:?}"
+        )),
         Some(_) => Ok(()),
     }
 }

@@ -8,6 +8,13 @@ fn problems(v: Value) -> Vec<String> {
     }
 }
 
+/// The problems of `v`, none when it is valid.
+fn problems_or_none(v: Value) -> Vec<String> {
+    KnowledgeBase::from_value(&v)
+        .err()
+        .map_or_else(Vec::new, |p| p.0.iter().map(ToString::to_string).collect())
+}
+
 #[test]
 fn parses_the_seed_format_with_glossary() {
     let kb = KnowledgeBase::from_value(&json!({
@@ -71,6 +78,63 @@ fn lists_every_problem_with_its_path() {
             "glossary.词: must be a string or an array of strings",
         ]
     );
+}
+
+#[test]
+fn links_that_hide_their_host_or_break_out_of_markup_are_refused() {
+    let bad = [
+        "https://user:pass@site.example/",
+        "https://trusted.example@evil.example/",
+        "https://site.example/\"onmouseover=\"x",
+        "https://site.example/'x'",
+        "https://site.example/<script>",
+        "https://site.example\\@evil.example/",
+        "https://site.example/`x`",
+    ];
+    for url in bad {
+        let got = problems_or_none(json!([{"id": "a", "type": "page", "title": "t", "url": url}]));
+        assert_eq!(got.len(), 1, "{url}: {got:?}");
+        assert!(
+            got[0].starts_with("documents[0].url: must not"),
+            "{url}: {got:?}"
+        );
+    }
+    // An @ after the host (a path, a query) is ordinary.
+    for url in [
+        "https://site.example/@ada",
+        "https://site.example/p?mail=a@b.example",
+        "https://site.example/a%22b",
+    ] {
+        let got = problems_or_none(json!([{"id": "a", "type": "page", "title": "t", "url": url}]));
+        assert!(got.is_empty(), "{url}: {got:?}");
+    }
+}
+
+#[test]
+fn ids_hold_letters_digits_and_path_punctuation_only() {
+    for id in [
+        "pub_a",
+        "docs/guide/install",
+        "页面_关于",
+        "a.b:c@d+e#f~g-h",
+    ] {
+        let got = problems_or_none(json!([{"id": id, "type": "page", "title": "t"}]));
+        assert!(got.is_empty(), "{id}: {got:?}");
+    }
+    for id in [
+        "a b",
+        "a\"b",
+        "<b>",
+        "a\\b",
+        "a'b",
+        "a\u{202e}b",
+        "a\u{200b}b",
+        "a&b",
+    ] {
+        let got = problems_or_none(json!([{"id": id, "type": "page", "title": "t"}]));
+        assert_eq!(got.len(), 1, "{id:?}: {got:?}");
+        assert!(got[0].contains("has characters an id may not"), "{got:?}");
+    }
 }
 
 #[test]

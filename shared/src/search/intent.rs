@@ -542,27 +542,31 @@ impl Vocabulary {
             };
             return (plain, false);
         }
-        let mut filters = Filters::default();
-        filters.stars = take_stars(&mut q);
-        filters.year = take_years(&mut q);
-        filters.venue = self
-            .venues
-            .iter()
-            .find(|v| take_sequence(&mut q, v))
-            .map(|v| v.join(" "));
-        filters.author = self
-            .authors
-            .iter()
-            .find(|(a, _)| take_sequence(&mut q, a))
-            .map(|(_, name)| name.clone())
-            .or_else(|| {
-                self.zh_authors.iter().find_map(|(zh, name)| {
-                    let pattern: Vec<Tok> = zh.iter().map(|&c| Tok::Han(c)).collect();
-                    let at = q.find(&pattern, 0)?;
-                    q.mark(at, pattern.len());
-                    Some(name.clone())
-                })
-            });
+        // Fields are taken in the order written: stars and years first, so a year is not
+        // read as part of a venue's or an author's name.
+        let mut filters = Filters {
+            stars: take_stars(&mut q),
+            year: take_years(&mut q),
+            venue: self
+                .venues
+                .iter()
+                .find(|v| take_sequence(&mut q, v))
+                .map(|v| v.join(" ")),
+            author: self
+                .authors
+                .iter()
+                .find(|(a, _)| take_sequence(&mut q, a))
+                .map(|(_, name)| name.clone())
+                .or_else(|| {
+                    self.zh_authors.iter().find_map(|(zh, name)| {
+                        let pattern: Vec<Tok> = zh.iter().map(|&c| Tok::Han(c)).collect();
+                        let at = q.find(&pattern, 0)?;
+                        q.mark(at, pattern.len());
+                        Some(name.clone())
+                    })
+                }),
+            ..Filters::default()
+        };
         if q.take_any(HAS_CODE) {
             filters.has.push("code_url".to_owned());
         }

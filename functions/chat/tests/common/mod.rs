@@ -13,6 +13,7 @@ use lambda_http::lambda_runtime::streaming::Body;
 use lambda_http::{Request, Response};
 use serde_json::{json, Value};
 use shared::chat::ChatConfig;
+use shared::store::AuditRecord;
 use shared::testing::FakeLlm;
 use shared::{
     Config, ConversationStore, KbHandle, LlmClient, LlmConfig, MemoryConversationStore,
@@ -45,6 +46,9 @@ pub fn state_with(llm: Option<Arc<dyn LlmClient>>, store: Arc<dyn ConversationSt
         // their own tests (limits.rs).
         ChatConfig {
             rate_limit_per_minute: 0,
+            // One model call per turn, as these tests script it; query rewriting has its
+            // own tests (rewrite.rs).
+            query_rewrite: false,
             ..ChatConfig::default()
         },
     )
@@ -223,11 +227,23 @@ fn parse_frame(frame: &str, at: Duration) -> Sse {
     }
 }
 
-/// Waits (briefly) for the audit record of a request: a streamed chat records after its
-/// last event, so a test that stopped reading early must wait for it.
+/// The audit record of a request: `id` is the invocation's request id, or the `request_id`
+/// the client sent (recorded as `{id}.{hash of session and question}`).
+pub fn audit_for(store: &MemoryConversationStore, id: &str) -> Option<AuditRecord> {
+    let prefix = format!("{id}.");
+    store.audit_record(id).or_else(|| {
+        store
+            .audit_records()
+            .into_iter()
+            .find(|r| r.request_id.starts_with(&prefix))
+    })
+}
+
+/// Waits (briefly) for the audit record of a request ([`audit_for`]): a streamed chat
+/// records after its last event, so a test that stopped reading early must wait for it.
 pub async fn audit_outcome(store: &MemoryConversationStore, request_id: &str) -> String {
     for _ in 0..200 {
-        if let Some(r) = store.audit_record(request_id) {
+        if let Some(r) = audit_for(store, request_id) {
             return r.outcome;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
