@@ -48,7 +48,8 @@ const EN: Labels = Labels {
                   lists entries of the knowledge base directly; it was not written by a \
                   model.)",
     intro: "The entries most relevant to your question:",
-    nothing: "This site has nothing on your question; if you meant something else, try other words.",
+    nothing:
+        "This site has nothing on your question; if you meant something else, try other words.",
     paper: "Paper",
     code: "Code",
     link: "Link",

@@ -19,6 +19,23 @@ const GENERAL: SortedTable = sorted_table!("lexicon_general");
 /// The general dictionary derived from CC-CEDICT (CC BY-SA 4.0, see `data/CEDICT-NOTICE.md`).
 const CEDICT: SortedTable = sorted_table!("cedict");
 
+/// English stem → the Chinese words translating to it, the tables above read backwards
+/// (written by `build.rs`, see there).
+const REVERSE: SortedTable = SortedTable::new(
+    include_str!(concat!(env!("OUT_DIR"), "/reverse.tsv")),
+    include_bytes!(concat!(env!("OUT_DIR"), "/reverse.idx")),
+);
+
+/// The Chinese words (2–4 characters) of the compiled-in tables whose first senses are the
+/// English word with Snowball stem `stem`, curated tables first.
+pub fn chinese_for(stem: &str) -> impl Iterator<Item = &'static str> + use<> {
+    REVERSE
+        .get(stem)
+        .into_iter()
+        .flat_map(|v| v.split('|'))
+        .filter(|w| !w.is_empty())
+}
+
 /// The longest key, in characters, that segmentation tries.
 const MAX_WORD_CHARS: usize = 8;
 
@@ -155,6 +172,12 @@ const ZH_STOPWORDS: &[&str] = &[
     // Question and filler words of colloquial questions: they say how something is asked,
     // not what about.
     "的话",
+    "多久",
+    "多长时间",
+    "什么时候",
+    "几个",
+    "几次",
+    "几年",
     "什么的",
     "做什么",
     "干什么",
@@ -582,6 +605,18 @@ mod tests {
             .translations
             .iter()
             .any(|t| t == "install"));
+    }
+
+    #[test]
+    fn english_stems_find_their_chinese_words() {
+        let install: Vec<&str> = chinese_for("instal").collect();
+        assert!(install.contains(&"安装"), "{install:?}");
+        let sync: Vec<&str> = chinese_for("sync").collect();
+        assert!(sync.contains(&"同步"), "{sync:?}");
+        assert_eq!(chinese_for("zzzz").count(), 0);
+        for w in chinese_for("train") {
+            assert!((2..=4).contains(&w.chars().count()), "{w}");
+        }
     }
 
     #[test]

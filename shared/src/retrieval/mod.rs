@@ -38,11 +38,19 @@ pub const MAX_QUERY_TERMS: usize = 256;
 
 /// The share of a query's words (weighted by specificity) that some passage must match for
 /// [`Retriever::search`] to return any hit (see there).
-pub const MIN_COVERAGE: f32 = 0.3;
-/// The largest share of a query's weight that words the site never uses may carry for
-/// [`Retriever::search`] to return any hit: a question mostly about things the site never
-/// mentions is not answered from its few generic words.
+pub const MIN_COVERAGE: f32 = 0.15;
+/// The weight a query word's translations into the other language share; its own terms
+/// weigh 1 each. Below 1 so that, on a site with both languages, the page in the
+/// question's language outranks its translation, which still comes next.
+pub const CROSS_WEIGHT: f32 = 0.8;
+
+/// A query is *mostly unknown* to a site when words the site never uses carry more than
+/// this share of its weight...
 pub const MAX_UNKNOWN: f32 = 0.5;
+/// ...and then a passage must match at least this many of its words to be a hit: a
+/// question about something the site never mentions is not answered from the one generic
+/// word it shares with the site ("怎么减肥最有效": 有效 "effective").
+pub const MIN_WORDS_IF_UNKNOWN: usize = 2;
 
 /// Query terms being collected: equal terms merged (weights added), at most
 /// [`MAX_QUERY_TERMS`] distinct ones, found by hash so a long query stays linear; and the
@@ -167,6 +175,10 @@ pub struct Retriever {
     /// For each unit: (document, passage within it).
     units: Vec<(u32, u32)>,
     n_docs: usize,
+    /// Whether any passage has Chinese text (else English words are not expanded).
+    has_han: bool,
+    /// English term → the glossary's Chinese words translating to it.
+    glossary_zh: FxHashMap<String, Vec<String>>,
 }
 
 impl Retriever {
@@ -201,6 +213,16 @@ impl Retriever {
                 .names()
                 .filter_map(|w| analyzer.latin_term(&w).map(|t| (w, t))),
         );
+        let has_han = texts.iter().any(|t| t.chars().any(tokenize::is_han));
+        let mut glossary_zh: FxHashMap<String, Vec<String>> = FxHashMap::default();
+        for (zh, translations) in glossary {
+            for tr in translations {
+                if let [term] = analyzer.terms(tr).as_slice() {
+                    let zh: String = zh.chars().map(tokenize::fold_char).collect();
+                    glossary_zh.entry(term.clone()).or_default().push(zh);
+                }
+            }
+        }
         Self {
             analyzer,
             lexicon: Lexicon::new(glossary),
@@ -208,6 +230,8 @@ impl Retriever {
             index,
             units,
             n_docs,
+            has_han,
+            glossary_zh,
         }
     }
 
@@ -289,6 +313,9 @@ impl Retriever {
                 Script::Latin => {
                     if let Some(t) = self.analyzer.latin_term(&run.text) {
                         terms.begin_word(false);
+                        if self.has_han {
+                            self.add_chinese(&t, &run.text, &mut terms);
+                        }
                         terms.add(t, 1.0, None);
                         terms.end_word();
                     }
@@ -398,8 +425,43 @@ impl Retriever {
             if share <= 0.0 || ts.is_empty() {
                 continue;
             }
-            let w = share / (ts.len() as f32).sqrt();
+            let w = CROSS_WEIGHT * share / (ts.len() as f32).sqrt();
             terms.add_phrase(ts, w, Some(&ex.word));
+        }
+    }
+
+    /// Adds the Chinese words an English query word (index term `stem`, as written `word`)
+    /// translates to, for Chinese pages: the glossary's and the compiled-in tables' words
+    /// read backwards, kept only where the corpus writes them (all their bigrams in one
+    /// unit), sharing [`CROSS_WEIGHT`] by the same evidence as Chinese→English,
+    /// `ln(1 + df)` (see [`Retriever::add_translations`]). A word's bigrams must match
+    /// together and divide its share by the square root of their number.
+    fn add_chinese(&self, stem: &str, word: &str, terms: &mut TermSet) {
+        let glossary = self.glossary_zh.get(stem).into_iter().flatten();
+        let tables: Vec<&str> = lexicon::chinese_for(stem).collect();
+        let mut seen: Vec<&str> = Vec::new();
+        let mut candidates: Vec<(Vec<String>, f32)> = Vec::new();
+        for zh in glossary.map(String::as_str).chain(tables) {
+            if seen.contains(&zh) {
+                continue;
+            }
+            seen.push(zh);
+            let mut bigrams = Vec::new();
+            han_bigrams(zh, &mut |b| bigrams.push(b));
+            let ids: Option<Vec<u32>> = bigrams.iter().map(|b| self.index.term_id(b)).collect();
+            let df = match ids.as_deref() {
+                None | Some([]) => 0,
+                Some(&[t]) => self.index.doc_freq_of(t),
+                Some(ids) => self.index.co_occurrence(ids),
+            };
+            if df > 0 {
+                candidates.push((bigrams, (df as f32).ln_1p()));
+            }
+        }
+        let evidence: f32 = candidates.iter().map(|(_, e)| e).sum();
+        for (bigrams, e) in candidates {
+            let w = CROSS_WEIGHT * e / evidence / (bigrams.len() as f32).sqrt();
+            terms.add_phrase(bigrams, w, Some(word));
         }
     }
 
@@ -559,13 +621,18 @@ impl Retriever {
             .collect()
     }
 
-    /// Analyzes and ranks in one call, keeping only hits that answer enough of the query:
-    /// a passage must match at least [`MIN_COVERAGE`] of the query's words, each word weighted by its specificity on this
-    /// site. A word is matched when the passage holds any of its terms (an English word;
-    /// a Chinese word's bigrams or any of its translations; a name). A question about
-    /// something the site never mentions ("香蕉面包的做法" on a research site) then matches
-    /// at most its generic words, whose weight is small beside the absent ones, and gets no
-    /// hits whatever the raw BM25 scores, which differ from site to site.
+    /// Analyzes and ranks in one call, returning no hits for a question the site cannot
+    /// answer. Each content word of the query (an English word or identifier; a Chinese
+    /// word with its bigrams and translations; a name) weighs its specificity on this site:
+    /// the IDF of its most specific indexed alternative, or the IDF of an absent term when
+    /// the site has none (a word the site never uses is as specific as words get). A
+    /// passage matches a word when it holds any of its alternatives (a phrase: all its
+    /// terms). The question is answered when some hit's passage matches at least
+    /// [`MIN_COVERAGE`] of the total weight, and, when words the site never uses carry
+    /// more than [`MAX_UNKNOWN`] of it, at least [`MIN_WORDS_IF_UNKNOWN`] of its words;
+    /// then every hit stays (a lower one may answer another part). Both tests are shares
+    /// and counts of the query's own words, so they hold across site sizes, where raw BM25
+    /// scores do not: "香蕉面包的做法" on a research homepage shares only 做法 with it.
     pub fn search(&self, query: &str, k: usize, min_score: f32) -> (Vec<QueryTerm>, Vec<Ranked>) {
         self.search_covering(query, k, min_score, MIN_COVERAGE)
     }
@@ -583,18 +650,18 @@ impl Retriever {
         if min_coverage > 0.0 && !ranked.is_empty() {
             let words = self.word_weights(&analysis);
             let total: f32 = words.iter().map(|(w, _)| w).sum();
+            // (share of the weight, number of words) a hit's passage matches.
             let coverage = |hit: &Ranked| {
                 let Ok(unit) = self.units.binary_search(&(hit.doc, hit.passage)) else {
-                    return 0.0;
+                    return (0.0, 0);
                 };
                 let holds =
                     |alt: &Vec<u32>| alt.iter().all(|&t| self.index.contains(t, unit as u32));
-                let matched: f32 = words
+                let (matched, count) = words
                     .iter()
                     .filter(|(_, alts)| alts.iter().any(holds))
-                    .map(|(w, _)| w)
-                    .sum();
-                matched / total
+                    .fold((0.0, 0), |(m, c), (w, _)| (m + w, c + 1));
+                (matched / total, count)
             };
             // Words the site never uses anywhere (no alternative indexed).
             let unknown: f32 = words
@@ -602,9 +669,12 @@ impl Retriever {
                 .filter(|(_, alts)| alts.is_empty())
                 .map(|(w, _)| w)
                 .sum();
+            let mostly_unknown = unknown > MAX_UNKNOWN * total;
             let answerable = total <= 0.0
-                || (unknown <= MAX_UNKNOWN * total
-                    && ranked.iter().any(|hit| coverage(hit) >= min_coverage));
+                || ranked.iter().any(|hit| {
+                    let (share, count) = coverage(hit);
+                    share >= min_coverage && (!mostly_unknown || count >= MIN_WORDS_IF_UNKNOWN)
+                });
             if !answerable {
                 ranked.clear();
             }
@@ -625,7 +695,7 @@ mod tests {
     }
 
     #[test]
-    fn a_words_translations_share_weight_one_and_phrases_split_by_sqrt_length() {
+    fn a_words_translations_share_the_cross_weight_and_phrases_split_by_sqrt_length() {
         let glossary = [(
             "测试词".to_string(),
             vec![
@@ -636,7 +706,7 @@ mod tests {
         )];
         let r = Retriever::build([["alpha beta gamma delta".to_string()]], &glossary);
         let terms = r.analyze_query("测试词");
-        let third = 1.0 / 3.0;
+        let third = CROSS_WEIGHT / 3.0;
         assert!((weight(&terms, "alpha") - third).abs() < 1e-6);
         assert!((weight(&terms, "beta") - third).abs() < 1e-6);
         assert!((weight(&terms, "gamma") - third / 2f32.sqrt()).abs() < 1e-6);
@@ -672,15 +742,11 @@ mod tests {
             &glossary,
         );
         let terms = r.analyze_query("测试词");
-        // ln(1+3) = 2·ln 2 against ln(1+1) = ln 2: two thirds and one third.
-        assert!(
-            (weight(&terms, "alpha") - 2.0 / 3.0).abs() < 1e-6,
-            "{terms:?}"
-        );
-        assert!(
-            (weight(&terms, "beta") - 1.0 / 3.0).abs() < 1e-6,
-            "{terms:?}"
-        );
+        // ln(1+3) = 2·ln 2 against ln(1+1) = ln 2: two thirds and one third of the
+        // cross-language weight.
+        let (alpha, beta) = (CROSS_WEIGHT * 2.0 / 3.0, CROSS_WEIGHT / 3.0);
+        assert!((weight(&terms, "alpha") - alpha).abs() < 1e-6, "{terms:?}");
+        assert!((weight(&terms, "beta") - beta).abs() < 1e-6, "{terms:?}");
         assert_eq!(weight(&terms, "gamma"), 0.0);
         assert_eq!(weight(&terms, "delta"), 0.0);
     }
@@ -693,8 +759,8 @@ mod tests {
         )];
         let r = Retriever::build([["unrelated".to_string()]], &glossary);
         let terms = r.analyze_query("测试词");
-        assert_eq!(weight(&terms, "alpha"), 0.5);
-        assert_eq!(weight(&terms, "beta"), 0.5);
+        assert_eq!(weight(&terms, "alpha"), CROSS_WEIGHT / 2.0);
+        assert_eq!(weight(&terms, "beta"), CROSS_WEIGHT / 2.0);
     }
 
     #[test]
@@ -721,6 +787,50 @@ mod tests {
         assert_eq!(ranked[0].doc, 1, "{ranked:?}");
         let (_, ranked) = r.search("sys_platform", 2, 0.0);
         assert!(ranked.is_empty());
+    }
+
+    #[test]
+    fn english_questions_find_chinese_pages() {
+        let r = Retriever::build(
+            [
+                ["今天天气很好，适合出门。".to_string()],
+                ["如何安装这个软件：先下载，再安装。".to_string()],
+            ],
+            &[],
+        );
+        let (terms, ranked) = r.search("How do I install it?", 2, 0.0);
+        assert_eq!(ranked.first().map(|h| h.doc), Some(1), "{terms:?}");
+        // 安装 is the one Chinese word for "install" this site writes: it takes the whole
+        // cross-language weight (one bigram, so no √ split).
+        assert!(
+            (weight(&terms, "安装") - CROSS_WEIGHT).abs() < 1e-6,
+            "{terms:?}"
+        );
+        assert!(
+            terms.iter().all(|t| t.term == "instal" || t.term == "安装"),
+            "{terms:?}"
+        );
+        // A site without Chinese text gets no Chinese terms.
+        let english = Retriever::build([["install".to_string()]], &[]);
+        assert_eq!(english.analyze_query("install").len(), 1);
+    }
+
+    #[test]
+    fn on_a_bilingual_site_each_language_ranks_its_own_page_first_and_the_other_next() {
+        let r = Retriever::build(
+            [
+                ["How to install the package manager on Windows.".to_string()],
+                ["如何在 Windows 上安装包管理器。".to_string()],
+                ["Cooking rice in a pot takes twenty minutes.".to_string()],
+                ["用锅煮米饭需要二十分钟。".to_string()],
+            ],
+            &[],
+        );
+        let order = |q: &str| -> Vec<u32> { r.search(q, 4, 0.0).1.iter().map(|h| h.doc).collect() };
+        assert_eq!(order("install the package manager")[..2], [0, 1]);
+        assert_eq!(order("安装包管理器")[..2], [1, 0]);
+        assert_eq!(order("how long to cook rice")[..2], [2, 3]);
+        assert_eq!(order("煮米饭要多久")[..2], [3, 2]);
     }
 
     #[test]
