@@ -52,10 +52,15 @@ pub fn is_han(c: char) -> bool {
 }
 
 /// Cuts folded text into runs of one script; everything that is neither a Han character
-/// nor alphanumeric (spaces, punctuation, emoji, symbols) separates runs and is dropped.
+/// nor alphanumeric (spaces, punctuation, emoji, symbols) separates runs and is dropped,
+/// except spaces between two Han characters: Chinese is written without them, so a space
+/// there ("6600万年 前", "该公司 安装了") is a typing habit, not a word boundary, and the
+/// bigram across it is kept.
 pub fn runs(text: &str) -> Vec<Run> {
     let mut out: Vec<Run> = Vec::new();
     let mut current: Option<Run> = None;
+    // Spaces seen right after a Han character, not yet known to be inside a Han run.
+    let mut spaced = false;
     for raw in text.chars() {
         let c = fold_char(raw);
         let script = if is_han(c) {
@@ -66,7 +71,9 @@ pub fn runs(text: &str) -> Vec<Run> {
             None
         };
         match (script, current.as_mut()) {
-            (Some(s), Some(run)) if run.script == s => run.text.push(c),
+            (Some(s), Some(run)) if run.script == s && (!spaced || s == Script::Han) => {
+                run.text.push(c)
+            }
             (Some(s), _) => {
                 if let Some(run) = current.take() {
                     out.push(run);
@@ -76,12 +83,17 @@ pub fn runs(text: &str) -> Vec<Run> {
                     text: c.to_string(),
                 });
             }
+            (None, Some(run)) if run.script == Script::Han && c.is_whitespace() => {
+                spaced = true;
+                continue;
+            }
             (None, _) => {
                 if let Some(run) = current.take() {
                     out.push(run);
                 }
             }
         }
+        spaced = false;
     }
     out.extend(current);
     out
@@ -402,6 +414,24 @@ mod tests {
                 (Script::Latin, "partial".into()),
                 (Script::Latin, "fc".into())
             ]
+        );
+    }
+
+    #[test]
+    fn spaces_inside_chinese_text_do_not_break_its_bigrams() {
+        assert_eq!(
+            texts("6600万年 前，该公司　安装了 x 机器"),
+            vec![
+                (Script::Latin, "6600".into()),
+                (Script::Han, "万年前".into()),
+                (Script::Han, "该公司安装了".into()),
+                (Script::Latin, "x".into()),
+                (Script::Han, "机器".into()),
+            ]
+        );
+        assert_eq!(
+            texts("ab cd"),
+            vec![(Script::Latin, "ab".into()), (Script::Latin, "cd".into())]
         );
     }
 
