@@ -308,6 +308,9 @@ impl Retriever {
     pub fn analyze(&self, query: &str) -> Analysis {
         let mut terms = TermSet::default();
         let mut name_probes = MAX_NAME_PROBES;
+        // Per query: words already looked up (a long query repeats its words).
+        let mut translated: FxHashMap<String, Vec<(Vec<String>, f32)>> = FxHashMap::default();
+        let attested: std::cell::RefCell<FxHashMap<String, bool>> = Default::default();
         for run in runs(query) {
             match run.script {
                 Script::Latin => {
@@ -321,9 +324,12 @@ impl Retriever {
                     }
                 }
                 Script::Han => {
-                    let expansions = self
-                        .lexicon
-                        .expand_in(&run.text, |word| self.han_attested(word));
+                    let expansions = self.lexicon.expand_in(&run.text, |word| {
+                        *attested
+                            .borrow_mut()
+                            .entry(word.to_owned())
+                            .or_insert_with(|| self.han_attested(word))
+                    });
                     let mut is_name = vec![false; expansions.len()];
                     self.match_names(&expansions, &mut is_name, &mut terms, &mut name_probes);
                     // Bigrams (for Chinese documents) of the content words only: the
@@ -351,7 +357,13 @@ impl Retriever {
                             han_bigrams(&ex.word, &mut |t| terms.add(t, 1.0, None));
                         }
                         if !name {
-                            self.add_translations(ex, &mut terms);
+                            // A word repeated in the query is translated once.
+                            let list = translated
+                                .entry(ex.word.clone())
+                                .or_insert_with(|| self.translations_of(ex));
+                            for (ts, w) in list.iter() {
+                                terms.add_phrase(ts.clone(), *w, Some(&ex.word));
+                            }
                         }
                         terms.end_word();
                     }
@@ -378,7 +390,7 @@ impl Retriever {
         all
     }
 
-    /// Adds the English translations of one Chinese word, sharing the word's weight 1
+    /// The English translations of one Chinese word and their weights, sharing [`CROSS_WEIGHT`]
     /// among the translations the corpus contains, by evidence:
     ///
     /// `share_i = ln(1 + df_i) / Σ_j ln(1 + df_j)`, where `df_i` is the number of indexed
@@ -393,9 +405,9 @@ impl Retriever {
     /// loose words alone ("weight" in a paper) would be another meaning. Its words divide
     /// its share by the square root of its length: together they say more than one word,
     /// but are not independent evidence either.
-    fn add_translations(&self, ex: &lexicon::Expansion, terms: &mut TermSet) {
+    fn translations_of(&self, ex: &lexicon::Expansion) -> Vec<(Vec<String>, f32)> {
         if ex.translations.is_empty() {
-            return;
+            return Vec::new();
         }
         let candidates: Vec<(Vec<String>, f32)> = ex
             .translations
@@ -414,6 +426,7 @@ impl Retriever {
             .collect();
         let evidence: f32 = candidates.iter().map(|(_, e)| e).sum();
         let singles = candidates.iter().filter(|(ts, _)| ts.len() == 1).count();
+        let mut out = Vec::new();
         for (ts, e) in candidates {
             let share = if evidence > 0.0 {
                 e / evidence
@@ -426,15 +439,16 @@ impl Retriever {
                 continue;
             }
             let w = CROSS_WEIGHT * share / (ts.len() as f32).sqrt();
-            terms.add_phrase(ts, w, Some(&ex.word));
+            out.push((ts, w));
         }
+        out
     }
 
     /// Adds the Chinese words an English query word (index term `stem`, as written `word`)
     /// translates to, for Chinese pages: the glossary's and the compiled-in tables' words
     /// read backwards, kept only where the corpus writes them (all their bigrams in one
     /// unit), sharing [`CROSS_WEIGHT`] by the same evidence as Chinese→English,
-    /// `ln(1 + df)` (see [`Retriever::add_translations`]). A word's bigrams must match
+    /// `ln(1 + df)` (see [`Retriever::translations_of`]). A word's bigrams must match
     /// together and divide its share by the square root of their number.
     fn add_chinese(&self, stem: &str, word: &str, terms: &mut TermSet) {
         let glossary = self.glossary_zh.get(stem).into_iter().flatten();
