@@ -159,13 +159,19 @@ pub(crate) fn evaluate(
     queries: &[(String, String)],
     qrels: &Qrels,
     k: usize,
+    min_coverage: f32,
 ) -> (Report, Vec<(String, Run)>) {
     let judged: Vec<&(String, String)> = queries
         .iter()
         .filter(|(id, _)| qrels.contains_key(id))
         .collect();
     let depth = k.max(100);
-    let search = |text: &str| corpus.retriever().search(text, depth, f32::MIN).1;
+    let search = |text: &str| {
+        corpus
+            .retriever()
+            .search_covering(text, depth, f32::MIN, min_coverage)
+            .1
+    };
     let mut runs = Vec::with_capacity(judged.len());
     let (mut ndcg, mut r3, mut r10, mut r100, mut mrr) = (0.0, 0.0, 0.0, 0.0, 0.0);
     for (qid, text) in &judged {

@@ -74,6 +74,10 @@ enum Command {
         /// Print one JSON object with the metrics.
         #[arg(long)]
         json: bool,
+        /// Share of a query's words a hit must match (the product's default unless given;
+        /// 0 keeps every hit).
+        #[arg(long, default_value_t = shared::retrieval::MIN_COVERAGE)]
+        min_coverage: f32,
     },
     /// Build knowledge_base.json from the site: built HTML, Markdown, a sitemap crawl,
     /// BibTeX and hand-kept JSON (options from rag.toml; flags override).
@@ -131,7 +135,8 @@ fn main() -> ExitCode {
             k,
             run,
             json,
-        } => evaluate(&corpus, &queries, &qrels, k, run, json),
+            min_coverage,
+        } => evaluate(&corpus, &queries, &qrels, k, run, json, min_coverage),
         Command::Ingest {
             url,
             token_env,
@@ -259,11 +264,12 @@ fn evaluate(
     k: usize,
     run: Option<PathBuf>,
     json: bool,
+    min_coverage: f32,
 ) -> Result<(), String> {
     let corpus = eval::load_corpus(corpus)?;
     let queries = eval::load_queries(queries)?;
     let qrels = eval::load_qrels(qrels)?;
-    let (report, runs) = eval::evaluate(&corpus, &queries, &qrels, k);
+    let (report, runs) = eval::evaluate(&corpus, &queries, &qrels, k, min_coverage);
     if let Some(path) = run {
         let map: serde_json::Map<String, serde_json::Value> = runs
             .into_iter()

@@ -305,7 +305,7 @@ mod tests {
             &[],
         );
         let terms = r.analyze_query("face unknownword");
-        let (_, hits) = r.search("face unknownword", 3, 0.0);
+        let hits = r.rank(&terms, 3, 0.0);
         let k1 = Bm25Params::default().k1;
         let expected_ceiling = idf(2, 1) * (k1 + 1.0);
         assert!((ceiling(&r, &terms) - expected_ceiling).abs() < 1e-5);

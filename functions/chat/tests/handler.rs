@@ -213,6 +213,19 @@ async fn json_answer_has_reply_sources_usage_timings_budget_and_is_recorded() {
 }
 
 #[tokio::test]
+async fn a_question_the_site_cannot_answer_gets_no_sources_and_is_audited_as_no_hits() {
+    let fake = FakeLlm::start(vec![Behavior::Echo, Behavior::Echo]).await;
+    let (state, store) = state_with_fake(&fake, |_| {});
+    let (status, body, _) = call_json(&state, post(r#"{"message": "香蕉面包的做法"}"#)).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(ids(&body["sources"]).is_empty(), "{body}");
+    // Echo answers with the system prompt: it tells the model the site has nothing.
+    let reply = body["reply"].as_str().unwrap();
+    assert!(reply.contains("Nothing on this site matches"), "{reply}");
+    assert_eq!(audit_outcome(&store, EVENT_REQUEST_ID).await, "no_hits");
+}
+
+#[tokio::test]
 async fn json_answer_survives_a_429_then_succeeds() {
     let fake = FakeLlm::start(vec![
         Behavior::status(429),

@@ -660,12 +660,23 @@ impl ChatService {
                 model: (outcome.model != OFFLINE_MODEL).then(|| outcome.model.clone()),
                 usage: outcome.usage,
                 latency_ms: u64::try_from(turn.received.elapsed().as_millis()).unwrap_or(u64::MAX),
-                outcome: outcome.label.clone(),
+                outcome: audit_outcome(turn, outcome),
                 client_hash: turn.client_hash.clone(),
             },
             at: turn.at,
         };
         storage::record(self.store.as_ref(), &exchange).await;
+    }
+}
+
+/// The audit outcome of a turn: `no_hits` when the site had nothing for the question and
+/// the visitor was told so (by the model or offline), else the outcome's label.
+fn audit_outcome(turn: &Turn, outcome: &Outcome) -> String {
+    let answered = outcome.label == "ok" || outcome.label.starts_with("offline");
+    if turn.hits.is_empty() && answered {
+        "no_hits".to_owned()
+    } else {
+        outcome.label.clone()
     }
 }
 

@@ -32,7 +32,7 @@ const ZH: Labels = Labels {
              明天（UTC）恢复正常回答。）",
     unavailable: "（离线模式：语言模型暂时不可用，以下内容直接摘自知识库，并非模型生成的回答。）",
     intro: "与您的问题最相关的条目：",
-    nothing: "知识库中没有找到与您的问题相关的条目，请换个说法或用英文关键词再试一次。",
+    nothing: "本站没有与您的问题相关的内容；如果您想问的是别的，请换个说法再试。",
     paper: "论文",
     code: "代码",
     link: "链接",
@@ -48,7 +48,8 @@ const EN: Labels = Labels {
                   lists entries of the knowledge base directly; it was not written by a \
                   model.)",
     intro: "The entries most relevant to your question:",
-    nothing: "No entry of the knowledge base matches your question; try other words.",
+    nothing:
+        "This site has nothing on your question; if you meant something else, try other words.",
     paper: "Paper",
     code: "Code",
     link: "Link",

@@ -130,6 +130,34 @@ impl Bm25Index {
             .map_or(0, |&t| self.postings(t).0.len())
     }
 
+    /// The id of `term`, if any unit contains it.
+    pub fn term_id(&self, term: &str) -> Option<u32> {
+        self.vocab.get(term).copied()
+    }
+
+    /// Number of units containing the term with id `t`.
+    pub fn doc_freq_of(&self, t: u32) -> usize {
+        self.postings(t).0.len()
+    }
+
+    /// Whether `unit` contains the term with id `t` (a bisection of its postings).
+    pub fn contains(&self, t: u32, unit: u32) -> bool {
+        self.postings(t).0.binary_search(&unit).is_ok()
+    }
+
+    /// Number of units containing every one of the terms with ids `terms` (all units for
+    /// none). Walks the shortest posting list and bisects the others.
+    pub fn co_occurrence(&self, terms: &[u32]) -> usize {
+        let Some(&rarest) = terms.iter().min_by_key(|&&t| self.doc_freq_of(t)) else {
+            return self.n_units;
+        };
+        self.postings(rarest)
+            .0
+            .iter()
+            .filter(|&&u| terms.iter().all(|&t| t == rarest || self.contains(t, u)))
+            .count()
+    }
+
     fn postings(&self, t: u32) -> (&[u32], &[f32]) {
         let (a, b) = (
             self.offsets[t as usize] as usize,
@@ -254,6 +282,16 @@ mod tests {
         let s = idx.score([("face", 0.5), ("train", 2.0), ("absent", 9.0)]);
         // unit 1: 0.5·idf(face)·1 + 2·idf(train)·1
         assert_near!(s[1].1, 0.5 * 0.470_003_6 + 2.0 * 0.980_829_3);
+    }
+
+    #[test]
+    fn co_occurrence_counts_units_holding_every_term() {
+        let idx = tiny();
+        let id = |t: &str| idx.term_id(t).unwrap();
+        assert_eq!(idx.co_occurrence(&[id("face")]), 2);
+        assert_eq!(idx.co_occurrence(&[id("face"), id("model")]), 1);
+        assert_eq!(idx.co_occurrence(&[id("model"), id("train")]), 0);
+        assert!(idx.contains(id("train"), 1) && !idx.contains(id("train"), 0));
     }
 
     #[test]

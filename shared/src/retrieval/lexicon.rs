@@ -1,8 +1,9 @@
 //! Chinese→English query expansion.
 //!
-//! Han runs of a query are segmented by longest match against three sources, most specific
-//! first: the knowledge base's glossary, a curated research-domain lexicon, and a general
-//! dictionary derived from CC-CEDICT. The compiled-in tables are sorted text (one
+//! Han runs of a query are segmented into the most probable sequence of words (see
+//! [`Lexicon::expand_in`]) found in four sources, most specific first: the knowledge base's
+//! glossary, a curated research-domain lexicon, a curated general/software lexicon, and a
+//! general dictionary derived from CC-CEDICT. The compiled-in tables are sorted text (one
 //! `key\tt1|t2|...` line per key) searched in place, so start-up parses nothing.
 //! A matched word's translations share weight 1 between them.
 
@@ -12,8 +13,28 @@ use std::sync::LazyLock;
 
 /// The curated research-domain lexicon (written by the team).
 const RESEARCH: SortedTable = sorted_table!("lexicon_research");
+/// The curated general and software lexicon (written by the team): the words site visitors
+/// use about installing, configuring and using things, with the senses they mean.
+const GENERAL: SortedTable = sorted_table!("lexicon_general");
 /// The general dictionary derived from CC-CEDICT (CC BY-SA 4.0, see `data/CEDICT-NOTICE.md`).
 const CEDICT: SortedTable = sorted_table!("cedict");
+
+/// English stem → the Chinese words translating to it, the tables above read backwards
+/// (written by `build.rs`, see there).
+const REVERSE: SortedTable = SortedTable::new(
+    include_str!(concat!(env!("OUT_DIR"), "/reverse.tsv")),
+    include_bytes!(concat!(env!("OUT_DIR"), "/reverse.idx")),
+);
+
+/// The Chinese words (2–4 characters) of the compiled-in tables whose first senses are the
+/// English word with Snowball stem `stem`, curated tables first.
+pub fn chinese_for(stem: &str) -> impl Iterator<Item = &'static str> + use<> {
+    REVERSE
+        .get(stem)
+        .into_iter()
+        .flat_map(|v| v.split('|'))
+        .filter(|w| !w.is_empty())
+}
 
 /// The longest key, in characters, that segmentation tries.
 const MAX_WORD_CHARS: usize = 8;
@@ -148,6 +169,94 @@ const ZH_STOPWORDS: &[&str] = &[
     "关于",
     "一",
     "您",
+    // Question and filler words of colloquial questions: they say how something is asked,
+    // not what about.
+    "的话",
+    "多久",
+    "多长时间",
+    "什么时候",
+    "几个",
+    "几次",
+    "几年",
+    "什么的",
+    "做什么",
+    "干什么",
+    "干嘛",
+    "为啥",
+    "啥",
+    "咋",
+    "咋样",
+    "是不是",
+    "是怎么",
+    "是什么",
+    "什么样",
+    "怎么办",
+    "怎么做",
+    "怎么弄",
+    "怎么样",
+    "怎样才能",
+    "怎么才能",
+    "能不能",
+    "可不可以",
+    "会不会",
+    "要不要",
+    "有什么",
+    "有哪些",
+    "到底",
+    "究竟",
+    "呢",
+    "嘛",
+    "吧",
+    "某",
+    "某个",
+    "某些",
+    "某一",
+    "某一种",
+    "一种",
+    "一下子",
+    "一样",
+    "还是",
+    "或者",
+    "而且",
+    "然后",
+    "那么",
+    "这样",
+    "那样",
+    "这么",
+    "那么",
+    "这种",
+    "那种",
+    "这里",
+    "那里",
+    "哪儿",
+    "已经",
+    "时候",
+    "的时候",
+    "应该",
+    "需要",
+    "我的",
+    "你的",
+    "它的",
+    "自己",
+    "明明",
+    "就是",
+    "只是",
+    "可是",
+    "但是",
+    "因为",
+    "所以",
+    "如果",
+    "为了",
+    "之后",
+    "以后",
+    "时",
+    "着",
+    "啦",
+    "才",
+    "再",
+    "很",
+    "太",
+    "挺",
 ];
 
 /// Where a translation came from.
@@ -158,6 +267,8 @@ pub enum Source {
     Glossary,
     /// The curated research-domain lexicon.
     Research,
+    /// The curated general/software lexicon.
+    General,
     /// The general CC-CEDICT-derived dictionary.
     Cedict,
 }
@@ -171,6 +282,9 @@ pub struct Expansion {
     pub translations: Vec<String>,
     /// Which source matched, if any.
     pub source: Option<Source>,
+    /// Whether the word is a Chinese function or question word (no translations, and its
+    /// characters do not count as query bigrams).
+    pub stopword: bool,
 }
 
 /// What a prefix looks like in one source.
@@ -254,69 +368,131 @@ impl Lexicon {
         }
     }
 
-    /// Number of entries in each source: (glossary, research, cedict).
-    pub fn sizes(&self) -> (usize, usize, usize) {
-        (self.glossary.len(), RESEARCH.len(), CEDICT.len())
+    /// Number of entries in each source: (glossary, research, general, cedict).
+    pub fn sizes(&self) -> (usize, usize, usize, usize) {
+        (
+            self.glossary.len(),
+            RESEARCH.len(),
+            GENERAL.len(),
+            CEDICT.len(),
+        )
     }
 
-    /// Segments a folded Han run by longest match and returns each segment's expansion.
-    /// Stopwords come back with no translations; characters found nowhere come back alone
-    /// with no source.
+    /// Segments a folded Han run (see [`Lexicon::expand_in`]) with no knowledge of a corpus.
     pub fn expand(&self, run: &str) -> Vec<Expansion> {
+        self.expand_in(run, |_| false)
+    }
+
+    /// Segments a folded Han run into its most probable words and returns each word's
+    /// expansion. Stopwords come back with no translations; characters found nowhere come
+    /// back alone with no source. `attested` says whether the corpus being searched writes
+    /// a (multi-character) word itself.
+    ///
+    /// The path chosen minimises the sum of word costs, a stand-in for −log P of a unigram
+    /// word model whose tables carry no frequencies: a dictionary word of two or more
+    /// characters costs 1 (0.75 when the corpus writes it, 0.9 for a glossary word), a
+    /// single-character stopword 0.8 (particles are the commonest words), another
+    /// single-character word 1.5 and an unknown character 2. So two words beat one word
+    /// plus a stray character (一同步 → 一 + 同步, not 一同 + 步) and a particle is cut off
+    /// before a word is split (某个头文件 → 某个 + 头文件). Ties keep the longer first word.
+    ///
+    /// Each source is probed at most once per prefix length (at most
+    /// `MAX_WORD_CHARS` per character), so the work is linear in the run's length.
+    pub fn expand_in(&self, run: &str, attested: impl Fn(&str) -> bool) -> Vec<Expansion> {
         let starts: Vec<usize> = run
             .char_indices()
             .map(|(i, _)| i)
             .chain([run.len()])
             .collect();
         let n = starts.len() - 1;
-        let mut out = Vec::new();
-        let mut i = 0;
-        while i < n {
-            // Grow the candidate one character at a time while some source still has a
-            // longer word with this prefix; remember the longest exact match.
-            let mut best: (usize, Option<(Source, Translations<'_>)>) = (1, None);
+        // Every word starting at each character: (length, cost, match).
+        let mut words: Vec<Vec<(usize, f32, Found<'_>)>> = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut here = Vec::new();
             for len in 1..=MAX_WORD_CHARS.min(n - i) {
                 let prefix = &run[starts[i]..starts[i + len]];
                 let mut more = len < self.glossary_max_chars;
-                // Outer Option: the prefix is a word somewhere; inner: its translations
-                // (none for a stopword, which is matched only to keep it whole).
-                let mut matched: Option<Option<(Source, Translations<'_>)>> = None;
+                let mut matched: Option<Found<'_>> = None;
                 if is_zh_stopword(prefix) {
-                    matched = Some(None);
+                    matched = Some(Found::Stop);
                 } else if let Some(t) = self.glossary.get(prefix) {
-                    matched = Some(Some((Source::Glossary, Translations::Owned(t))));
+                    matched = Some(Found::Word(Source::Glossary, Translations::Owned(t)));
                 }
-                for (source, table) in [(Source::Research, RESEARCH), (Source::Cedict, CEDICT)] {
+                for (source, table) in [
+                    (Source::Research, RESEARCH),
+                    (Source::General, GENERAL),
+                    (Source::Cedict, CEDICT),
+                ] {
                     let probe = probe_table(table, prefix);
                     more |= probe.longer;
                     if matched.is_none() {
-                        matched = probe.exact.map(|t| Some((source, Translations::Raw(t))));
+                        matched = probe
+                            .exact
+                            .map(|t| Found::Word(source, Translations::Raw(t)));
                     }
                 }
                 if let Some(m) = matched {
-                    best = (len, m);
+                    let cost = match (&m, len) {
+                        (Found::Stop, 1) => 0.8,
+                        (_, 1) => 1.5,
+                        (Found::Word(Source::Glossary, _), _) => 0.9,
+                        _ if attested(prefix) => 0.75,
+                        _ => 1.0,
+                    };
+                    here.push((len, cost, m));
+                } else if len == 1 {
+                    here.push((1, 2.0, Found::Unknown));
                 }
                 if !more {
                     break;
                 }
             }
-            let (len, found) = best;
+            words.push(here);
+        }
+        // best[i]: the cheapest segmentation of the run's suffix from character i, and the
+        // index (into words[i]) of its first word.
+        let mut best: Vec<(f32, usize)> = vec![(0.0, 0); n + 1];
+        for i in (0..n).rev() {
+            let mut pick = (f32::INFINITY, 0);
+            // Longest first, so a tie keeps the longer word.
+            for (k, (len, cost, _)) in words[i].iter().enumerate().rev() {
+                let total = cost + best[i + len].0;
+                if total < pick.0 {
+                    pick = (total, k);
+                }
+            }
+            best[i] = pick;
+        }
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < n {
+            let k = best[i].1;
+            let (len, _, found) = words[i].swap_remove(k);
             let word = run[starts[i]..starts[i + len]].to_owned();
-            // Translations are split into strings only for the match that won.
-            let (source, translations) = match found {
-                Some((s, Translations::Owned(t))) => (Some(s), t.clone()),
-                Some((s, Translations::Raw(t))) => (Some(s), split_translations(t)),
-                None => (None, Vec::new()),
+            // Translations are split into strings only for the words on the chosen path.
+            let (source, translations, stopword) = match found {
+                Found::Word(s, Translations::Owned(t)) => (Some(s), t.clone(), false),
+                Found::Word(s, Translations::Raw(t)) => (Some(s), split_translations(t), false),
+                Found::Stop => (None, Vec::new(), true),
+                Found::Unknown => (None, Vec::new(), false),
             };
             out.push(Expansion {
                 word,
                 translations,
                 source,
+                stopword,
             });
             i += len;
         }
         out
     }
+}
+
+/// What a candidate word is: a stopword, a dictionary word, or an unknown character.
+enum Found<'a> {
+    Stop,
+    Word(Source, Translations<'a>),
+    Unknown,
 }
 
 /// True for a Chinese function or question word that expansion skips.
@@ -365,6 +541,7 @@ mod tests {
     #[test]
     fn compiled_tables_are_sorted_with_unique_keys() {
         check_sorted_unique("research", RESEARCH);
+        check_sorted_unique("general", GENERAL);
         check_sorted_unique("cedict", CEDICT);
     }
 
@@ -375,9 +552,12 @@ mod tests {
 
     #[test]
     fn every_research_entry_is_found_by_lookup() {
-        for (k, v) in RESEARCH.entries() {
-            assert_eq!(RESEARCH.get(k), Some(v));
+        for table in [RESEARCH, GENERAL] {
+            for (k, v) in table.entries() {
+                assert_eq!(table.get(k), Some(v));
+            }
         }
+        assert!(GENERAL.len() >= 1500);
         assert_eq!(CEDICT.get("超级碗"), Some("super bowl"));
     }
 
@@ -389,6 +569,54 @@ mod tests {
         assert_eq!(words, vec!["人脸识别", "训练"]);
         assert!(ex[0].translations.iter().any(|t| t == "face recognition"));
         assert_eq!(ex[0].source, Some(Source::Research));
+    }
+
+    fn words(lex: &Lexicon, run: &str) -> Vec<String> {
+        lex.expand(run).into_iter().map(|e| e.word).collect()
+    }
+
+    #[test]
+    fn segmentation_takes_the_most_probable_path_not_the_longest_first_word() {
+        let lex = Lexicon::default();
+        // Longest match read 一同 + 步 and 个头 + 文件.
+        assert_eq!(words(&lex, "一同步"), vec!["一", "同步"]);
+        assert_eq!(words(&lex, "某个头文件"), vec!["某个", "头文件"]);
+        // Where the longest word is also the best path, it stays.
+        assert_eq!(words(&lex, "人脸识别训练"), vec!["人脸识别", "训练"]);
+    }
+
+    #[test]
+    fn words_the_corpus_writes_win_segmentation_ties() {
+        let lex = Lexicon::default();
+        // 同步 and 步骤 are both words; with 同步骤 the corpus decides.
+        let ex = lex.expand_in("同步骤", |w| w == "步骤");
+        assert_eq!(ex[1].word, "步骤", "{ex:?}");
+        let ex = lex.expand_in("同步骤", |w| w == "同步");
+        assert_eq!(ex[0].word, "同步", "{ex:?}");
+    }
+
+    #[test]
+    fn general_lexicon_gives_software_senses() {
+        let lex = Lexicon::default();
+        let ex = lex.expand("卸载");
+        assert_eq!(ex[0].source, Some(Source::General));
+        assert_eq!(ex[0].translations[0], "uninstall");
+        assert!(lex.expand("装")[0]
+            .translations
+            .iter()
+            .any(|t| t == "install"));
+    }
+
+    #[test]
+    fn english_stems_find_their_chinese_words() {
+        let install: Vec<&str> = chinese_for("instal").collect();
+        assert!(install.contains(&"安装"), "{install:?}");
+        let sync: Vec<&str> = chinese_for("sync").collect();
+        assert!(sync.contains(&"同步"), "{sync:?}");
+        assert_eq!(chinese_for("zzzz").count(), 0);
+        for w in chinese_for("train") {
+            assert!((2..=4).contains(&w.chars().count()), "{w}");
+        }
     }
 
     #[test]

@@ -9,11 +9,11 @@ mod table;
 pub mod tokenize;
 pub mod translit;
 
-use bm25::{top_k, Bm25Index, Bm25Params};
+use bm25::{idf, top_k, Bm25Index, Bm25Params};
 use lexicon::{Expansion, Lexicon};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use tokenize::{han_bigrams, runs, Analyzer, Script};
+use tokenize::{compounds, han_bigrams, runs, Analyzer, Script};
 use translit::{han_skeleton, is_translit_char, NameCounter, NameMatcher, MAX_NAME_CHARS};
 
 /// A query term after analysis and expansion.
@@ -36,19 +36,69 @@ pub const MAX_NAME_PROBES: usize = 512;
 /// this bounds its work whatever a visitor pastes; a real question has a few dozen.
 pub const MAX_QUERY_TERMS: usize = 256;
 
+/// The share of a query's words (weighted by specificity) that some passage must match for
+/// [`Retriever::search`] to return any hit (see there).
+pub const MIN_COVERAGE: f32 = 0.15;
+/// The weight a query word's translations into the other language share; its own terms
+/// weigh 1 each. Below 1 so that, on a site with both languages, the page in the
+/// question's language outranks its translation, which still comes next.
+pub const CROSS_WEIGHT: f32 = 0.8;
+
+/// A query is *mostly unknown* to a site when words the site never uses carry more than
+/// this share of its weight...
+pub const MAX_UNKNOWN: f32 = 0.5;
+/// ...and then a passage must match at least this many of its words to be a hit: a
+/// question about something the site never mentions is not answered from the one generic
+/// word it shares with the site ("怎么减肥最有效": 有效 "effective").
+pub const MIN_WORDS_IF_UNKNOWN: usize = 2;
+
 /// Query terms being collected: equal terms merged (weights added), at most
-/// [`MAX_QUERY_TERMS`] distinct ones, found by hash so a long query stays linear.
+/// [`MAX_QUERY_TERMS`] distinct ones, found by hash so a long query stays linear; and the
+/// query's words, each the set of terms that stand for it.
 #[derive(Default)]
 struct TermSet {
     terms: Vec<QueryTerm>,
     position: FxHashMap<String, usize>,
+    /// The query's words (see [`Analysis::words`]).
+    words: Vec<Word>,
+    /// Whether terms being added belong to the last word of `words`.
+    in_word: bool,
 }
 
 impl TermSet {
-    /// Adds `weight` to `term`, appending it if new and there is room.
+    /// Adds `weight` to `term`, appending it if new and there is room; within a word, the
+    /// term becomes one of the word's alternatives.
     fn add(&mut self, term: String, weight: f32, from: Option<&str>) {
-        if let Some(&i) = self.position.get(&term) {
+        if let Some(i) = self.merge(term, weight, from) {
+            self.alternative(vec![i]);
+        }
+    }
+
+    /// Adds the terms of a phrase, each with `weight`; within a word, the phrase is one
+    /// alternative, matched only where all its terms are.
+    fn add_phrase(&mut self, phrase: Vec<String>, weight: f32, from: Option<&str>) {
+        let ids: Vec<u32> = phrase
+            .into_iter()
+            .filter_map(|t| self.merge(t, weight, from))
+            .collect();
+        if !ids.is_empty() {
+            self.alternative(ids);
+        }
+    }
+
+    fn alternative(&mut self, ids: Vec<u32>) {
+        if self.in_word {
+            if let Some(word) = self.words.last_mut() {
+                word.alternatives.push(ids);
+            }
+        }
+    }
+
+    /// Merges `term` into the set; its index, or `None` when the set is full.
+    fn merge(&mut self, term: String, weight: f32, from: Option<&str>) -> Option<u32> {
+        let i = if let Some(&i) = self.position.get(&term) {
             self.terms[i].weight += weight;
+            i
         } else if self.terms.len() < MAX_QUERY_TERMS {
             self.position.insert(term.clone(), self.terms.len());
             self.terms.push(QueryTerm {
@@ -56,8 +106,50 @@ impl TermSet {
                 weight,
                 from: from.map(str::to_owned),
             });
+            self.terms.len() - 1
+        } else {
+            return None;
+        };
+        Some(i as u32)
+    }
+
+    /// Starts a new word of the query: terms added until [`TermSet::end_word`] stand for it.
+    /// `single` marks a single Chinese character.
+    fn begin_word(&mut self, single: bool) {
+        if self.words.len() < MAX_QUERY_TERMS {
+            self.words.push(Word {
+                alternatives: Vec::new(),
+                single,
+            });
+            self.in_word = true;
         }
     }
+
+    /// Ends the current word (terms added next stand for no word in particular).
+    fn end_word(&mut self) {
+        self.in_word = false;
+    }
+}
+
+/// A query after analysis: its terms, and which terms stand for each of its words.
+#[derive(Debug, Clone, Default)]
+pub struct Analysis {
+    /// The weighted terms, as [`Retriever::analyze_query`] returns them.
+    pub terms: Vec<QueryTerm>,
+    /// The content words of the query (English words and identifiers, Chinese words,
+    /// names), at most [`MAX_QUERY_TERMS`].
+    pub words: Vec<Word>,
+}
+
+/// One content word of a query.
+#[derive(Debug, Clone, Default)]
+pub struct Word {
+    /// What stands for it (its bigrams, translations, or the word itself), each as the
+    /// indexes into [`Analysis::terms`] of terms that must all match (several for a phrase).
+    pub alternatives: Vec<Vec<u32>>,
+    /// Whether it is a single Chinese character: too ambiguous for its absence from the
+    /// site to say anything, and not indexed by itself inside a longer run.
+    pub single: bool,
 }
 
 /// One ranked document: which document, its best passage and score.
@@ -83,6 +175,10 @@ pub struct Retriever {
     /// For each unit: (document, passage within it).
     units: Vec<(u32, u32)>,
     n_docs: usize,
+    /// Whether any passage has Chinese text (else English words are not expanded).
+    has_han: bool,
+    /// English term → the glossary's Chinese words translating to it.
+    glossary_zh: FxHashMap<String, Vec<String>>,
 }
 
 impl Retriever {
@@ -117,6 +213,16 @@ impl Retriever {
                 .names()
                 .filter_map(|w| analyzer.latin_term(&w).map(|t| (w, t))),
         );
+        let has_han = texts.iter().any(|t| t.chars().any(tokenize::is_han));
+        let mut glossary_zh: FxHashMap<String, Vec<String>> = FxHashMap::default();
+        for (zh, translations) in glossary {
+            for tr in translations {
+                if let [term] = analyzer.terms(tr).as_slice() {
+                    let zh: String = zh.chars().map(tokenize::fold_char).collect();
+                    glossary_zh.entry(term.clone()).or_default().push(zh);
+                }
+            }
+        }
         Self {
             analyzer,
             lexicon: Lexicon::new(glossary),
@@ -124,7 +230,48 @@ impl Retriever {
             index,
             units,
             n_docs,
+            has_han,
+            glossary_zh,
         }
+    }
+
+    /// Per word of the query: its weight (the IDF of its most specific term the site
+    /// contains, or the IDF of an absent term when the site contains none of them: a word
+    /// the site never uses is as specific as a word can be) and the ids of its indexed
+    /// terms. Words without terms, and single characters the site has no term for, are
+    /// left out.
+    fn word_weights(&self, analysis: &Analysis) -> Vec<(f32, Vec<Vec<u32>>)> {
+        let n = self.index.len();
+        analysis
+            .words
+            .iter()
+            .filter_map(|w| {
+                // Alternatives whose terms are all indexed, as term ids.
+                let alts: Vec<Vec<u32>> = w
+                    .alternatives
+                    .iter()
+                    .filter_map(|alt| {
+                        alt.iter()
+                            .map(|&i| self.index.term_id(&analysis.terms[i as usize].term))
+                            .collect::<Option<Vec<u32>>>()
+                    })
+                    .collect();
+                if w.alternatives.is_empty() || w.single {
+                    return None;
+                }
+                let weight = alts
+                    .iter()
+                    .map(|alt| match alt.as_slice() {
+                        &[t] => self.index.doc_freq_of(t),
+                        ids => self.index.co_occurrence(ids),
+                    })
+                    .filter(|&df| df > 0)
+                    .map(|df| idf(n, df))
+                    .fold(None, |m: Option<f32>, x| Some(m.map_or(x, |m| m.max(x))))
+                    .unwrap_or_else(|| idf(n, 0));
+                Some((weight, alts))
+            })
+            .collect()
     }
 
     /// Number of documents.
@@ -154,40 +301,182 @@ impl Retriever {
     /// [`MAX_NAME_CHARS`] within a budget of [`MAX_NAME_PROBES`] skeletons per query, and
     /// at most [`MAX_QUERY_TERMS`] distinct terms are kept.
     pub fn analyze_query(&self, query: &str) -> Vec<QueryTerm> {
+        self.analyze(query).terms
+    }
+
+    /// Like [`Retriever::analyze_query`], also telling which terms stand for which word.
+    pub fn analyze(&self, query: &str) -> Analysis {
         let mut terms = TermSet::default();
         let mut name_probes = MAX_NAME_PROBES;
+        // Per query: words already looked up (a long query repeats its words).
+        let mut translated: FxHashMap<String, Vec<(Vec<String>, f32)>> = FxHashMap::default();
+        let attested: std::cell::RefCell<FxHashMap<String, bool>> = Default::default();
         for run in runs(query) {
             match run.script {
                 Script::Latin => {
                     if let Some(t) = self.analyzer.latin_term(&run.text) {
+                        terms.begin_word(false);
+                        if self.has_han {
+                            self.add_chinese(&t, &run.text, &mut terms);
+                        }
                         terms.add(t, 1.0, None);
+                        terms.end_word();
                     }
                 }
                 Script::Han => {
-                    han_bigrams(&run.text, &mut |t| terms.add(t, 1.0, None));
-                    let expansions = self.lexicon.expand(&run.text);
+                    let expansions = self.lexicon.expand_in(&run.text, |word| {
+                        *attested
+                            .borrow_mut()
+                            .entry(word.to_owned())
+                            .or_insert_with(|| self.han_attested(word))
+                    });
                     let mut is_name = vec![false; expansions.len()];
                     self.match_names(&expansions, &mut is_name, &mut terms, &mut name_probes);
-                    for (ex, _) in expansions.iter().zip(&is_name).filter(|(_, n)| !**n) {
-                        if ex.translations.is_empty() {
+                    // Bigrams (for Chinese documents) of the content words only: the
+                    // characters of question and filler words (是什么, 怎么, 的话) are cut
+                    // out, so those do not match every Chinese page. A word's own bigrams
+                    // and translations stand for it; a bigram across two words for neither.
+                    let mut prev: Option<char> = None;
+                    let whole_run = expansions.len() == 1;
+                    for (ex, &name) in expansions.iter().zip(&is_name) {
+                        if ex.stopword {
+                            prev = None;
                             continue;
                         }
-                        let share = 1.0 / ex.translations.len() as f32;
-                        for tr in &ex.translations {
-                            let ts = self.analyzer.terms(tr);
-                            // A phrase ("face recognition") divides its share by the square
-                            // root of its length: its words together say more than one word
-                            // but are not independent evidence either.
-                            let w = share / (ts.len().max(1) as f32).sqrt();
-                            for t in ts {
-                                terms.add(t, w, Some(&ex.word));
+                        let mut chars = ex.word.chars();
+                        let first = chars.next();
+                        let single = chars.next().is_none();
+                        if let (Some(a), Some(b)) = (prev, first) {
+                            terms.add([a, b].iter().collect(), 1.0, None);
+                        }
+                        prev = ex.word.chars().last();
+                        terms.begin_word(single);
+                        // A lone character is a term only when it is the whole run (as
+                        // the index keeps it); inside a run only bigrams are indexed.
+                        if !single || whole_run {
+                            han_bigrams(&ex.word, &mut |t| terms.add(t, 1.0, None));
+                        }
+                        if !name {
+                            // A word repeated in the query is translated once.
+                            let list = translated
+                                .entry(ex.word.clone())
+                                .or_insert_with(|| self.translations_of(ex));
+                            for (ts, w) in list.iter() {
+                                terms.add_phrase(ts.clone(), *w, Some(&ex.word));
                             }
                         }
+                        terms.end_word();
                     }
                 }
             }
         }
-        terms.terms
+        // Identifiers as written (`v-if`, `sys_platform`), beside their parts.
+        compounds(query, &mut |t| {
+            terms.begin_word(false);
+            terms.add(t, 1.0, None);
+            terms.end_word();
+        });
+        Analysis {
+            terms: terms.terms,
+            words: terms.words,
+        }
+    }
+
+    /// True when the corpus writes the Han `word` (every bigram of it is indexed), which
+    /// makes it a likelier segment of a query about this site.
+    fn han_attested(&self, word: &str) -> bool {
+        let mut all = true;
+        han_bigrams(word, &mut |b| all &= self.index.doc_freq(&b) > 0);
+        all
+    }
+
+    /// The English translations of one Chinese word and their weights, sharing [`CROSS_WEIGHT`]
+    /// among the translations the corpus contains, by evidence:
+    ///
+    /// `share_i = ln(1 + df_i) / Σ_j ln(1 + df_j)`, where `df_i` is the number of indexed
+    /// units holding every term of translation i (for a phrase, all its words in one
+    /// unit). A sense the site never uses (卸载 → "disembark" on a software site) gets
+    /// nothing; the senses it does use share by how much of the site uses them,
+    /// logarithmically so a common word does not swamp a specific one (BM25's IDF still
+    /// favours the rare one at ranking). When no translation occurs in the corpus, the
+    /// single words share equally (they match nothing, but stay visible in the analysis).
+    ///
+    /// A phrase ("lose weight") is used only where the site has its words together: its
+    /// loose words alone ("weight" in a paper) would be another meaning. Its words divide
+    /// its share by the square root of its length: together they say more than one word,
+    /// but are not independent evidence either.
+    fn translations_of(&self, ex: &lexicon::Expansion) -> Vec<(Vec<String>, f32)> {
+        if ex.translations.is_empty() {
+            return Vec::new();
+        }
+        let candidates: Vec<(Vec<String>, f32)> = ex
+            .translations
+            .iter()
+            .map(|tr| {
+                let mut ts = self.analyzer.terms(tr);
+                ts.dedup();
+                let ids: Option<Vec<u32>> = ts.iter().map(|t| self.index.term_id(t)).collect();
+                let df = match ids.as_deref() {
+                    None | Some([]) => 0,
+                    Some(&[t]) => self.index.doc_freq_of(t),
+                    Some(ids) => self.index.co_occurrence(ids),
+                };
+                (ts, (df as f32).ln_1p())
+            })
+            .collect();
+        let evidence: f32 = candidates.iter().map(|(_, e)| e).sum();
+        let singles = candidates.iter().filter(|(ts, _)| ts.len() == 1).count();
+        let mut out = Vec::new();
+        for (ts, e) in candidates {
+            let share = if evidence > 0.0 {
+                e / evidence
+            } else if ts.len() == 1 {
+                1.0 / singles as f32
+            } else {
+                0.0
+            };
+            if share <= 0.0 || ts.is_empty() {
+                continue;
+            }
+            let w = CROSS_WEIGHT * share / (ts.len() as f32).sqrt();
+            out.push((ts, w));
+        }
+        out
+    }
+
+    /// Adds the Chinese words an English query word (index term `stem`, as written `word`)
+    /// translates to, for Chinese pages: the glossary's and the compiled-in tables' words
+    /// read backwards, kept only where the corpus writes them (all their bigrams in one
+    /// unit), sharing [`CROSS_WEIGHT`] by the same evidence as Chinese→English,
+    /// `ln(1 + df)` (see [`Retriever::translations_of`]). A word's bigrams must match
+    /// together and divide its share by the square root of their number.
+    fn add_chinese(&self, stem: &str, word: &str, terms: &mut TermSet) {
+        let glossary = self.glossary_zh.get(stem).into_iter().flatten();
+        let tables: Vec<&str> = lexicon::chinese_for(stem).collect();
+        let mut seen: Vec<&str> = Vec::new();
+        let mut candidates: Vec<(Vec<String>, f32)> = Vec::new();
+        for zh in glossary.map(String::as_str).chain(tables) {
+            if seen.contains(&zh) {
+                continue;
+            }
+            seen.push(zh);
+            let mut bigrams = Vec::new();
+            han_bigrams(zh, &mut |b| bigrams.push(b));
+            let ids: Option<Vec<u32>> = bigrams.iter().map(|b| self.index.term_id(b)).collect();
+            let df = match ids.as_deref() {
+                None | Some([]) => 0,
+                Some(&[t]) => self.index.doc_freq_of(t),
+                Some(ids) => self.index.co_occurrence(ids),
+            };
+            if df > 0 {
+                candidates.push((bigrams, (df as f32).ln_1p()));
+            }
+        }
+        let evidence: f32 = candidates.iter().map(|(_, e)| e).sum();
+        for (bigrams, e) in candidates {
+            let w = CROSS_WEIGHT * e / evidence / (bigrams.len() as f32).sqrt();
+            terms.add_phrase(bigrams, w, Some(word));
+        }
     }
 
     /// Finds transliterated names among runs of single name characters that the lexicon
@@ -265,9 +554,11 @@ impl Retriever {
                 .for_each(|n| *n = true);
             let word: String = chars[start..start + len].iter().collect();
             let share = 1.0 / names.len() as f32;
+            terms.begin_word(false);
             for t in names {
                 terms.add(t, share, Some(&word));
             }
+            terms.end_word();
         }
     }
 
@@ -344,11 +635,65 @@ impl Retriever {
             .collect()
     }
 
-    /// Analyzes and ranks in one call.
+    /// Analyzes and ranks in one call, returning no hits for a question the site cannot
+    /// answer. Each content word of the query (an English word or identifier; a Chinese
+    /// word with its bigrams and translations; a name) weighs its specificity on this site:
+    /// the IDF of its most specific indexed alternative, or the IDF of an absent term when
+    /// the site has none (a word the site never uses is as specific as words get). A
+    /// passage matches a word when it holds any of its alternatives (a phrase: all its
+    /// terms). The question is answered when some hit's passage matches at least
+    /// [`MIN_COVERAGE`] of the total weight, and, when words the site never uses carry
+    /// more than [`MAX_UNKNOWN`] of it, at least [`MIN_WORDS_IF_UNKNOWN`] of its words;
+    /// then every hit stays (a lower one may answer another part). Both tests are shares
+    /// and counts of the query's own words, so they hold across site sizes, where raw BM25
+    /// scores do not: "香蕉面包的做法" on a research homepage shares only 做法 with it.
     pub fn search(&self, query: &str, k: usize, min_score: f32) -> (Vec<QueryTerm>, Vec<Ranked>) {
-        let terms = self.analyze_query(query);
-        let ranked = self.rank(&terms, k, min_score);
-        (terms, ranked)
+        self.search_covering(query, k, min_score, MIN_COVERAGE)
+    }
+
+    /// [`Retriever::search`] with another minimum coverage (0 keeps every hit).
+    pub fn search_covering(
+        &self,
+        query: &str,
+        k: usize,
+        min_score: f32,
+        min_coverage: f32,
+    ) -> (Vec<QueryTerm>, Vec<Ranked>) {
+        let analysis = self.analyze(query);
+        let mut ranked = self.rank(&analysis.terms, k, min_score);
+        if min_coverage > 0.0 && !ranked.is_empty() {
+            let words = self.word_weights(&analysis);
+            let total: f32 = words.iter().map(|(w, _)| w).sum();
+            // (share of the weight, number of words) a hit's passage matches.
+            let coverage = |hit: &Ranked| {
+                let Ok(unit) = self.units.binary_search(&(hit.doc, hit.passage)) else {
+                    return (0.0, 0);
+                };
+                let holds =
+                    |alt: &Vec<u32>| alt.iter().all(|&t| self.index.contains(t, unit as u32));
+                let (matched, count) = words
+                    .iter()
+                    .filter(|(_, alts)| alts.iter().any(holds))
+                    .fold((0.0, 0), |(m, c), (w, _)| (m + w, c + 1));
+                (matched / total, count)
+            };
+            // Words the site never uses anywhere (no alternative indexed).
+            let unknown: f32 = words
+                .iter()
+                .filter(|(_, alts)| alts.is_empty())
+                .map(|(w, _)| w)
+                .sum();
+            let mostly_unknown = unknown > MAX_UNKNOWN * total;
+            let answerable = total <= 0.0
+                || ranked.iter().any(|hit| {
+                    let (share, count) = coverage(hit);
+                    share >= min_coverage && (!mostly_unknown || count >= MIN_WORDS_IF_UNKNOWN)
+                });
+            if !answerable {
+                ranked.clear();
+            }
+        }
+        (analysis.terms, ranked)
     }
 }
 
@@ -364,7 +709,7 @@ mod tests {
     }
 
     #[test]
-    fn a_words_translations_share_weight_one_and_phrases_split_by_sqrt_length() {
+    fn a_words_translations_share_the_cross_weight_and_phrases_split_by_sqrt_length() {
         let glossary = [(
             "测试词".to_string(),
             vec![
@@ -375,7 +720,7 @@ mod tests {
         )];
         let r = Retriever::build([["alpha beta gamma delta".to_string()]], &glossary);
         let terms = r.analyze_query("测试词");
-        let third = 1.0 / 3.0;
+        let third = CROSS_WEIGHT / 3.0;
         assert!((weight(&terms, "alpha") - third).abs() < 1e-6);
         assert!((weight(&terms, "beta") - third).abs() < 1e-6);
         assert!((weight(&terms, "gamma") - third / 2f32.sqrt()).abs() < 1e-6);
@@ -389,6 +734,117 @@ mod tests {
                 .count()
                 == 4
         );
+    }
+
+    #[test]
+    fn translations_share_by_corpus_evidence_and_absent_ones_get_nothing() {
+        let glossary = [(
+            "测试词".to_string(),
+            vec![
+                "alpha".to_string(),
+                "beta".to_string(),
+                "gamma delta".to_string(),
+            ],
+        )];
+        // alpha in 3 units, beta in 1, gamma and delta nowhere.
+        let r = Retriever::build(
+            [
+                ["alpha".to_string()],
+                ["alpha".to_string()],
+                ["alpha beta".to_string()],
+            ],
+            &glossary,
+        );
+        let terms = r.analyze_query("测试词");
+        // ln(1+3) = 2·ln 2 against ln(1+1) = ln 2: two thirds and one third of the
+        // cross-language weight.
+        let (alpha, beta) = (CROSS_WEIGHT * 2.0 / 3.0, CROSS_WEIGHT / 3.0);
+        assert!((weight(&terms, "alpha") - alpha).abs() < 1e-6, "{terms:?}");
+        assert!((weight(&terms, "beta") - beta).abs() < 1e-6, "{terms:?}");
+        assert_eq!(weight(&terms, "gamma"), 0.0);
+        assert_eq!(weight(&terms, "delta"), 0.0);
+    }
+
+    #[test]
+    fn with_no_translation_in_the_corpus_they_share_equally() {
+        let glossary = [(
+            "测试词".to_string(),
+            vec!["alpha".to_string(), "beta".to_string()],
+        )];
+        let r = Retriever::build([["unrelated".to_string()]], &glossary);
+        let terms = r.analyze_query("测试词");
+        assert_eq!(weight(&terms, "alpha"), CROSS_WEIGHT / 2.0);
+        assert_eq!(weight(&terms, "beta"), CROSS_WEIGHT / 2.0);
+    }
+
+    #[test]
+    fn question_and_filler_words_add_no_bigrams() {
+        let r = Retriever::build([["卸载工具".to_string()]], &[]);
+        let terms = r.analyze_query("请问卸载这个工具是怎么做的话");
+        for filler in ["请问", "问卸", "是怎", "怎么", "这个", "的话", "做的"] {
+            assert_eq!(weight(&terms, filler), 0.0, "{filler}: {terms:?}");
+        }
+        assert_eq!(weight(&terms, "卸载"), 1.0);
+        assert_eq!(weight(&terms, "工具"), 1.0);
+    }
+
+    #[test]
+    fn a_query_naming_an_identifier_finds_the_page_that_writes_it() {
+        let r = Retriever::build(
+            [
+                ["v v v v v else".to_string()],
+                ["use v-if to render conditionally".to_string()],
+            ],
+            &[],
+        );
+        let (_, ranked) = r.search("v-if 怎么用", 2, 0.0);
+        assert_eq!(ranked[0].doc, 1, "{ranked:?}");
+        let (_, ranked) = r.search("sys_platform", 2, 0.0);
+        assert!(ranked.is_empty());
+    }
+
+    #[test]
+    fn english_questions_find_chinese_pages() {
+        let r = Retriever::build(
+            [
+                ["今天天气很好，适合出门。".to_string()],
+                ["如何安装这个软件：先下载，再安装。".to_string()],
+            ],
+            &[],
+        );
+        let (terms, ranked) = r.search("How do I install it?", 2, 0.0);
+        assert_eq!(ranked.first().map(|h| h.doc), Some(1), "{terms:?}");
+        // 安装 is the one Chinese word for "install" this site writes: it takes the whole
+        // cross-language weight (one bigram, so no √ split).
+        assert!(
+            (weight(&terms, "安装") - CROSS_WEIGHT).abs() < 1e-6,
+            "{terms:?}"
+        );
+        assert!(
+            terms.iter().all(|t| t.term == "instal" || t.term == "安装"),
+            "{terms:?}"
+        );
+        // A site without Chinese text gets no Chinese terms.
+        let english = Retriever::build([["install".to_string()]], &[]);
+        assert_eq!(english.analyze_query("install").len(), 1);
+    }
+
+    #[test]
+    fn on_a_bilingual_site_each_language_ranks_its_own_page_first_and_the_other_next() {
+        let r = Retriever::build(
+            [
+                ["How to install the package manager on Windows.".to_string()],
+                ["如何在 Windows 上安装包管理器。".to_string()],
+                ["Cooking rice in a pot takes twenty minutes.".to_string()],
+                ["用锅煮米饭需要二十分钟。".to_string()],
+            ],
+            &[],
+        );
+        let order = |q: &str| -> Vec<u32> { r.search(q, 4, 0.0).1.iter().map(|h| h.doc).collect() };
+        assert_eq!(order("install the package manager")[..2], [0, 1]);
+        assert_eq!(order("安装包管理器")[..2], [1, 0]);
+        assert_eq!(order("how long to cook rice")[..2], [2, 3]);
+        assert_eq!(order("煮米饭要多久")[..2], [3, 2]);
     }
 
     #[test]
@@ -452,7 +908,7 @@ mod tests {
             skeletons <= MAX_NAME_PROBES,
             "{skeletons} skeletons for {chars} chars"
         );
-        // Segmentation probes each of the three sources at most once per prefix length.
+        // Segmentation probes each of the three tables at most once per prefix length.
         assert!(probes <= 3 * 8 * chars, "{probes} probes for {chars} chars");
         assert!(terms.len() <= MAX_QUERY_TERMS, "{} terms", terms.len());
     }

@@ -52,10 +52,15 @@ pub fn is_han(c: char) -> bool {
 }
 
 /// Cuts folded text into runs of one script; everything that is neither a Han character
-/// nor alphanumeric (spaces, punctuation, emoji, symbols) separates runs and is dropped.
+/// nor alphanumeric (spaces, punctuation, emoji, symbols) separates runs and is dropped,
+/// except spaces between two Han characters: Chinese is written without them, so a space
+/// there ("6600万年 前", "该公司 安装了") is a typing habit, not a word boundary, and the
+/// bigram across it is kept.
 pub fn runs(text: &str) -> Vec<Run> {
     let mut out: Vec<Run> = Vec::new();
     let mut current: Option<Run> = None;
+    // Spaces seen right after a Han character, not yet known to be inside a Han run.
+    let mut spaced = false;
     for raw in text.chars() {
         let c = fold_char(raw);
         let script = if is_han(c) {
@@ -66,7 +71,9 @@ pub fn runs(text: &str) -> Vec<Run> {
             None
         };
         match (script, current.as_mut()) {
-            (Some(s), Some(run)) if run.script == s => run.text.push(c),
+            (Some(s), Some(run)) if run.script == s && (!spaced || s == Script::Han) => {
+                run.text.push(c)
+            }
             (Some(s), _) => {
                 if let Some(run) = current.take() {
                     out.push(run);
@@ -76,15 +83,51 @@ pub fn runs(text: &str) -> Vec<Run> {
                     text: c.to_string(),
                 });
             }
+            (None, Some(run)) if run.script == Script::Han && c.is_whitespace() => {
+                spaced = true;
+                continue;
+            }
             (None, _) => {
                 if let Some(run) = current.take() {
                     out.push(run);
                 }
             }
         }
+        spaced = false;
     }
     out.extend(current);
     out
+}
+
+/// True for the characters that join the parts of a code identifier or file name
+/// (`v-if`, `sys_platform`, `uv.lock`, `v-model.lazy`).
+fn is_connector(c: char) -> bool {
+    matches!(c, '-' | '_' | '.')
+}
+
+/// Calls `emit` with each identifier of `text` written with connectors (`v-if`,
+/// `v-model.lazy`, `sys_platform`, `--no-cache` → `no-cache`, `3.8`), folded and whole.
+/// Their parts are terms anyway ([`runs`] splits at the connectors); the whole form lets a
+/// query naming `v-if` find the page that writes it rather than every page with a "v".
+/// Connectors at either end are dropped, so a sentence's full stop is not part of a word.
+pub fn compounds(text: &str, emit: &mut impl FnMut(String)) {
+    let mut token = String::new();
+    let mut flush = |token: &mut String| {
+        let whole = token.trim_matches(is_connector);
+        if whole.contains(is_connector) {
+            emit(whole.to_owned());
+        }
+        token.clear();
+    };
+    for raw in text.chars() {
+        let c = fold_char(raw);
+        if (c.is_alphanumeric() && !is_han(c)) || is_connector(c) {
+            token.push(c);
+        } else {
+            flush(&mut token);
+        }
+    }
+    flush(&mut token);
 }
 
 /// English stopwords: function words that carry no topic. The list is larger than
@@ -301,6 +344,7 @@ impl Analyzer {
                 Script::Han => han_bigrams(&run.text, &mut |t| out.push(t)),
             }
         }
+        compounds(text, &mut |t| out.push(t));
         out
     }
 
@@ -330,6 +374,7 @@ impl Analyzer {
                 Script::Han => han_bigrams(&run.text, &mut emit),
             }
         }
+        compounds(text, &mut emit);
     }
 
     /// All index terms of `text`, in order.
@@ -369,6 +414,24 @@ mod tests {
                 (Script::Latin, "partial".into()),
                 (Script::Latin, "fc".into())
             ]
+        );
+    }
+
+    #[test]
+    fn spaces_inside_chinese_text_do_not_break_its_bigrams() {
+        assert_eq!(
+            texts("6600万年 前，该公司　安装了 x 机器"),
+            vec![
+                (Script::Latin, "6600".into()),
+                (Script::Han, "万年前".into()),
+                (Script::Han, "该公司安装了".into()),
+                (Script::Latin, "x".into()),
+                (Script::Han, "机器".into()),
+            ]
+        );
+        assert_eq!(
+            texts("ab cd"),
+            vec![(Script::Latin, "ab".into()), (Script::Latin, "cd".into())]
         );
     }
 
@@ -437,6 +500,29 @@ mod tests {
             learner.latin_term("unseen"),
             Analyzer::new().latin_term("unseen")
         );
+    }
+
+    #[test]
+    fn identifiers_are_kept_whole_beside_their_parts() {
+        let a = Analyzer::new();
+        assert_eq!(a.terms("use v-if"), vec!["use", "v", "v-if"]);
+        assert_eq!(
+            a.terms("v-model.lazy, sys_platform and --no-cache."),
+            vec![
+                "v",
+                "model",
+                "lazi",
+                "sys",
+                "platform",
+                "cach",
+                "v-model.lazy",
+                "sys_platform",
+                "no-cache"
+            ]
+        );
+        // A sentence's full stop and a lone dash are not identifiers.
+        assert_eq!(a.terms("It ends. - Then"), vec!["end"]);
+        assert_eq!(a.terms("Python 3.8"), vec!["python", "3", "8", "3.8"]);
     }
 
     #[test]
