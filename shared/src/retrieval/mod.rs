@@ -120,8 +120,16 @@ impl TermSet {
             self.words.push(Word {
                 alternatives: Vec::new(),
                 single,
+                neutral: false,
             });
             self.in_word = true;
+        }
+    }
+
+    /// Marks the word just begun as neutral (see [`Word::neutral`]).
+    fn mark_neutral(&mut self) {
+        if let (true, Some(w)) = (self.in_word, self.words.last_mut()) {
+            w.neutral = true;
         }
     }
 
@@ -150,6 +158,11 @@ pub struct Word {
     /// Whether it is a single Chinese character: too ambiguous for its absence from the
     /// site to say anything, and not indexed by itself inside a longer run.
     pub single: bool,
+    /// Whether its absence from the site says nothing about the question being off-topic:
+    /// a word in an alphabet other than Latin (an Arabic or Hebrew greeting around a name
+    /// the site does use: "ما هو LLaVA؟") or a fragment of two characters or fewer (`0m`
+    /// from a terminal escape). Such a word counts only where the site has it.
+    pub neutral: bool,
 }
 
 /// One ranked document: which document, its best passage and score.
@@ -256,7 +269,7 @@ impl Retriever {
                             .collect::<Option<Vec<u32>>>()
                     })
                     .collect();
-                if w.alternatives.is_empty() || w.single {
+                if w.alternatives.is_empty() || w.single || (w.neutral && alts.is_empty()) {
                     return None;
                 }
                 let weight = alts
@@ -316,6 +329,11 @@ impl Retriever {
                 Script::Latin => {
                     if let Some(t) = self.analyzer.latin_term(&run.text) {
                         terms.begin_word(false);
+                        if t.chars().count() <= 2
+                            || !run.text.chars().any(|c| c.is_ascii_alphabetic())
+                        {
+                            terms.mark_neutral();
+                        }
                         if self.has_han {
                             self.add_chinese(&t, &run.text, &mut terms);
                         }
