@@ -39,8 +39,9 @@ impl AppState {
     pub async fn from_env() -> Result<Self, Error> {
         let config = Config::from_env()?;
         let ingest = IngestConfig::from_env()?;
-        let source = shared::kb::open_source(&config.kb_source).await;
-        let store = shared::store::open_store(&config, AUDIT_TTL).await;
+        let aws = shared::aws::AwsClients::from_env();
+        let source = shared::kb::open_source(&config.kb_source, &aws).await;
+        let store = shared::store::open_store(&config, AUDIT_TTL, &aws).await;
         if ingest.token_hash.is_none() {
             tracing::warn!("INGEST_TOKEN_SHA256 is not set: every ingest request is refused");
         }

@@ -49,14 +49,14 @@ pub use response::{
 use crate::context::context_blocks;
 use crate::error::Error;
 use crate::followup::retrieve;
-use crate::limits::{Counters, MemoryCounters, RateLimiter, Reservation, TokenBudget};
+use crate::limits::{ClientSalt, Counters, MemoryCounters, RateLimiter, Reservation, TokenBudget};
 use crate::llm::{CompletionRequest, LlmClient, LlmError, StreamEvent};
 use crate::message::Usage;
 use crate::prompt::{build_prompt, Prompt, PromptInput, ANSWER_RESERVE};
 use crate::retrieval::Ranked;
 use crate::search::SearchIndex;
 use crate::secret::Secret;
-use crate::store::{AuditRecord, ConversationStore, Exchange};
+use crate::store::{AuditRecord, ConversationStore, Exchange, StoreError};
 use crate::tokens::estimate_tokens;
 use sha2::{Digest, Sha256};
 
@@ -136,7 +136,7 @@ pub struct ChatService {
     rate: RateLimiter,
     budget: TokenBudget,
     /// Salt of client-address hashes (audit records and rate-limit keys).
-    salt: Secret,
+    salt: ClientSalt,
 }
 
 impl std::fmt::Debug for ChatService {
@@ -198,7 +198,7 @@ impl ChatService {
         top_k: usize,
         min_score: f32,
     ) -> Self {
-        let salt = config.client_salt.clone().unwrap_or_else(random_salt);
+        let salt = ClientSalt::fixed(config.client_salt.clone().unwrap_or_else(random_salt));
         let counters: Arc<dyn Counters> = Arc::new(MemoryCounters::default());
         let (rate, budget) = limits(&config, llm.as_deref(), counters);
         Self {
@@ -214,17 +214,25 @@ impl ChatService {
     }
 
     /// The same service counting its limits in `counters` (shared by all instances when
-    /// they are DynamoDB's) and hashing client addresses with `salt` (see
-    /// [`crate::limits::client_salt`]).
-    pub fn with_counters(mut self, counters: Arc<dyn Counters>, salt: Secret) -> Self {
+    /// they are DynamoDB's) and hashing client addresses with `salt` (a [`Secret`], or a
+    /// [`ClientSalt::lazy`] one looked up by the first request that needs it).
+    pub fn with_counters(
+        mut self,
+        counters: Arc<dyn Counters>,
+        salt: impl Into<ClientSalt>,
+    ) -> Self {
         (self.rate, self.budget) = limits(&self.config, self.llm.as_deref(), counters);
-        self.salt = salt;
+        self.salt = salt.into();
         self
     }
 
-    /// The salted hash of a client address, as stored and as counted by the rate limits.
-    pub fn client_key(&self, ip: Option<&str>) -> String {
-        ip.map_or_else(|| "unknown".to_owned(), |ip| client_hash(&self.salt, ip))
+    /// The salted hash of a client address, as stored and as counted by the rate limits;
+    /// an error when the salt is still unknown and cannot be looked up.
+    pub async fn client_key(&self, ip: Option<&str>) -> Result<String, StoreError> {
+        match ip {
+            None => Ok("unknown".to_owned()),
+            Some(ip) => Ok(client_hash(self.salt.get().await?, ip)),
+        }
     }
 
     /// Applies the rate limits to a validated request, before anything is answered:
@@ -232,7 +240,10 @@ impl ChatService {
     /// has used up this minute, [`Error::Store`] (503 when retryable) when the counters
     /// cannot be reached: refusing is safer than serving unmetered.
     pub async fn admit(&self, req: &ChatRequest, ctx: &RequestContext) -> Result<(), Error> {
-        let client = self.client_key(ctx.client_ip.as_deref());
+        let client = self
+            .client_key(ctx.client_ip.as_deref())
+            .await
+            .inspect_err(|e| tracing::error!(error = %e, "cannot look up the client-hash salt"))?;
         let limited = self
             .rate
             .check(&client, req.session_id.as_deref(), ctx.at)
@@ -562,10 +573,14 @@ impl ChatService {
             },
             hits: found.hits,
             offline,
-            client_hash: ctx
-                .client_ip
-                .as_deref()
-                .map(|ip| client_hash(&self.salt, ip)),
+            // Known here whenever the request was admitted first (the handler always does).
+            client_hash: match self.client_key(ctx.client_ip.as_deref()).await {
+                Ok(key) => ctx.client_ip.is_some().then_some(key),
+                Err(e) => {
+                    tracing::warn!(error = %e, "client-hash salt unknown: audit without it");
+                    None
+                }
+            },
             received: ctx.received,
             at: ctx.at,
             retrieve: ctx.received.elapsed(),
