@@ -32,12 +32,13 @@ echo "==> cargo test"
 cargo test --workspace --all-features
 
 echo "==> widget browser tests"
-# Headless Chromium from Debian (never a browser download); playwright-core drives it.
-if [ ! -x /usr/bin/chromium ]; then
+# Headless Chromium from Debian (never a browser download); playwright-core drives it. The
+# small CJK font is checked on its own: a machine that already has Chromium may lack it, and
+# Chinese then renders as boxes (tests/widget/demo-mobile.test.mjs fails on that).
+if [ ! -x /usr/bin/chromium ] || ! dpkg-query -W -f='${Status}' fonts-wqy-microhei 2>/dev/null | grep -q 'ok installed'; then
   sudo_cmd=""
   if [ "$(id -u)" != 0 ]; then sudo_cmd="sudo"; fi
   $sudo_cmd apt-get update
-  # A small CJK font, so Chinese answers in the mobile screenshot are legible.
   $sudo_cmd apt-get install -y chromium fonts-wqy-microhei
 fi
 (cd tests/widget && npm ci --no-audit --no-fund && node --test)

@@ -1,5 +1,5 @@
 /*!
- * chat-widget.js — embeddable chat for the RAG chat function (DESIGN §3).
+ * chat-widget.js — embeddable chat for the RAG chat function (docs/architecture.md, "HTTP API").
  * One file, no build step, no dependencies, no keys:
  *   <script src="chat-widget.js" data-endpoint="https://…/chat/" defer></script>
  * Optional: data-title, data-greeting, data-starters ("a|b|c"), data-lang (zh|en),

@@ -3,13 +3,18 @@
 //! `rag search "请介绍一下 Partial FC"` answers what the `search` function would;
 //! `rag validate knowledge_base.json` checks a file before upload; `rag eval` measures
 //! retrieval on a BEIR-format test set; `rag ingest --url URL --token-env VAR FILE` shows
-//! what would change in the deployed knowledge base and uploads it. Exit codes: 0 success,
+//! what would change in the deployed knowledge base and uploads it; `rag sync --url URL
+//! --token-env VAR [FILE]` sends only the documents that changed. Exit codes: 0 success,
 //! 1 invalid input or failed check, 2 usage error.
 
 mod eval;
 mod ingest;
+mod out;
+mod remote;
+mod sync;
 
 use clap::{Parser, Subcommand};
+use out::outln;
 use shared::{Config, Error, KbLocation, SearchIndex, SearchRequest};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -79,7 +84,30 @@ enum Command {
         /// Show the diff but upload nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Upload files larger than this many bytes through a staged upload.
+        #[arg(long, value_name = "BYTES", default_value_t = shared::ingest::DEFAULT_MAX_BYTES)]
+        stage_above: usize,
         /// The knowledge base file to upload.
+        path: PathBuf,
+    },
+    /// Make the deployed knowledge base match a file, sending only what changed (a patch
+    /// of the changed documents; the whole file when the glossary changed); retries when
+    /// someone else wrote meanwhile.
+    Sync {
+        /// The ingest function's URL.
+        #[arg(long)]
+        url: String,
+        /// Name of the environment variable holding the ingest token (never the token).
+        #[arg(long, value_name = "VAR")]
+        token_env: String,
+        /// Show the diff but send nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Send requests larger than this many bytes through a staged upload.
+        #[arg(long, value_name = "BYTES", default_value_t = shared::ingest::DEFAULT_MAX_BYTES)]
+        stage_above: usize,
+        /// The knowledge base file.
+        #[arg(default_value = "knowledge_base.json")]
         path: PathBuf,
     },
 }
@@ -101,6 +129,7 @@ fn main() -> ExitCode {
             url,
             token_env,
             dry_run,
+            stage_above,
             path,
         } => {
             return ingest::run(&ingest::Args {
@@ -108,6 +137,22 @@ fn main() -> ExitCode {
                 token_env: &token_env,
                 dry_run,
                 path: &path,
+                stage_above,
+            })
+        }
+        Command::Sync {
+            url,
+            token_env,
+            dry_run,
+            stage_above,
+            path,
+        } => {
+            return sync::run(&sync::Args {
+                url: &url,
+                token_env: &token_env,
+                dry_run,
+                path: &path,
+                stage_above,
             })
         }
     };
@@ -131,9 +176,9 @@ fn search(kb: Option<PathBuf>, k: Option<&str>, json: bool, query: &str) -> Resu
     };
     let index = SearchIndex::load_file(&path).map_err(|e| e.to_string())?;
     let req = SearchRequest::new(Some(query), k, config.top_k).map_err(|e| e.to_string())?;
-    let res = index.search(&req.query, req.top_k, config.min_score);
+    let res = index.run(&req, config.min_score);
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&res).map_err(|e| e.to_string())?
         );
@@ -144,12 +189,12 @@ fn search(kb: Option<PathBuf>, k: Option<&str>, json: bool, query: &str) -> Resu
         .iter()
         .map(|t| format!("{}:{:.2}", t.term, t.weight))
         .collect();
-    println!("terms: {}", terms.join(" "));
+    outln!("terms: {}", terms.join(" "));
     if res.hits.is_empty() {
-        println!("no hits (min score {})", config.min_score);
+        outln!("no hits (min score {})", config.min_score);
     }
     for (i, h) in res.hits.iter().enumerate() {
-        println!(
+        outln!(
             "[{}] {:.3}  {}  ({}, {})",
             i + 1,
             h.score,
@@ -158,10 +203,10 @@ fn search(kb: Option<PathBuf>, k: Option<&str>, json: bool, query: &str) -> Resu
             h.doc_type
         );
         if let Some(url) = &h.url {
-            println!("      {url}");
+            outln!("      {url}");
         }
     }
-    println!("took {} µs", res.took_us);
+    outln!("took {} µs", res.took_us);
     Ok(())
 }
 
@@ -189,7 +234,7 @@ fn validate(path: &std::path::Path) -> Result<(), String> {
         }
     }
     let by_type: Vec<String> = counts.iter().map(|(t, n)| format!("{t}: {n}")).collect();
-    println!(
+    outln!(
         "ok: {} documents ({}), {} passages, {} glossary entries, version {}",
         kb.documents.len(),
         by_type.join(", "),
@@ -221,19 +266,19 @@ fn evaluate(
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string(&report).map_err(|e| e.to_string())?
         );
     } else {
-        println!("queries     {}", report.queries);
-        println!("nDCG@10     {:.4}", report.ndcg10);
-        println!("Recall@3    {:.4}", report.recall3);
-        println!("Recall@10   {:.4}", report.recall10);
-        println!("Recall@100  {:.4}", report.recall100);
-        println!("MRR@10      {:.4}", report.mrr10);
-        println!("queries/s   {:.0} (one thread)", report.qps);
-        println!(
+        outln!("queries     {}", report.queries);
+        outln!("nDCG@10     {:.4}", report.ndcg10);
+        outln!("Recall@3    {:.4}", report.recall3);
+        outln!("Recall@10   {:.4}", report.recall10);
+        outln!("Recall@100  {:.4}", report.recall100);
+        outln!("MRR@10      {:.4}", report.mrr10);
+        outln!("queries/s   {:.0} (one thread)", report.qps);
+        outln!(
             "index       {:.1} ms ({} documents)",
             report.index_ms,
             corpus.ids.len()

@@ -2,19 +2,15 @@
 //! on a local port by a minimal HTTP/1.1 adapter, with an in-memory source and store.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::process::Output;
+mod common;
+
 use std::sync::Arc;
 
-use ingest::{function_handler, AppState};
-use lambda_http::Body;
+use common::{kb_file, rag, text, TOKEN_SHA256};
+use ingest::AppState;
 use shared::ingest::IngestConfig;
 use shared::{Config, MemoryConversationStore, MemoryKbSource};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpListener;
 
-const TOKEN_SHA256: &str = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b";
 const STORED: &str = r#"{"documents": [
   {"id": "a", "type": "page", "title": "Alpha"},
   {"id": "b", "type": "page", "title": "Beta"}
@@ -30,7 +26,7 @@ struct Server {
     audit: Arc<MemoryConversationStore>,
 }
 
-/// Serves the ingest handler on a free port until the test ends.
+/// Serves the ingest handler over an in-memory source and store until the test ends.
 async fn serve(stored: Option<&str>) -> Server {
     let source = Arc::new(stored.map_or_else(MemoryKbSource::new, MemoryKbSource::with_bytes));
     let audit = Arc::new(MemoryConversationStore::new());
@@ -45,102 +41,15 @@ async fn serve(stored: Option<&str>) -> Server {
         &config,
         &ingest,
     ));
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr: SocketAddr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let state = state.clone();
-            tokio::spawn(async move { exchange(stream, &state).await });
-        }
-    });
     Server {
-        url: format!("http://{addr}/"),
+        url: common::serve(state, None).await,
         source,
         audit,
     }
 }
 
-/// Reads one request, hands it to the handler, writes the response, closes.
-async fn exchange(stream: tokio::net::TcpStream, state: &AppState) {
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    reader.read_line(&mut line).await.unwrap();
-    let mut parts = line.split_whitespace();
-    let (method, target) = (
-        parts.next().unwrap().to_owned(),
-        parts.next().unwrap().to_owned(),
-    );
-    let mut builder = lambda_http::http::Request::builder()
-        .method(method.as_str())
-        .uri(target);
-    let mut length = 0usize;
-    loop {
-        line.clear();
-        reader.read_line(&mut line).await.unwrap();
-        let header = line.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        let (name, value) = header.split_once(':').unwrap();
-        if name.eq_ignore_ascii_case("content-length") {
-            length = value.trim().parse().unwrap();
-        }
-        builder = builder.header(name, value.trim());
-    }
-    let mut body = vec![0u8; length];
-    reader.read_exact(&mut body).await.unwrap();
-    let request = builder.body(Body::from(body)).unwrap();
-    let response = function_handler(state, request).await.unwrap();
-    let mut head = format!("HTTP/1.1 {}\r\nconnection: close\r\n", response.status());
-    for (name, value) in response.headers() {
-        head.push_str(&format!("{name}: {}\r\n", value.to_str().unwrap()));
-    }
-    let body = response.body().as_ref().to_vec();
-    head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
-    let mut stream = reader.into_inner();
-    stream.write_all(head.as_bytes()).await.unwrap();
-    stream.write_all(&body).await.unwrap();
-    stream.shutdown().await.unwrap();
-}
-
-fn kb_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rag-ingest-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-/// Runs `rag` with `RAG_TEST_TOKEN` set to `token` (unless `None`).
-async fn rag(args: Vec<String>, token: Option<&str>) -> Output {
-    let token = token.map(str::to_owned);
-    tokio::task::spawn_blocking(move || {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rag"));
-        cmd.args(&args).env_remove("RAG_TEST_TOKEN");
-        if let Some(t) = token {
-            cmd.env("RAG_TEST_TOKEN", t);
-        }
-        cmd.output().unwrap()
-    })
-    .await
-    .unwrap()
-}
-
 fn ingest_args(url: &str, path: &std::path::Path, extra: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = ["ingest", "--url", url, "--token-env", "RAG_TEST_TOKEN"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    args.extend(extra.iter().map(|s| s.to_string()));
-    args.push(path.display().to_string());
-    args
-}
-
-fn text(out: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::args("ingest", url, path, extra)
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -37,5 +37,53 @@ fn search(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, load_and_index, search);
+/// The characters the pinyin table flags as mostly spelling foreign names.
+fn name_chars() -> Vec<char> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/pinyin.tsv");
+    let text = std::fs::read_to_string(path).expect("pinyin table is in the repo");
+    text.lines()
+        .filter(|l| l.ends_with("\t1"))
+        .filter_map(|l| l.chars().next())
+        .collect()
+}
+
+/// The most expensive queries we could construct for query analysis, each searched in
+/// full (analysis + ranking): repeated and random name characters, thousands of distinct
+/// words, emoji and combining marks. Each must stay within a few milliseconds.
+fn adversarial(c: &mut Criterion) {
+    let index = SearchIndex::load_file(&sample_kb()).expect("sample KB loads");
+    let names = name_chars();
+    // A fixed linear congruential sequence: the same "random" query on every run.
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let random_names: String = (0..2000)
+        .map(|_| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            names[(seed >> 33) as usize % names.len()]
+        })
+        .collect();
+    let words: Vec<String> = (0..5000).map(|i| format!("w{i:x}q")).collect();
+    let mut group = c.benchmark_group("adversarial/search");
+    for (name, query) in [
+        ("repeated_name_char_2000", "临".repeat(2000)),
+        ("repeated_name_char_4000", "临".repeat(4000)),
+        ("random_name_chars_2000", random_names),
+        ("distinct_words_5000", words.join(" ")),
+        ("emoji_2000", "👩\u{200d}👩\u{200d}👧🎉".repeat(400)),
+        (
+            "combining_marks_4000",
+            "a\u{0301}\u{0327}\u{0308}".repeat(1000),
+        ),
+        (
+            "han_random_4000",
+            "的人脸识别训练模型安翔多模态".repeat(286),
+        ),
+    ] {
+        group.bench_function(name, |b| b.iter(|| index.search(black_box(&query), 3, 0.5)));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, load_and_index, search, adversarial);
 criterion_main!(benches);

@@ -1,4 +1,5 @@
-//! Retrieved entries as the numbered Markdown blocks of the system prompt (DESIGN §6).
+//! Retrieved entries as the numbered Markdown blocks of the system prompt
+//! (`docs/architecture.md`, "Prompt").
 //!
 //! Each hit becomes one block, `[n]` first so the model can cite it: a publication shows
 //! its bold title, authors, venue, links and summary; a project its bold name, URL, stars,

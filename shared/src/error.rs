@@ -105,6 +105,9 @@ pub enum Error {
     /// A write did not say which version it is based on (maps to 428).
     #[error("{0}")]
     PreconditionRequired(String),
+    /// An input is larger than a configured limit, which the message names (maps to 413).
+    #[error("{0}")]
+    TooLarge(String),
     /// The request carries no usable credentials (maps to 401).
     #[error("{0}")]
     Unauthorized(String),

@@ -1,7 +1,8 @@
 //! The HTTP edge shared by the functions: error bodies, JSON responses and CORS.
 //!
-//! Every error leaves as `{"error": {"code", "message", "request_id"}}` (DESIGN §3). 4xx
-//! messages say what was wrong; 5xx messages are generic and the cause goes to the log.
+//! Every error leaves as `{"error": {"code", "message", "request_id"}}`
+//! (`docs/architecture.md`, "HTTP API"). 4xx messages say what was wrong; 5xx messages are
+//! generic and the cause goes to the log.
 //! CORS is decided here and nowhere else (the template sets none on the function URLs).
 
 use crate::error::Error;
@@ -119,6 +120,7 @@ impl From<&Error> for ApiError {
             }
             Error::Conflict(m) => Self::new(409, "conflict", m.clone()),
             Error::PreconditionRequired(m) => Self::new(428, "precondition_required", m.clone()),
+            Error::TooLarge(m) => Self::new(413, "payload_too_large", m.clone()),
             Error::Unauthorized(m) => Self::new(401, "unauthorized", m.clone()),
             Error::Forbidden(m) => Self::new(403, "forbidden", m.clone()),
             Error::RateLimited {
@@ -367,6 +369,7 @@ mod tests {
         for (err, status) in [
             (Error::Conflict("x".into()), 409),
             (Error::PreconditionRequired("x".into()), 428),
+            (Error::TooLarge("x".into()), 413),
             (Error::Unauthorized("x".into()), 401),
             (Error::Forbidden("x".into()), 403),
             (

@@ -9,7 +9,8 @@
 //! - [`ingest`]: authenticated knowledge-base updates (replace, patch, audit) for the
 //!   `ingest` function and `rag ingest`.
 //! - [`retrieval`]: tokenizer, Chinese→English lexicon, BM25 index, ranking.
-//! - [`search`]: an indexed knowledge base and the search operation (request, response).
+//! - [`search`]: an indexed knowledge base and the search operation (requests, batches,
+//!   filters, the listing-question recogniser, responses).
 //! - [`context`]: retrieved entries as numbered Markdown blocks for the prompt.
 //! - [`followup`]: retrieval for a chat turn; follow-up questions ("它的代码在哪里？") are
 //!   searched together with the earlier turn they depend on.
@@ -28,6 +29,8 @@
 //!   (DashScope, OpenAI, any compatible server), its configuration and SSE decoding.
 //! - [`telemetry`]: logging set-up, the per-request summary line and EMF metrics.
 //! - [`secret`]: [`Secret`], a string that prints as `[redacted]`.
+//! - [`rewrite`]: query rewriting by one short model call when retrieval is weak or the
+//!   question refers back, fused with the original hits.
 //! - [`retry`]: retrying transient failures with backoff and jitter until a deadline.
 //! - [`store`]: the conversation store (turns by session + audit records): trait, DynamoDB
 //!   adapter, in-memory stand-in.
@@ -54,6 +57,7 @@ pub mod prompt;
 pub mod raw_query;
 pub mod retrieval;
 pub mod retry;
+pub mod rewrite;
 pub mod search;
 pub mod secret;
 pub mod store;
@@ -76,7 +80,9 @@ pub use llm::{
 };
 pub use message::{ChatMessage, Role, Usage};
 pub use retrieval::{QueryTerm, Ranked, Retriever};
-pub use search::{SearchHit, SearchIndex, SearchRequest, SearchResponse};
+pub use search::{
+    BatchResponse, SearchCall, SearchHit, SearchIndex, SearchRequest, SearchResponse,
+};
 pub use secret::Secret;
 pub use store::{
     AuditRecord, ConversationStore, DynamoConversationStore, Exchange, MemoryConversationStore,

@@ -1,5 +1,5 @@
 //! The prompt sent to the model: system prompt, retrieved context, history, question
-//! (DESIGN §6), fitted to the model's context window.
+//! (`docs/architecture.md`, "Prompt"), fitted to the model's context window.
 //!
 //! The system message is the site owner's prompt, then fixed rules (answer in the visitor's
 //! language, cite `[n]`, what is between the context tags is data and not instructions,
@@ -32,7 +32,7 @@ use serde::Serialize;
 
 use crate::context::BLOCK_SEPARATOR;
 use crate::message::{ChatMessage, Role};
-use crate::tokens::{estimate_message, estimate_tokens};
+use crate::tokens::{estimate_tokens, visitor_message_ceiling};
 use crate::untrusted::neutralize;
 
 /// Tokens kept free for the model's answer (also the answer's `max_tokens`).
@@ -137,7 +137,7 @@ pub fn build_prompt(input: &PromptInput<'_>) -> Prompt {
         .iter()
         .map(|m| ChatMessage::new(m.role, neutralize(&m.content)))
         .collect();
-    let question_tokens = estimate_message(&question);
+    let question_tokens = visitor_message_ceiling(&question);
     let head = system_head(input.system_prompt);
     // The frame around the blocks (heading, instruction, tags) is part of the fixed cost.
     let fixed = estimate_tokens(&system_text::<&str>(&head, &[]))
@@ -184,7 +184,7 @@ pub fn build_prompt(input: &PromptInput<'_>) -> Prompt {
     let history_limit = remaining - budget.context_tokens;
     let mut start = history.len();
     for (i, message) in history.iter().enumerate().rev() {
-        let cost = estimate_message(message);
+        let cost = visitor_message_ceiling(message);
         if budget.history_tokens + cost > history_limit {
             break;
         }
@@ -197,7 +197,7 @@ pub fn build_prompt(input: &PromptInput<'_>) -> Prompt {
         .get(start)
         .is_some_and(|m| m.role == Role::Assistant)
     {
-        budget.history_tokens -= estimate_message(&history[start]);
+        budget.history_tokens -= visitor_message_ceiling(&history[start]);
         start += 1;
     }
     history.drain(..start);

@@ -1,8 +1,8 @@
 //! Token estimates for the prompt budget, without a tokenizer.
 //!
-//! The chat prompt must fit the model's context window (DESIGN §6), but loading a real BPE
-//! vocabulary (Qwen's is 151k entries, several MB) at every cold start is not worth it for
-//! a budget that only has to be about right. [`estimate_tokens`] instead walks the text
+//! The chat prompt must fit the model's context window (`docs/architecture.md`, "Prompt"),
+//! but loading a real BPE vocabulary (Qwen's is 151k entries, several MB) at every cold
+//! start is not worth it for a budget that only has to be about right. [`estimate_tokens`] instead walks the text
 //! once and charges each run of characters what a byte-level BPE tokenizer with Qwen's
 //! pre-tokenizer typically spends on it:
 //!
@@ -39,6 +39,19 @@
 //! about 40% more tokens on Chinese than estimated here: with such a model, lower
 //! `MAX_CONTEXT_TOKENS` accordingly.
 
+//! # What the estimate cannot be fooled by
+//! Text unlike the calibration texts is charged what it may really cost, so crafted input
+//! cannot pass for cheap: an ideograph that is not a single Qwen token
+//! (`data/han_single_token.bin`, made by `infra/han_single_tokens.cjs`) costs its UTF-8
+//! bytes (a byte-level BPE spends at most one token per byte), as does a Latin "word" of six
+//! or more letters that reads like no word (no vowel, or five consonants in a row); other
+//! scripts, emoji and combining marks cost a token per two bytes, at least one per
+//! character. The `adv_` texts of the fixture measure this.
+//!
+//! Text a visitor writes (the question and the conversation history, which the client may
+//! send) is charged by [`visitor_ceiling`] instead: an upper bound for any input, at the
+//! price of over-counting ordinary text about twofold, which matters little for a question.
+
 use crate::message::ChatMessage;
 
 /// Tokens a chat template adds around each message (Qwen's `<|im_start|>role\n` …
@@ -70,9 +83,90 @@ pub fn estimate_tokens(text: &str) -> usize {
     total.ceil() as usize
 }
 
-/// Estimated tokens of a message, template overhead included.
-pub fn estimate_message(message: &ChatMessage) -> usize {
-    estimate_tokens(&message.content) + MESSAGE_OVERHEAD
+/// An upper bound on the tokens of a message a visitor wrote (or could have written: the
+/// history comes from the client too), template overhead included.
+pub fn visitor_message_ceiling(message: &ChatMessage) -> usize {
+    visitor_ceiling(&message.content) + MESSAGE_OVERHEAD
+}
+
+/// An upper bound on the tokens any text costs a byte-level BPE tokenizer with Qwen's
+/// vocabulary, close enough to use for budgets: a digit, ASCII symbol, line break or extra
+/// space is at most one token; a single-token ideograph or a kana is one; a Latin word part
+/// with a vowel at most one token per two letters, one without a vowel one per letter;
+/// anything else its UTF-8 bytes.
+pub fn visitor_ceiling(text: &str) -> usize {
+    let mut total = 0usize;
+    let mut word = 0usize;
+    let mut word_vowels = false;
+    let mut last_lower = false;
+    let mut prev_space = false;
+    let flush = |len: usize, vowels: bool| {
+        if vowels {
+            len.div_ceil(2)
+        } else {
+            len
+        }
+    };
+    for c in text.chars() {
+        if c.is_ascii_alphabetic() {
+            // A camel-case boundary starts a new part, as in the estimate.
+            if c.is_ascii_uppercase() && last_lower {
+                total += flush(word, word_vowels);
+                word = 0;
+                word_vowels = false;
+            }
+            word += 1;
+            word_vowels |= is_vowel(c);
+            last_lower = c.is_ascii_lowercase();
+            prev_space = false;
+            continue;
+        }
+        total += flush(word, word_vowels);
+        word = 0;
+        word_vowels = false;
+        last_lower = false;
+        total += match c {
+            // One space joins the word after it; more are a token each at most.
+            ' ' if !prev_space => 0,
+            c if c.is_ascii() => 1,
+            c if is_single_token_han(c) || is_kana(c) => 1,
+            c => c.len_utf8(),
+        };
+        prev_space = c == ' ';
+    }
+    total + flush(word, word_vowels)
+}
+
+fn is_vowel(c: char) -> bool {
+    matches!(c.to_ascii_lowercase(), 'a' | 'e' | 'i' | 'o' | 'u' | 'y')
+}
+
+fn is_kana(c: char) -> bool {
+    ('\u{3040}'..='\u{30FF}').contains(&c)
+}
+
+/// One bit per ideograph of U+4E00..=U+9FFF: set when Qwen3 spends one token on it alone.
+static HAN_SINGLE_TOKEN: &[u8; 2624] = include_bytes!("../data/han_single_token.bin");
+
+/// True for an ideograph Qwen's vocabulary holds as one token (8,501 of the 20,992 basic
+/// ideographs: every common character).
+fn is_single_token_han(c: char) -> bool {
+    let Some(i) = (c as usize).checked_sub(0x4E00) else {
+        return false;
+    };
+    HAN_SINGLE_TOKEN
+        .get(i / 8)
+        .is_some_and(|b| b & (1 << (i % 8)) != 0)
+}
+
+/// What a character outside the calibrated classes costs: CJK punctuation and full-width
+/// forms are one token each; anything else a token per two UTF-8 bytes, at least one.
+fn other_cost(c: char) -> f64 {
+    if matches!(c, '\u{3000}'..='\u{303F}' | '\u{FF00}'..='\u{FFEF}') {
+        1.0
+    } else {
+        c.len_utf8().div_ceil(2) as f64
+    }
 }
 
 /// Character classes that cost differently.
@@ -92,7 +186,9 @@ enum Class {
     Digit,
     /// Other ASCII (punctuation, symbols).
     Punct,
-    /// Everything else: one token per character.
+    /// Ideographs that are not one token (rare, extension blocks): their UTF-8 bytes.
+    RareHan,
+    /// Everything else: see [`other_cost`].
     Other,
 }
 
@@ -104,14 +200,16 @@ impl Class {
             'a'..='z' | 'A'..='Z' => Class::Latin,
             '0'..='9' => Class::Digit,
             c if c.is_ascii() => Class::Punct,
-            c if is_han_or_kana(c) => Class::Han,
+            c if is_kana(c) || is_single_token_han(c) => Class::Han,
+            // Other ideographs cost their bytes, like any script the estimate does not know.
+            c if is_han_or_kana(c) => Class::RareHan,
             _ => Class::Other,
         }
     }
 
     /// Whether a character of this class continues a run of the same class.
     fn extends(self) -> bool {
-        self != Class::Other
+        !matches!(self, Class::Other | Class::RareHan)
     }
 }
 
@@ -138,6 +236,12 @@ struct Run {
     parts_tokens: usize,
     part_len: usize,
     last_lower: bool,
+    /// Latin runs: the current part's vowels and its longest consonant cluster so far.
+    part_vowels: usize,
+    cluster: usize,
+    part_max_cluster: usize,
+    /// The cost of a one-character run of class `Other` or `RareHan`.
+    single: f64,
 }
 
 impl Default for Run {
@@ -161,6 +265,14 @@ impl Run {
             parts_tokens: 0,
             part_len: 0,
             last_lower: false,
+            part_vowels: 0,
+            cluster: 0,
+            part_max_cluster: 0,
+            single: match class {
+                Class::RareHan => c.len_utf8() as f64,
+                Class::Other => other_cost(c),
+                _ => 0.0,
+            },
         };
         if class != Class::None {
             run.push(c);
@@ -172,11 +284,33 @@ impl Run {
         self.len += 1;
         if self.class == Class::Latin {
             if c.is_ascii_uppercase() && self.last_lower {
-                self.parts_tokens += self.part_len.div_ceil(LETTERS_PER_TOKEN);
+                self.parts_tokens += self.part_tokens();
                 self.part_len = 0;
+                self.part_vowels = 0;
+                self.cluster = 0;
+                self.part_max_cluster = 0;
             }
             self.part_len += 1;
             self.last_lower = c.is_ascii_lowercase();
+            if is_vowel(c) {
+                self.part_vowels += 1;
+                self.cluster = 0;
+            } else {
+                self.cluster += 1;
+                self.part_max_cluster = self.part_max_cluster.max(self.cluster);
+            }
+        }
+    }
+
+    /// Tokens of the current Latin part: one per [`LETTERS_PER_TOKEN`] letters for
+    /// something that reads like a word, one per letter for a long part that does not (no
+    /// vowel, or five consonants in a row): random letters do not merge.
+    fn part_tokens(&self) -> usize {
+        let wordlike = self.part_len < 6 || (self.part_vowels > 0 && self.part_max_cluster < 5);
+        if wordlike {
+            self.part_len.div_ceil(LETTERS_PER_TOKEN)
+        } else {
+            self.part_len
         }
     }
 
@@ -184,7 +318,7 @@ impl Run {
         let spaced = f64::from(u8::from(self.after == Class::Space));
         match self.class {
             Class::None => 0.0,
-            Class::Latin => (self.parts_tokens + self.part_len.div_ceil(LETTERS_PER_TOKEN)) as f64,
+            Class::Latin => (self.parts_tokens + self.part_tokens()) as f64,
             Class::Han if self.len == 1 => 1.0 + spaced,
             Class::Han => HAN_RUN_BASE + HAN_PER_CHAR * self.len as f64 + spaced,
             Class::Digit => self.len as f64 + spaced,
@@ -194,7 +328,7 @@ impl Run {
             // with the word after it.
             Class::Space if self.len > 1 && self.after != Class::Newline => 1.0,
             Class::Space => 0.0,
-            Class::Other => self.len as f64,
+            Class::Other | Class::RareHan => self.single,
         }
     }
 }
@@ -237,8 +371,29 @@ mod tests {
     }
 
     #[test]
-    fn messages_include_the_template_overhead() {
+    fn visitor_messages_include_the_template_overhead() {
         let m = ChatMessage::new(Role::User, "hello");
-        assert_eq!(estimate_message(&m), 1 + MESSAGE_OVERHEAD);
+        assert_eq!(visitor_message_ceiling(&m), 3 + MESSAGE_OVERHEAD);
+    }
+
+    #[test]
+    fn text_unlike_the_calibration_costs_what_it_may_really_cost() {
+        // Eight consonants in a row read like no word: one token per letter.
+        assert_eq!(estimate_tokens("bcdfghjk"), 8);
+        // A rare ideograph (not one Qwen token) costs its three bytes; a common one merges.
+        assert!(!is_single_token_han('\u{3400}'));
+        assert!(is_single_token_han('的'));
+        assert_eq!(estimate_tokens("\u{3400}"), 3);
+        // An emoji costs a token per two bytes.
+        assert_eq!(estimate_tokens("🎉"), 2);
+    }
+
+    #[test]
+    fn the_visitor_ceiling_charges_every_character_at_its_worst() {
+        assert_eq!(visitor_ceiling("bcd"), 3);
+        assert_eq!(visitor_ceiling("model"), 3);
+        assert_eq!(visitor_ceiling("人脸识别"), 4);
+        assert_eq!(visitor_ceiling("a  b"), 3);
+        assert_eq!(visitor_ceiling("\u{3400}🎉"), 7);
     }
 }

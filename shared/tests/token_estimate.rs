@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)] // a broken fixture should fail loudly
 
 use serde_json::Value;
-use shared::tokens::estimate_tokens;
+use shared::tokens::{estimate_tokens, visitor_ceiling};
 
 struct Measured {
     name: String,
@@ -13,7 +13,16 @@ struct Measured {
     o200k: usize,
 }
 
+/// The calibration texts: what sites and visitors write (the `adv_` texts are crafted to
+/// cost as much as possible and are checked separately).
 fn fixture() -> Vec<Measured> {
+    all_texts()
+        .into_iter()
+        .filter(|m| !m.name.starts_with("adv_"))
+        .collect()
+}
+
+fn all_texts() -> Vec<Measured> {
     let raw = include_str!("data/token_counts.json");
     let entries: Vec<Value> = serde_json::from_str(raw).unwrap();
     entries
@@ -98,4 +107,100 @@ fn texts_without_chinese_are_close_to_openai_o200k_in_total() {
     let real: usize = latin.iter().map(|m| m.o200k).sum();
     let err = rel(est, real);
     assert!(err.abs() < 0.10, "{err:+.3} over {} texts", latin.len());
+}
+
+#[test]
+fn the_visitor_ceiling_is_never_below_the_real_count() {
+    let all = all_texts();
+    assert!(all.iter().filter(|m| m.name.starts_with("adv_")).count() >= 10);
+    let mut failures = Vec::new();
+    for m in &all {
+        let ceiling = visitor_ceiling(&m.text);
+        if ceiling < m.qwen3 {
+            failures.push(format!("{}: ceiling {ceiling} < qwen3 {}", m.name, m.qwen3));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn crafted_text_cannot_pass_for_cheap() {
+    // Before, random consonants were estimated at a fifth of their real count and
+    // extension-A ideographs at a fifth; what is left is words that read like words
+    // ("bako tilu"), which the visitor ceiling covers for visitor text.
+    let mut failures = Vec::new();
+    for m in all_texts().iter().filter(|m| m.name.starts_with("adv_")) {
+        let est = estimate_tokens(&m.text);
+        let floor = if m.name == "adv_pronounceable_nonsense" {
+            0.3
+        } else {
+            0.7
+        };
+        if (est as f64) < floor * m.qwen3 as f64 {
+            failures.push(format!("{}: estimated {est}, qwen3 {}", m.name, m.qwen3));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn the_visitor_ceiling_of_ordinary_text_is_at_most_three_times_the_real_count() {
+    // Over-counting a question costs context room, not safety; it must stay usable.
+    for m in fixture() {
+        let ceiling = visitor_ceiling(&m.text);
+        assert!(
+            ceiling <= 3 * m.qwen3 + 4,
+            "{}: ceiling {ceiling}, qwen3 {}",
+            m.name,
+            m.qwen3
+        );
+    }
+}
+
+#[test]
+fn crafted_history_cannot_push_the_prompt_past_the_context_window() {
+    use shared::prompt::{build_prompt, PromptInput, ANSWER_RESERVE};
+    use shared::{ChatMessage, Role};
+    // The client sends the history: fill it with the texts that cost the most per
+    // character, and count what was kept with the real tokenizer's numbers.
+    let adv: Vec<Measured> = all_texts()
+        .into_iter()
+        .filter(|m| m.name.starts_with("adv_"))
+        .collect();
+    let history: Vec<ChatMessage> = adv
+        .iter()
+        .cycle()
+        .take(40)
+        .enumerate()
+        .map(|(i, m)| {
+            let role = if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            };
+            ChatMessage::new(role, m.text.clone())
+        })
+        .collect();
+    // The prompt carries the texts neutralized (invisible characters removed), which only
+    // makes them cheaper: the original's count bounds the kept text's.
+    let real_of = |text: &str| {
+        adv.iter()
+            .find(|m| shared::untrusted::neutralize(&m.text) == text)
+            .map_or(0, |m| m.qwen3)
+    };
+    let max_context_tokens = 8192;
+    let prompt = build_prompt(&PromptInput {
+        system_prompt: "You answer questions about this site.",
+        blocks: &[],
+        history: &history,
+        question: "What is this?",
+        max_context_tokens,
+    });
+    let real: usize = prompt.messages.iter().map(|m| real_of(&m.content)).sum();
+    assert!(prompt.budget.history_kept > 0, "{:?}", prompt.budget);
+    assert!(
+        real <= max_context_tokens - ANSWER_RESERVE,
+        "kept {real} real tokens of crafted text: {:?}",
+        prompt.budget
+    );
 }

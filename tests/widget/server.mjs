@@ -1,6 +1,7 @@
-// A stand-in for the chat function (DESIGN §3) plus a static server for the widget, on
-// 127.0.0.1 and a free port, so the browser tests need nothing else running. Same origin for
-// page and endpoint, so CORS plays no part here (the real function's CORS has its own tests).
+// A stand-in for the chat function (docs/architecture.md, "HTTP API") plus a static server
+// for the widget, on 127.0.0.1 and a free port, so the browser tests need nothing else
+// running. Same origin for page and endpoint, so CORS plays no part here (the real
+// function's CORS has its own tests).
 //
 // What the fake chat answers depends on the question:
 //   "XSS"   an answer (and sources) full of HTML/script/javascript: payloads

@@ -4,7 +4,7 @@
 //! Env: `KB_SOURCE`, `TOP_K`, `MIN_SCORE`, `ALLOWED_ORIGINS`, `CONVERSATIONS_TABLE` +
 //! `AUDIT_TABLE`, the `LLM_*` / `*_API_KEY` variables (none: offline answers),
 //! `SYSTEM_PROMPT`(`_FILE`), `MAX_CONTEXT_TOKENS`, `LIMITS_TABLE`, `RATE_LIMIT_PER_MINUTE`,
-//! `DAILY_TOKEN_BUDGET` (DESIGN §9).
+//! `DAILY_TOKEN_BUDGET` (`docs/configuration.md`).
 //! Local: `cargo lambda watch`, then `curl -N localhost:9000/lambda-url/chat/ -d '{"message":"hi","stream":true}'`.
 
 use chat::{function_handler, AppState};

@@ -1,7 +1,7 @@
-//! Prompt safety (DESIGN §6, §10): the injection and extraction attempts of
-//! `tests/data/injections.json` (English and Chinese: "ignore previous instructions",
-//! "print your system prompt", role play, fake closing tags, fake `[SYSTEM]` and
-//! `<|im_start|>` markers, links to cite as sources, other visitors' conversations,
+//! Prompt safety (`docs/architecture.md`, "Prompt" and "Limits"): the injection and
+//! extraction attempts of `tests/data/injections.json` (English and Chinese: "ignore
+//! previous instructions", "print your system prompt", role play, fake closing tags, fake
+//! `[SYSTEM]` and `<|im_start|>` markers, links to cite as sources, other visitors' conversations,
 //! base64, zero-width, right-to-left and invisible-tag tricks) go through the chat handler,
 //! JSON and streamed, to the real model client talking to a fake model that echoes its
 //! prompt. Each attempt is planted in the visitor's question, in a forged assistant turn of

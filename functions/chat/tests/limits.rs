@@ -457,3 +457,69 @@ async fn a_budget_that_cannot_be_checked_answers_offline_rather_than_unmetered()
         "offline:unavailable"
     );
 }
+
+/// Today's budget use as the health output reports it.
+async fn budget_used(state: &AppState) -> u64 {
+    let (_, health, _) = call_json(state, event("GET", None, &[])).await;
+    health["limits"]["budget"]["used"].as_u64().unwrap()
+}
+
+#[tokio::test]
+async fn a_call_whose_usage_never_arrives_is_charged_its_whole_reservation() {
+    let vars = [
+        ("DAILY_TOKEN_BUDGET", "100000"),
+        ("RATE_LIMIT_PER_MINUTE", "0"),
+    ];
+    // The prompt's ceiling, from an identical request that completes.
+    let fake = FakeLlm::start(vec![Behavior::Echo]).await;
+    let (app, _) = state(Some(&fake), &vars, memory());
+    let (_, body, _) = call_json(&app, from_ip("198.51.100.7", json!({}), &[])).await;
+    let prompt = body["budget"]["estimated_prompt_tokens"].as_u64().unwrap();
+
+    // The stream breaks before the provider reports usage: an estimate of what came back
+    // could be fooled, so the reservation (prompt ceiling + answer cap) is charged.
+    let cut = FakeLlm::start(vec![Behavior::CloseMidStream {
+        chunks: vec!["Insight".into(), "Face".into()],
+    }])
+    .await;
+    let (app, store) = state(Some(&cut), &vars, memory());
+    let req = from_ip("198.51.100.7", json!({"stream": true}), &[]);
+    let streamed = call_stream(&app, req, None).await;
+    assert!(
+        streamed.names().contains(&"error"),
+        "{:?}",
+        streamed.names()
+    );
+    assert_eq!(budget_used(&app).await, prompt + 256);
+    assert_eq!(store.audit_records().len(), 1);
+}
+
+#[tokio::test]
+async fn a_call_the_provider_refused_costs_nothing() {
+    let refusing = FakeLlm::start(vec![Behavior::Status {
+        code: 500,
+        body: "{\"error\": \"overloaded\"}".into(),
+        retry_after: None,
+    }])
+    .await;
+    let (app, store) = state(
+        Some(&refusing),
+        &[
+            ("DAILY_TOKEN_BUDGET", "100000"),
+            ("RATE_LIMIT_PER_MINUTE", "0"),
+        ],
+        memory(),
+    );
+    let (status, body, _) = call_json(&app, from_ip("198.51.100.7", json!({}), &[])).await;
+    assert_eq!(status, 502, "{body}");
+    assert_eq!(
+        budget_used(&app).await,
+        0,
+        "nothing was generated or billed"
+    );
+    assert_eq!(
+        store.audit_records()[0].outcome,
+        "model_error:status_500",
+        "the failure is still recorded"
+    );
+}

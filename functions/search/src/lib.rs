@@ -1,10 +1,13 @@
 //! The `search` function's state and handler (a library so tests can call the handler).
+//!
+//! `GET ?q=&k=` plus filters (`type`, `year`, `venue`, `author`, `stars`, `role`, `has`,
+//! `field.NAME`) and `sort`; `POST` one request or `{"queries": [...]}` (a batch).
 
 use lambda_http::http::Method;
 use lambda_http::{Body, Error, Request, RequestExt, Response};
 use shared::http::{self, ApiError, Cors};
 use shared::telemetry::RequestLog;
-use shared::{Config, KbHandle, SearchRequest};
+use shared::{Config, KbHandle, SearchCall, SearchRequest};
 
 /// Everything a request needs, built once per cold start.
 pub struct AppState {
@@ -47,10 +50,21 @@ pub async fn function_handler(state: &AppState, event: Request) -> Result<Respon
     let request_id = http::request_id(&event);
     let mut log = RequestLog::start("search", &request_id);
     let mut res = match parse(state, &event) {
-        Ok(req) => {
+        Ok(SearchCall::One(req)) => {
             let index = state.kb.current().await;
-            let found = index.search(&req.query, req.top_k, state.min_score);
+            let found = index.run(&req, state.min_score);
             log.hit_ids = found.hits.iter().map(|h| h.id.clone()).collect();
+            http::json_response(200, &found)
+        }
+        Ok(SearchCall::Batch(reqs)) => {
+            let index = state.kb.current().await;
+            let found = index.run_batch(&reqs, state.min_score);
+            log.hit_ids = found
+                .results
+                .iter()
+                .flat_map(|r| r.hits.iter().map(|h| h.id.clone()))
+                .take(100)
+                .collect();
             http::json_response(200, &found)
         }
         Err(err) => http::error_response(&err, &request_id, None),
@@ -60,16 +74,20 @@ pub async fn function_handler(state: &AppState, event: Request) -> Result<Respon
     Ok(res)
 }
 
-fn parse(state: &AppState, event: &Request) -> Result<SearchRequest, ApiError> {
+fn parse(state: &AppState, event: &Request) -> Result<SearchCall, ApiError> {
     let req = match *event.method() {
         Method::GET => {
             let params = event.query_string_parameters_ref();
-            let q = params.and_then(|p| p.first("q").or_else(|| p.first("query")));
-            let k = params.and_then(|p| p.first("k").or_else(|| p.first("top_k")));
-            SearchRequest::new(q, k, state.top_k)
+            // Sorted, so a request's filters are applied (and reported) the same every time.
+            let names: std::collections::BTreeSet<&str> = params
+                .iter()
+                .flat_map(|p| p.iter().map(|(k, _)| k))
+                .collect();
+            SearchRequest::from_params(|k| params.and_then(|p| p.first(k)), names, state.top_k)
+                .map(SearchCall::One)
         }
         Method::POST => {
-            SearchRequest::from_json(http::body_bytes(event, http::MAX_BODY_BYTES)?, state.top_k)
+            SearchCall::from_json(http::body_bytes(event, http::MAX_BODY_BYTES)?, state.top_k)
         }
         _ => return Err(ApiError::method_not_allowed("GET or POST")),
     };

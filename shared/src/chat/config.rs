@@ -37,6 +37,9 @@ pub struct ChatConfig {
     /// together; when used up, chat answers offline until the next day (default 1,000,000,
     /// 0 = no budget).
     pub daily_token_budget: u64,
+    /// `QUERY_REWRITE`: `on` (default) lets a weak or back-referring question be rewritten
+    /// by one short model call before retrieval (see [`crate::rewrite`]); `off` never does.
+    pub query_rewrite: bool,
 }
 
 /// A salt nobody outside this process knows, drawn once per process (cold start): the
@@ -69,6 +72,7 @@ impl Default for ChatConfig {
             client_salt: None,
             rate_limit_per_minute: 20,
             daily_token_budget: 1_000_000,
+            query_rewrite: true,
         }
     }
 }
@@ -131,6 +135,17 @@ impl ChatConfig {
                 .map_or(defaults.rate_limit_per_minute, |n| n as u64),
             daily_token_budget: parse::<u64>(&trimmed, "DAILY_TOKEN_BUDGET")?
                 .unwrap_or(defaults.daily_token_budget),
+            query_rewrite: match trimmed("QUERY_REWRITE").map(|v| v.to_ascii_lowercase()) {
+                None => defaults.query_rewrite,
+                Some(v) if matches!(v.as_str(), "on" | "true" | "1") => true,
+                Some(v) if matches!(v.as_str(), "off" | "false" | "0") => false,
+                Some(v) => {
+                    return Err(Error::Config {
+                        var: "QUERY_REWRITE",
+                        message: format!("must be on or off, got {v:?}"),
+                    })
+                }
+            },
         })
     }
 }
@@ -166,8 +181,10 @@ mod tests {
             ("CLIENT_HASH_SALT", " pepper "),
             ("RATE_LIMIT_PER_MINUTE", "0"),
             ("DAILY_TOKEN_BUDGET", "250000"),
+            ("QUERY_REWRITE", "OFF"),
         ])
         .unwrap();
+        assert!(!c.query_rewrite);
         assert_eq!(c.client_salt.as_ref().map(Secret::expose), Some("pepper"));
         assert_eq!(
             (c.rate_limit_per_minute, c.daily_token_budget),
@@ -212,6 +229,7 @@ mod tests {
             ("RATE_LIMIT_PER_MINUTE", "-1"),
             ("RATE_LIMIT_PER_MINUTE", "100001"),
             ("DAILY_TOKEN_BUDGET", "a lot"),
+            ("QUERY_REWRITE", "sometimes"),
         ] {
             let err = config(&[(var, value)]).unwrap_err().to_string();
             assert!(err.contains(var), "{var}={value}: {err}");

@@ -28,6 +28,7 @@ mod config;
 mod offline;
 mod request;
 mod response;
+mod retrieve;
 mod storage;
 pub use storage::{HISTORY_BUDGET, RECORD_BUDGET};
 
@@ -48,7 +49,6 @@ pub use response::{
 
 use crate::context::context_blocks;
 use crate::error::Error;
-use crate::followup::retrieve;
 use crate::limits::{ClientSalt, Counters, MemoryCounters, RateLimiter, Reservation, TokenBudget};
 use crate::llm::{CompletionRequest, LlmClient, LlmError, StreamEvent};
 use crate::message::Usage;
@@ -181,9 +181,9 @@ struct Outcome {
     generate: Duration,
     /// Whether the model was asked at all (an answer without it costs nothing).
     model_called: bool,
-    /// Estimated completion tokens of whatever text came back, even when the call failed
-    /// (what the provider bills when it reports no usage).
-    generated_tokens: u64,
+    /// The provider refused the call (an error status, or no connection) before
+    /// generating anything: nothing was billed.
+    refused: bool,
 }
 
 impl ChatService {
@@ -326,11 +326,11 @@ impl ChatService {
                         label: "ok".into(),
                         generate: started.elapsed(),
                         model_called: true,
-                        generated_tokens: estimate_tokens(&c.text) as u64,
+                        refused: false,
                     },
                     Err(e) => failure(e, llm.model(), started.elapsed(), 0),
                 };
-                self.settle(reservation, &turn, &outcome).await;
+                self.settle(reservation, &outcome).await;
                 if let Err(e) = result {
                     self.record(&turn, &outcome).await;
                     return Err(Error::Llm(e));
@@ -372,10 +372,10 @@ impl ChatService {
                 label: "client_disconnected".into(),
                 generate: Duration::ZERO,
                 model_called: false,
-                generated_tokens: 0,
+                refused: false,
             };
             if let Some(r) = reservation {
-                self.settle(r, &turn, &gone).await;
+                self.settle(r, &gone).await;
             }
             self.record(&turn, &gone).await;
             return;
@@ -383,7 +383,7 @@ impl ChatService {
         let outcome = match (&self.llm, reservation) {
             (Some(llm), Some(reservation)) => {
                 let outcome = self.stream_model(llm.as_ref(), &turn, sink, started).await;
-                self.settle(reservation, &turn, &outcome).await;
+                self.settle(reservation, &outcome).await;
                 outcome
             }
             _ => {
@@ -447,7 +447,7 @@ impl ChatService {
                             label: "client_disconnected".into(),
                             generate: started.elapsed(),
                             model_called: true,
-                            generated_tokens: estimate_tokens(&text) as u64,
+                            refused: false,
                         };
                     }
                 }
@@ -456,13 +456,13 @@ impl ChatService {
             }
         }
         Outcome {
-            generated_tokens: estimate_tokens(&text) as u64,
             reply: Some(text),
             model: llm.model().to_owned(),
             usage,
             label: "ok".into(),
             generate: started.elapsed(),
             model_called: true,
+            refused: false,
         }
     }
 
@@ -495,14 +495,15 @@ impl ChatService {
         None
     }
 
-    /// Replaces a reservation by what the call cost: the provider's usage, else the prompt
-    /// estimate plus whatever text came back (a failed call may still be billed).
-    async fn settle(&self, reservation: Reservation, turn: &Turn, outcome: &Outcome) {
+    /// Replaces a reservation by what the call cost: the provider's usage; nothing for a
+    /// call it refused before generating; else (usage never arrived: the visitor left, the
+    /// stream broke) the whole reservation, since an estimate could be fooled and the
+    /// reservation is the most the call can have cost.
+    async fn settle(&self, reservation: Reservation, outcome: &Outcome) {
         let used = match (outcome.usage, outcome.model_called) {
             (Some(u), _) => u64::from(u.total_tokens),
-            (None, true) => {
-                turn.prompt.budget.estimated_prompt_tokens as u64 + outcome.generated_tokens
-            }
+            (None, true) if outcome.refused => 0,
+            (None, true) => reservation.tokens(),
             (None, false) => 0,
         };
         if let Err(e) = self.budget.settle(reservation, used).await {
@@ -529,7 +530,9 @@ impl ChatService {
             .await
         };
         let top_k = req.top_k.unwrap_or(self.top_k);
-        let found = retrieve(index, &req.question, &history, top_k, self.min_score);
+        let found = self
+            .retrieve_turn(index, &req.question, &history, top_k, ctx.at)
+            .await;
         let blocks = context_blocks(index, &found.hits);
         let prompt = build_prompt(&PromptInput {
             system_prompt: &self.config.system_prompt,
@@ -555,7 +558,7 @@ impl ChatService {
         let sources = sources(index, &found.hits[..cited]);
         tracing::info!(
             hits = found.hits.len(),
-            followup = found.followup,
+            followup = found.info.followup,
             history = history.len(),
             prompt_tokens = prompt.budget.estimated_prompt_tokens,
             "retrieved"
@@ -567,10 +570,7 @@ impl ChatService {
             question: req.question,
             sources,
             prompt,
-            retrieval: RetrievalInfo {
-                query: found.query,
-                followup: found.followup,
-            },
+            retrieval: found.info,
             hits: found.hits,
             offline,
             // Known here whenever the request was admitted first (the handler always does).
@@ -676,7 +676,7 @@ fn offline_outcome(turn: &Turn, started: Instant) -> Outcome {
         },
         generate: started.elapsed(),
         model_called: false,
-        generated_tokens: 0,
+        refused: false,
     }
 }
 
@@ -721,7 +721,10 @@ fn failure(e: &LlmError, model: &str, generate: Duration, generated_tokens: u64)
         label: format!("model_error:{kind}"),
         generate,
         model_called: true,
-        generated_tokens,
+        // A refusal comes before any generation; a timeout or a broken stream may come
+        // after the provider started (and billed) work.
+        refused: generated_tokens == 0
+            && matches!(e, LlmError::Connect { .. } | LlmError::Status { .. }),
     }
 }
 

@@ -1,5 +1,6 @@
-//! A chat request as it arrives (DESIGN §3), parsed and validated before anything else
-//! happens: a request that fails here never reaches the model and writes nothing.
+//! A chat request as it arrives (`docs/architecture.md`, "HTTP API"), parsed and validated
+//! before anything else happens: a request that fails here never reaches the model and
+//! writes nothing.
 
 use serde_json::{Map, Value};
 

@@ -1,8 +1,9 @@
 //! What a chat answers: the JSON body, the stream's events and the health report.
 //!
-//! Event names and payloads follow DESIGN §3: `sources` (sources + session id) first, then
-//! `delta` (`{"text"}`) pieces, then `done` (usage, timings, model, budget) or `error`
-//! (`{"code", "message"}`). [`ChatEvent::to_sse`] frames one event for the wire.
+//! Event names and payloads follow the HTTP API (`docs/architecture.md`): `sources`
+//! (sources + session id) first, then `delta` (`{"text"}`) pieces, then `done` (usage,
+//! timings, model, budget) or `error` (`{"code", "message"}`). [`ChatEvent::to_sse`] frames
+//! one event for the wire.
 
 use serde::Serialize;
 
@@ -46,6 +47,18 @@ pub struct RetrievalInfo {
     pub query: String,
     /// Whether the question was treated as a follow-up of earlier turns.
     pub followup: bool,
+    /// The standalone query the model rewrote the question into, when it was rewritten.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rewritten_query: Option<String>,
+    /// True when the rewrite's hits were fused with the original's (reciprocal rank fusion).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fused: bool,
+    /// The filters of a listing question ("他发表过哪些 CVPR 论文"), when it was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filters: Option<crate::search::Filters>,
+    /// True when the question was answered as a listing: every matching entry, in order.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub listing: bool,
 }
 
 /// The JSON response of a non-streamed chat.

@@ -10,6 +10,14 @@ pub const DEFAULT_MAX_BYTES: usize = 5 * 1024 * 1024;
 /// Largest `INGEST_MAX_BYTES` accepted: a function URL's request payload limit (6 MB).
 pub const MAX_MAX_BYTES: usize = 6 * 1000 * 1000;
 
+/// Default largest staged knowledge base (`POST ?stage=1`): 64 MiB.
+pub const DEFAULT_MAX_STAGED_BYTES: usize = 64 * 1024 * 1024;
+/// Largest `INGEST_MAX_STAGED_BYTES` accepted: 1 GiB. Promotion parses and validates the
+/// whole object in the function's memory, so the limit is really the function's memory.
+pub const MAX_MAX_STAGED_BYTES: usize = 1024 * 1024 * 1024;
+/// Default key prefix of staged uploads, beside the live key in the same bucket.
+pub const DEFAULT_STAGING_PREFIX: &str = "staging/";
+
 /// Ingest settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IngestConfig {
@@ -17,6 +25,11 @@ pub struct IngestConfig {
     pub token_hash: Option<TokenHash>,
     /// `INGEST_MAX_BYTES`: largest accepted body (default 5 MiB).
     pub max_bytes: usize,
+    /// `INGEST_MAX_STAGED_BYTES`: largest staged knowledge base promoted (default 64 MiB).
+    pub max_staged_bytes: usize,
+    /// `INGEST_STAGING_PREFIX`: where staged uploads go in the knowledge base's bucket
+    /// (default `staging/`); must end with `/`.
+    pub staging_prefix: String,
 }
 
 impl IngestConfig {
@@ -35,10 +48,26 @@ impl IngestConfig {
                 var: "INGEST_TOKEN_SHA256",
                 message,
             })?;
+        let staging_prefix =
+            get("INGEST_STAGING_PREFIX").unwrap_or_else(|| DEFAULT_STAGING_PREFIX.to_owned());
+        // A prefix ending in `/` is a folder of its own, so no staged key can be the live
+        // key or start another folder's name (`staging` would also match `staging-old/`).
+        if !staging_prefix.ends_with('/') || staging_prefix.starts_with('/') {
+            return Err(Error::Config {
+                var: "INGEST_STAGING_PREFIX",
+                message: format!(
+                    "must be a key prefix like staging/ (ending, not starting, with /), got \
+                     {staging_prefix:?}"
+                ),
+            });
+        }
         Ok(Self {
             token_hash,
             max_bytes: ranged(&get, "INGEST_MAX_BYTES", 1, MAX_MAX_BYTES)?
                 .unwrap_or(DEFAULT_MAX_BYTES),
+            max_staged_bytes: ranged(&get, "INGEST_MAX_STAGED_BYTES", 1, MAX_MAX_STAGED_BYTES)?
+                .unwrap_or(DEFAULT_MAX_STAGED_BYTES),
+            staging_prefix,
         })
     }
 }
@@ -63,19 +92,32 @@ mod tests {
     fn defaults_disable_ingest_and_allow_5_mib() {
         let c = config(&[]).unwrap();
         assert_eq!((c.token_hash, c.max_bytes), (None, DEFAULT_MAX_BYTES));
+        assert_eq!(c.max_staged_bytes, 64 * 1024 * 1024);
+        assert_eq!(c.staging_prefix, "staging/");
     }
 
     #[test]
     fn reads_the_hash_and_limit_and_names_bad_variables() {
         let hash = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b";
-        let c = config(&[("INGEST_TOKEN_SHA256", hash), ("INGEST_MAX_BYTES", "1024")]).unwrap();
+        let c = config(&[
+            ("INGEST_TOKEN_SHA256", hash),
+            ("INGEST_MAX_BYTES", "1024"),
+            ("INGEST_MAX_STAGED_BYTES", "2048"),
+            ("INGEST_STAGING_PREFIX", "kb/incoming/"),
+        ])
+        .unwrap();
         assert_eq!(c.token_hash, Some(TokenHash::of_token("secret")));
-        assert_eq!(c.max_bytes, 1024);
+        assert_eq!((c.max_bytes, c.max_staged_bytes), (1024, 2048));
+        assert_eq!(c.staging_prefix, "kb/incoming/");
         for (var, value) in [
             ("INGEST_TOKEN_SHA256", "secret"),
             ("INGEST_MAX_BYTES", "0"),
             ("INGEST_MAX_BYTES", "7000000"),
             ("INGEST_MAX_BYTES", "lots"),
+            ("INGEST_MAX_STAGED_BYTES", "0"),
+            ("INGEST_MAX_STAGED_BYTES", "2000000000"),
+            ("INGEST_STAGING_PREFIX", "staging"),
+            ("INGEST_STAGING_PREFIX", "/staging/"),
         ] {
             let err = config(&[(var, value)]).unwrap_err().to_string();
             assert!(err.contains(var), "{var}={value}: {err}");

@@ -9,6 +9,10 @@
 //!   same version one wins and the other gets [`Error::Conflict`] (409) and must re-read,
 //!   re-apply and retry. Nothing is ever lost silently.
 //!
+//! Knowledge bases too large for one request go through a [`StagingArea`]: [`IngestService::stage`]
+//! hands out a presigned upload URL, [`IngestService::promote`] validates the uploaded
+//! object and writes it like a `PUT` (see [`staging`]).
+//!
 //! The service reads the source on every request rather than caching it: ingest is rare,
 //! must report the version actually stored (a cached ETag would make every write based on
 //! it conflict), and must keep working when the stored object is corrupt, since a `PUT` is
@@ -18,20 +22,27 @@
 mod auth;
 mod config;
 mod patch;
+pub mod staging;
+mod staging_s3;
 
 pub use auth::{authorize, Caller, TokenHash};
-pub use config::{IngestConfig, DEFAULT_MAX_BYTES, MAX_MAX_BYTES};
+pub use config::{
+    IngestConfig, DEFAULT_MAX_BYTES, DEFAULT_MAX_STAGED_BYTES, DEFAULT_STAGING_PREFIX,
+    MAX_MAX_BYTES, MAX_MAX_STAGED_BYTES,
+};
 pub use patch::{Patch, Patched};
+pub use staging::{MemoryStagingArea, PresignedPut, StagedObject, StagingArea};
+pub use staging_s3::S3StagingArea;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, Problem, Problems, Result};
-use crate::kb::diff::{fingerprint, summaries, DocSummary, KbDiff};
+use crate::kb::diff::{fingerprint, rest_fingerprint, summaries, DocSummary, KbDiff};
 use crate::kb::{KbObject, KbSource, KbSourceError, KnowledgeBase, WriteCondition, Written};
 use crate::store::{AuditRecord, ConversationStore};
 
@@ -124,6 +135,9 @@ pub struct KbStatus {
     /// files that differ only in whitespace or key order, so a client can tell that an
     /// upload would change nothing.
     pub content_hash: Option<String>,
+    /// [`rest_fingerprint`] of the stored JSON: everything but the documents (the glossary),
+    /// so a client can tell whether a change to the documents alone would make its file.
+    pub rest_hash: Option<String>,
     /// Whether the stored JSON is a valid knowledge base (it may not be if it was written
     /// around ingest; search and chat then keep serving the last good version).
     pub valid: bool,
@@ -156,11 +170,34 @@ pub struct WriteReport {
     pub audited: bool,
 }
 
+/// How long a presigned staging URL stays valid: long enough to upload 64 MiB over a slow
+/// line, short enough that a leaked URL is soon useless.
+pub const STAGE_EXPIRES_IN: Duration = Duration::from_secs(15 * 60);
+
+/// What `POST ?stage=1` hands out: where and how to upload, and the key to promote.
+#[derive(Debug, Clone, Serialize)]
+pub struct StagedUpload {
+    /// The presigned URL to `PUT` the knowledge-base file to.
+    pub upload_url: String,
+    /// The method to use (`PUT`).
+    pub method: &'static str,
+    /// Headers the upload must carry (they are signed).
+    pub headers: std::collections::BTreeMap<String, String>,
+    /// The staging key, to name in `POST ?promote=<key>`.
+    pub staging_key: String,
+    /// Seconds the URL stays valid.
+    pub expires_in: u64,
+    /// Largest staged knowledge base that will be promoted, in bytes.
+    pub max_bytes: usize,
+}
+
 /// The ingest operations over one knowledge-base source and an audit store.
 pub struct IngestService {
     source: Arc<dyn KbSource>,
     audit: Arc<dyn ConversationStore>,
     token_hash: Option<TokenHash>,
+    staging: Option<Arc<dyn StagingArea>>,
+    max_staged_bytes: usize,
 }
 
 impl std::fmt::Debug for IngestService {
@@ -169,6 +206,8 @@ impl std::fmt::Debug for IngestService {
             .field("source", &self.source.location())
             .field("audit", &self.audit.kind())
             .field("token_hash", &self.token_hash)
+            .field("staging", &self.staging)
+            .field("max_staged_bytes", &self.max_staged_bytes)
             .finish()
     }
 }
@@ -185,7 +224,17 @@ impl IngestService {
             source,
             audit,
             token_hash,
+            staging: None,
+            max_staged_bytes: DEFAULT_MAX_STAGED_BYTES,
         }
+    }
+
+    /// The same service accepting staged uploads in `area`, up to `max_bytes` each
+    /// (without an area, [`Self::stage`] and [`Self::promote`] are refused).
+    pub fn with_staging(mut self, area: Arc<dyn StagingArea>, max_bytes: usize) -> Self {
+        self.staging = Some(area);
+        self.max_staged_bytes = max_bytes;
+        self
     }
 
     /// The source written to.
@@ -207,6 +256,7 @@ impl IngestService {
             version: object.etag.clone(),
             bytes: object.bytes.len(),
             content_hash: None,
+            rest_hash: None,
             valid: false,
             documents: 0,
             types: BTreeMap::new(),
@@ -222,6 +272,7 @@ impl IngestService {
             }
         };
         status.content_hash = Some(fingerprint(&value));
+        status.rest_hash = Some(rest_fingerprint(&value));
         status.summaries = summaries(&value);
         status.documents = status.summaries.len();
         for s in &status.summaries {
@@ -258,8 +309,106 @@ impl IngestService {
         body: &[u8],
         precondition: &Precondition,
     ) -> Result<WriteReport> {
+        self.replace(
+            "ingest_put",
+            caller,
+            request_id,
+            body.to_vec(),
+            precondition,
+        )
+        .await
+    }
+
+    /// Hands out a presigned URL for uploading a knowledge base too large for one request;
+    /// `declared_bytes`, the size the client means to upload, is refused early when over
+    /// the limit (the limit is enforced again on promotion, since the URL cannot cap it).
+    pub async fn stage(
+        &self,
+        request_id: &str,
+        declared_bytes: Option<u64>,
+    ) -> Result<StagedUpload> {
+        let area = self.staging_area()?;
+        if let Some(n) = declared_bytes.filter(|&n| n > self.max_staged_bytes as u64) {
+            return Err(self.too_large(n));
+        }
+        let key = staging::new_key(area.prefix(), request_id);
+        let presigned = area.presign_put(&key, STAGE_EXPIRES_IN).await?;
+        tracing::info!(request_id, staging_key = %key, "staged upload handed out");
+        Ok(StagedUpload {
+            upload_url: presigned.url,
+            method: "PUT",
+            headers: presigned.headers,
+            staging_key: key,
+            expires_in: STAGE_EXPIRES_IN.as_secs(),
+            max_bytes: self.max_staged_bytes,
+        })
+    }
+
+    /// Validates the staged object at `key` and writes it as the knowledge base, exactly
+    /// like [`Self::put`] (same problems, same precondition); the staged object is
+    /// deleted afterwards whether or not it was promoted.
+    pub async fn promote(
+        &self,
+        caller: &Caller,
+        request_id: &str,
+        key: &str,
+        precondition: &Precondition,
+    ) -> Result<WriteReport> {
+        let area = self.staging_area()?;
+        if !staging::is_staging_key(area.prefix(), key) {
+            return Err(Error::InvalidInput(format!(
+                "{key:?} is not a staging key handed out by POST ?stage=1"
+            )));
+        }
+        let result = match area.read(key, self.max_staged_bytes).await {
+            Ok(StagedObject::Bytes(bytes)) => {
+                self.replace("ingest_staged", caller, request_id, bytes, precondition)
+                    .await
+            }
+            Ok(StagedObject::TooLarge { bytes }) => Err(self.too_large(bytes)),
+            Err(KbSourceError::NotFound { .. }) => Err(Error::InvalidInput(format!(
+                "nothing was uploaded to {key} (or it expired or was already promoted); \
+                 ask for a new URL with POST ?stage=1"
+            ))),
+            Err(e) => Err(e.into()),
+        };
+        // Promoted or refused, the staged copy is done with. A failed delete loses nothing
+        // (the bucket's lifecycle rule expires the prefix), so it is only logged.
+        if let Err(e) = area.delete(key).await {
+            tracing::warn!(request_id, staging_key = key, error = %e, "staged upload not deleted");
+        }
+        result
+    }
+
+    fn staging_area(&self) -> Result<&Arc<dyn StagingArea>> {
+        self.staging.as_ref().ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "staged uploads need a knowledge base in S3 (this one is {}); send it with PUT",
+                self.source.location()
+            ))
+        })
+    }
+
+    fn too_large(&self, bytes: u64) -> Error {
+        Error::TooLarge(format!(
+            "the staged knowledge base is {bytes} bytes, over the limit of {} bytes \
+             (INGEST_MAX_STAGED_BYTES)",
+            self.max_staged_bytes
+        ))
+    }
+
+    /// Validates a whole knowledge base and writes it under `precondition` (PUT and
+    /// promotion).
+    async fn replace(
+        &self,
+        action: &'static str,
+        caller: &Caller,
+        request_id: &str,
+        bytes: Vec<u8>,
+        precondition: &Precondition,
+    ) -> Result<WriteReport> {
         let started = Instant::now();
-        let (value, kb) = parse_put_body(body)?;
+        let (value, kb) = parse_put_body(&bytes)?;
         let current = self.current().await?;
         let condition = precondition.against(current.as_ref())?;
         let old = current
@@ -268,10 +417,10 @@ impl IngestService {
             .map_or_else(Vec::new, |v| summaries(&v));
         let diff = KbDiff::between(&old, &summaries(&value));
         self.write(Write {
-            action: "ingest_put",
+            action,
             caller,
             request_id,
-            bytes: body.to_vec(),
+            bytes,
             condition,
             previous: current.map(|o| o.etag),
             documents: kb.documents.len(),

@@ -104,6 +104,19 @@ pub fn summaries(value: &Value) -> Vec<DocSummary> {
         .collect()
 }
 
+/// The fingerprint of everything in knowledge-base JSON but its documents: the glossary
+/// (and any other top-level field). A bare array has nothing else, like `{}`.
+pub fn rest_fingerprint(value: &Value) -> String {
+    match value {
+        Value::Object(top) => {
+            let mut rest = top.clone();
+            rest.remove("documents");
+            fingerprint(&Value::Object(rest))
+        }
+        _ => fingerprint(&Value::Object(serde_json::Map::new())),
+    }
+}
+
 /// A document's fingerprint: [`content_version`] of its JSON with object keys sorted, so
 /// key order and whitespace do not count as changes.
 pub fn fingerprint(doc: &Value) -> String {
@@ -177,6 +190,19 @@ mod tests {
         assert_ne!(
             fingerprint(&a),
             fingerprint(&json!({"id": "x", "n": {"a": [2, 1], "b": 1}}))
+        );
+    }
+
+    #[test]
+    fn rest_fingerprints_see_the_glossary_but_not_the_documents() {
+        let a = json!({"documents": [{"id": "a"}], "glossary": {"x": ["y"]}});
+        let b = json!({"glossary": {"x": ["y"]}, "documents": [{"id": "b"}]});
+        assert_eq!(rest_fingerprint(&a), rest_fingerprint(&b));
+        let c = json!({"documents": [{"id": "a"}], "glossary": {"x": ["z"]}});
+        assert_ne!(rest_fingerprint(&a), rest_fingerprint(&c));
+        assert_eq!(
+            rest_fingerprint(&json!([{"id": "a"}])),
+            rest_fingerprint(&json!({"documents": []}))
         );
     }
 

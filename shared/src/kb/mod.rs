@@ -2,9 +2,10 @@
 //!
 //! Accepted shapes: `{"documents": [...], "glossary": {...}}` (the seed format) or a bare
 //! array of documents. Every document has `id` and `type`; `publication`,
-//! `github_project` and `page` (or any other type) have the fields of DESIGN §4. Unknown
-//! string fields are kept and indexed. Validation walks the whole input and reports every
-//! problem at once, so a site owner fixes a file in one pass.
+//! `github_project` and `page` (or any other type) have the fields listed in
+//! `docs/knowledge-base.md`. Unknown string fields are kept and indexed. Validation walks
+//! the whole input and reports every problem at once, so a site owner fixes a file in one
+//! pass.
 //!
 //! # Lifecycle
 //! - [`source`]: where the JSON is stored ([`KbSource`]: conditional get and put by ETag),
@@ -19,7 +20,7 @@ mod file;
 pub mod handle;
 mod memory;
 mod passages;
-mod s3;
+pub(crate) mod s3;
 pub mod source;
 
 pub use diff::{DocSummary, KbDiff};
@@ -58,7 +59,8 @@ pub struct Document {
     pub title: Option<String>,
     /// Name (projects).
     pub name: Option<String>,
-    /// Author list as one string.
+    /// Author list as one string: written as a string, or as an array of names joined
+    /// with `", "`.
     pub authors: Option<String>,
     /// Venue, e.g. `CVPR 2022`.
     pub venue: Option<String>,
@@ -297,12 +299,20 @@ fn parse_document(doc: &Value, path: &str, problems: &mut Vec<Problem>) -> Optio
         match obj.get(field) {
             None | Some(Value::Null) => {}
             Some(Value::String(s)) => *slot = Some(s.clone()),
+            // BibTeX-style exports and hand-written files list authors one name each.
+            Some(Value::Array(items)) if field == "authors" => {
+                *slot = author_list(items, &format!("{path}.authors"), problems)
+            }
             Some(Value::Number(n)) if matches!(field, "year" | "stars") => {
                 *slot = Some(n.to_string())
             }
             Some(_) if matches!(field, "year" | "stars") => problems.push(Problem::new(
                 format!("{path}.{field}"),
                 "must be a string or a number",
+            )),
+            Some(_) if field == "authors" => problems.push(Problem::new(
+                format!("{path}.authors"),
+                "must be a string or an array of strings",
             )),
             Some(_) => problems.push(Problem::new(format!("{path}.{field}"), "must be a string")),
         }
@@ -358,6 +368,20 @@ fn parse_document(doc: &Value, path: &str, problems: &mut Vec<Problem>) -> Optio
         }
     }
     (problems.len() == before).then_some(d)
+}
+
+/// An `authors` array as one string, names joined with `", "` (blank names skipped; none
+/// left = no authors). A name that is not a string is a problem at its index.
+fn author_list(items: &[Value], path: &str, problems: &mut Vec<Problem>) -> Option<String> {
+    let mut names = Vec::with_capacity(items.len());
+    for (j, item) in items.iter().enumerate() {
+        match item {
+            Value::String(s) if s.trim().is_empty() => {}
+            Value::String(s) => names.push(s.trim()),
+            _ => problems.push(Problem::new(format!("{path}[{j}]"), "must be a string")),
+        }
+    }
+    (!names.is_empty()).then(|| names.join(", "))
 }
 
 fn string_slot<'a>(d: &'a mut Document, field: &str) -> &'a mut Option<String> {

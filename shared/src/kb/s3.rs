@@ -63,43 +63,67 @@ impl S3KbSource {
     where
         E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     {
-        let location = self.location();
-        let (retryable, message) = match &err {
-            SdkError::TimeoutError(_) => (true, format!("{op}: timed out")),
-            SdkError::DispatchFailure(_) => (true, format!("{op}: could not reach S3")),
-            SdkError::ResponseError(_) => (true, format!("{op}: unreadable response")),
-            SdkError::ServiceError(ctx) => {
-                let code = ctx.err().code().unwrap_or("unknown");
-                let status = ctx.raw().status();
-                let retryable = status.is_server_error() || THROTTLING_CODES.contains(&code);
-                let message = format!(
-                    "{op}: {code} (HTTP {}): {}",
-                    status.as_u16(),
-                    ctx.err().message().unwrap_or_default()
-                );
-                (retryable, message)
-            }
-            _ => (false, format!("{op}: {err}")),
-        };
-        let source: Option<super::source::BoxError> = Some(Box::new(err));
-        if retryable {
-            KbSourceError::Unavailable {
-                location,
-                message,
-                source,
-            }
-        } else {
-            KbSourceError::Other {
-                location,
-                message,
-                source,
-            }
+        sdk_error(self.location(), op, err)
+    }
+
+    /// A staging area for uploads too large for one request, under `prefix` in this
+    /// source's bucket, using the same client (see [`crate::ingest::S3StagingArea`]).
+    pub fn staging(&self, prefix: impl Into<String>) -> crate::ingest::S3StagingArea {
+        crate::ingest::S3StagingArea::new(self.client.clone(), self.bucket.clone(), prefix)
+    }
+
+    /// The object's key in its bucket.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+}
+
+/// Maps a failed SDK call on `location` to a [`KbSourceError`], keeping the SDK error as
+/// the source: timeouts, unreachable S3, 5xx and throttling are retryable
+/// ([`KbSourceError::Unavailable`]), the rest are not.
+pub(crate) fn sdk_error<E>(
+    location: String,
+    op: &str,
+    err: SdkError<E, HttpResponse>,
+) -> KbSourceError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    let (retryable, message) = match &err {
+        SdkError::TimeoutError(_) => (true, format!("{op}: timed out")),
+        SdkError::DispatchFailure(_) => (true, format!("{op}: could not reach S3")),
+        SdkError::ResponseError(_) => (true, format!("{op}: unreadable response")),
+        SdkError::ServiceError(ctx) => {
+            let code = ctx.err().code().unwrap_or("unknown");
+            let status = ctx.raw().status();
+            let retryable = status.is_server_error() || THROTTLING_CODES.contains(&code);
+            let message = format!(
+                "{op}: {code} (HTTP {}): {}",
+                status.as_u16(),
+                ctx.err().message().unwrap_or_default()
+            );
+            (retryable, message)
+        }
+        _ => (false, format!("{op}: {err}")),
+    };
+    let source: Option<super::source::BoxError> = Some(Box::new(err));
+    if retryable {
+        KbSourceError::Unavailable {
+            location,
+            message,
+            source,
+        }
+    } else {
+        KbSourceError::Other {
+            location,
+            message,
+            source,
         }
     }
 }
 
 /// The HTTP status of a service's answer, when there was one.
-fn status<E>(err: &SdkError<E, HttpResponse>) -> Option<u16> {
+pub(crate) fn status<E>(err: &SdkError<E, HttpResponse>) -> Option<u16> {
     err.raw_response().map(|r| r.status().as_u16())
 }
 

@@ -117,3 +117,42 @@ fn the_sample_knowledge_base_is_valid() {
     let kb = KnowledgeBase::load_file(&path).unwrap();
     assert!(kb.documents.len() >= 26);
 }
+
+#[test]
+fn authors_may_be_a_string_or_an_array_of_names() {
+    let kb = KnowledgeBase::from_value(&json!([
+        {"id": "s", "type": "publication", "title": "A", "authors": "Xiang An, Jiankang Deng"},
+        {"id": "a", "type": "publication", "title": "B", "authors": ["Xiang An", " Jiankang Deng ", ""]},
+        {"id": "e", "type": "publication", "title": "C", "authors": []}
+    ]))
+    .unwrap();
+    let authors: Vec<Option<&str>> = kb.documents.iter().map(|d| d.authors.as_deref()).collect();
+    assert_eq!(
+        authors,
+        vec![
+            Some("Xiang An, Jiankang Deng"),
+            Some("Xiang An, Jiankang Deng"),
+            None
+        ]
+    );
+    // The names are indexed either way.
+    assert!(kb.documents[1].metadata_text().contains("Jiankang Deng"));
+}
+
+#[test]
+fn authors_of_another_shape_say_what_is_accepted() {
+    let got = problems(json!([
+        {"id": "n", "type": "publication", "title": "A", "authors": 3},
+        {"id": "o", "type": "publication", "title": "B", "authors": {"first": "Xiang An"}},
+        {"id": "m", "type": "publication", "title": "C", "authors": ["Xiang An", 7, null]}
+    ]));
+    assert_eq!(
+        got,
+        vec![
+            "documents[0].authors: must be a string or an array of strings",
+            "documents[1].authors: must be a string or an array of strings",
+            "documents[2].authors[1]: must be a string",
+            "documents[2].authors[2]: must be a string",
+        ]
+    );
+}

@@ -23,6 +23,13 @@ pub struct Reservation {
     expires_at: u64,
 }
 
+impl Reservation {
+    /// The tokens reserved: the call's worst case.
+    pub fn tokens(&self) -> u64 {
+        self.reserved
+    }
+}
+
 /// Today's budget, for health output.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BudgetStatus {

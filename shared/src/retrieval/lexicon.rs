@@ -182,6 +182,8 @@ struct Probe {
 }
 
 fn probe_table(table: SortedTable, prefix: &str) -> Probe {
+    #[cfg(test)]
+    steps::PROBES.with(|n| n.set(n.get() + 1));
     let i = table.lower_bound(prefix);
     let Some((key, value)) = table.line(i) else {
         return Probe {
@@ -327,6 +329,17 @@ pub fn is_zh_stopword(word: &str) -> bool {
         v
     });
     SORTED.binary_search(&word).is_ok()
+}
+
+/// Counts of the work segmentation does, for the tests that bound it.
+#[cfg(test)]
+pub(crate) mod steps {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Table probes made on this thread.
+        pub(crate) static PROBES: Cell<usize> = const { Cell::new(0) };
+    }
 }
 
 #[cfg(test)]

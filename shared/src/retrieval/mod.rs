@@ -11,9 +11,10 @@ pub mod translit;
 
 use bm25::{top_k, Bm25Index, Bm25Params};
 use lexicon::{Expansion, Lexicon};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use tokenize::{han_bigrams, runs, Analyzer, Script};
-use translit::{han_skeleton, is_translit_char, NameCounter, NameMatcher};
+use translit::{han_skeleton, is_translit_char, NameCounter, NameMatcher, MAX_NAME_CHARS};
 
 /// A query term after analysis and expansion.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -27,17 +28,35 @@ pub struct QueryTerm {
     pub from: Option<String>,
 }
 
-/// Adds `weight` to `term`, appending it if new (queries have few terms; a linear scan
-/// beats hashing here).
-fn add_term(terms: &mut Vec<QueryTerm>, term: String, weight: f32, from: Option<&str>) {
-    if let Some(t) = terms.iter_mut().find(|t| t.term == term) {
-        t.weight += weight;
-    } else {
-        terms.push(QueryTerm {
-            term,
-            weight,
-            from: from.map(str::to_owned),
-        });
+/// Most transliteration skeletons tried per query. A question names a few people; this
+/// keeps a run of thousands of name characters from costing more than a short one.
+pub const MAX_NAME_PROBES: usize = 512;
+
+/// Most distinct terms one query analyses to. Ranking costs one posting list per term, so
+/// this bounds its work whatever a visitor pastes; a real question has a few dozen.
+pub const MAX_QUERY_TERMS: usize = 256;
+
+/// Query terms being collected: equal terms merged (weights added), at most
+/// [`MAX_QUERY_TERMS`] distinct ones, found by hash so a long query stays linear.
+#[derive(Default)]
+struct TermSet {
+    terms: Vec<QueryTerm>,
+    position: FxHashMap<String, usize>,
+}
+
+impl TermSet {
+    /// Adds `weight` to `term`, appending it if new and there is room.
+    fn add(&mut self, term: String, weight: f32, from: Option<&str>) {
+        if let Some(&i) = self.position.get(&term) {
+            self.terms[i].weight += weight;
+        } else if self.terms.len() < MAX_QUERY_TERMS {
+            self.position.insert(term.clone(), self.terms.len());
+            self.terms.push(QueryTerm {
+                term,
+                weight,
+                from: from.map(str::to_owned),
+            });
+        }
     }
 }
 
@@ -129,20 +148,26 @@ impl Retriever {
     /// share by √length) and any proper nouns of the corpus
     /// that a run of otherwise unmatched characters transliterates. Equal terms are
     /// merged, weights added.
+    ///
+    /// The work is linear in the query's length: segmentation tries at most a fixed number
+    /// of prefixes per character, names are tried only on spans of at most
+    /// [`MAX_NAME_CHARS`] within a budget of [`MAX_NAME_PROBES`] skeletons per query, and
+    /// at most [`MAX_QUERY_TERMS`] distinct terms are kept.
     pub fn analyze_query(&self, query: &str) -> Vec<QueryTerm> {
-        let mut terms: Vec<QueryTerm> = Vec::new();
+        let mut terms = TermSet::default();
+        let mut name_probes = MAX_NAME_PROBES;
         for run in runs(query) {
             match run.script {
                 Script::Latin => {
                     if let Some(t) = self.analyzer.latin_term(&run.text) {
-                        add_term(&mut terms, t, 1.0, None);
+                        terms.add(t, 1.0, None);
                     }
                 }
                 Script::Han => {
-                    han_bigrams(&run.text, &mut |t| add_term(&mut terms, t, 1.0, None));
+                    han_bigrams(&run.text, &mut |t| terms.add(t, 1.0, None));
                     let expansions = self.lexicon.expand(&run.text);
                     let mut is_name = vec![false; expansions.len()];
-                    self.match_names(&expansions, &mut is_name, &mut terms);
+                    self.match_names(&expansions, &mut is_name, &mut terms, &mut name_probes);
                     for (ex, _) in expansions.iter().zip(&is_name).filter(|(_, n)| !**n) {
                         if ex.translations.is_empty() {
                             continue;
@@ -155,20 +180,27 @@ impl Retriever {
                             // but are not independent evidence either.
                             let w = share / (ts.len().max(1) as f32).sqrt();
                             for t in ts {
-                                add_term(&mut terms, t, w, Some(&ex.word));
+                                terms.add(t, w, Some(&ex.word));
                             }
                         }
                     }
                 }
             }
         }
-        terms
+        terms.terms
     }
 
     /// Finds transliterated names among runs of single name characters that the lexicon
     /// could only read one by one (alone, a name's characters are ordinary words: 贾
     /// "merchant", 德 "virtue"). Matched segments are marked so those senses are dropped.
-    fn match_names(&self, exps: &[Expansion], is_name: &mut [bool], terms: &mut Vec<QueryTerm>) {
+    /// Each skeleton tried costs one unit of `probes`; none are tried once it is spent.
+    fn match_names(
+        &self,
+        exps: &[Expansion],
+        is_name: &mut [bool],
+        terms: &mut TermSet,
+        probes: &mut usize,
+    ) {
         if self.names.is_empty() {
             return;
         }
@@ -182,48 +214,72 @@ impl Retriever {
                 .find(|&j| !single(&exps[j]))
                 .unwrap_or(exps.len());
             if end > i + 1 {
-                self.match_span(&exps[i..end], &mut is_name[i..end], terms);
+                self.match_span(&exps[i..end], &mut is_name[i..end], terms, probes);
             }
             i = end.max(i + 1);
         }
     }
 
-    /// Longest sub-span first, exact skeleton matches before near ones; then the parts
-    /// left and right of a match, recursively.
-    fn match_span(&self, span: &[Expansion], is_name: &mut [bool], terms: &mut Vec<QueryTerm>) {
-        for near in [false, true] {
-            for len in (2..=span.len()).rev() {
-                for start in 0..=span.len() - len {
-                    let part = &span[start..start + len];
-                    let chars: Vec<char> =
-                        part.iter().filter_map(|e| e.word.chars().next()).collect();
-                    let Some(skeleton) = han_skeleton(&chars) else {
-                        continue;
-                    };
-                    let found = if near {
-                        self.names.near(&skeleton)
-                    } else {
-                        self.names.exact(&skeleton)
-                    };
-                    if found.is_empty() {
-                        continue;
+    /// Picks names in a span of single name characters: exact skeleton matches before
+    /// near ones, longer before shorter, leftmost first, never overlapping. Sub-spans are
+    /// at most [`MAX_NAME_CHARS`] long, so a span of n characters has fewer than
+    /// n × MAX_NAME_CHARS of them, each probed once.
+    fn match_span(
+        &self,
+        span: &[Expansion],
+        is_name: &mut [bool],
+        terms: &mut TermSet,
+        probes: &mut usize,
+    ) {
+        let chars: Vec<char> = span.iter().filter_map(|e| e.word.chars().next()).collect();
+        // (near, length, start, matched terms); exact beats near, then longer, then leftmost.
+        let mut found: Vec<(bool, usize, usize, Vec<String>)> = Vec::new();
+        // Equal sub-spans match alike: each distinct one is probed (and charged) once, so a
+        // repeated character costs a handful of probes however long the run.
+        let mut seen: FxHashMap<&[char], Option<(bool, Vec<String>)>> = FxHashMap::default();
+        for start in 0..chars.len() {
+            for len in 2..=MAX_NAME_CHARS.min(chars.len() - start) {
+                let part = &chars[start..start + len];
+                let matched = match seen.get(part) {
+                    Some(m) => m.clone(),
+                    None if *probes == 0 => continue,
+                    None => {
+                        *probes -= 1;
+                        let m = self.probe_name(part);
+                        seen.insert(part, m.clone());
+                        m
                     }
-                    let word: String = chars.iter().collect();
-                    let share = 1.0 / found.len() as f32;
-                    for t in found {
-                        add_term(terms, t, share, Some(&word));
-                    }
-                    is_name[start..start + len]
-                        .iter_mut()
-                        .for_each(|n| *n = true);
-                    let (left, right) = span.split_at(start + len);
-                    let (left_names, right_names) = is_name.split_at_mut(start + len);
-                    self.match_span(&left[..start], &mut left_names[..start], terms);
-                    self.match_span(right, right_names, terms);
-                    return;
+                };
+                if let Some((near, names)) = matched {
+                    found.push((near, len, start, names));
                 }
             }
         }
+        found.sort_by_key(|&(near, len, start, _)| (near, std::cmp::Reverse(len), start));
+        for (_, len, start, names) in found {
+            if is_name[start..start + len].iter().any(|&n| n) {
+                continue;
+            }
+            is_name[start..start + len]
+                .iter_mut()
+                .for_each(|n| *n = true);
+            let word: String = chars[start..start + len].iter().collect();
+            let share = 1.0 / names.len() as f32;
+            for t in names {
+                terms.add(t, share, Some(&word));
+            }
+        }
+    }
+
+    /// The corpus names one sub-span may spell: `(near, terms)`, exact matches first.
+    fn probe_name(&self, part: &[char]) -> Option<(bool, Vec<String>)> {
+        let skeleton = han_skeleton(part)?;
+        let exact = self.names.exact(&skeleton);
+        if !exact.is_empty() {
+            return Some((false, exact));
+        }
+        let near = self.names.near(&skeleton);
+        (!near.is_empty()).then_some((true, near))
     }
 
     /// Ranks documents for already analyzed terms: a document scores as its best passage.
@@ -359,5 +415,124 @@ mod tests {
         assert_eq!(ranked[1].doc, 1);
         assert_eq!(r.passages(), 3);
         assert_eq!(r.documents(), 2);
+    }
+
+    /// The retriever of the sample knowledge base (many proper nouns for names to match).
+    fn sample() -> &'static Retriever {
+        static INDEX: std::sync::OnceLock<crate::SearchIndex> = std::sync::OnceLock::new();
+        INDEX
+            .get_or_init(|| {
+                let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../knowledge_base.json");
+                let text = std::fs::read_to_string(path).expect("the sample KB is in the repo");
+                let kb =
+                    crate::KnowledgeBase::from_json_str(&text, path).expect("sample KB parses");
+                crate::SearchIndex::new(kb, "test")
+            })
+            .retriever()
+    }
+
+    /// Analyses `query` and returns (terms, skeletons computed, lexicon probes made).
+    fn counted(r: &Retriever, query: &str) -> (Vec<QueryTerm>, usize, usize) {
+        translit::steps::SKELETONS.with(|n| n.set(0));
+        lexicon::steps::PROBES.with(|n| n.set(0));
+        let terms = r.analyze_query(query);
+        (
+            terms,
+            translit::steps::SKELETONS.with(std::cell::Cell::get),
+            lexicon::steps::PROBES.with(std::cell::Cell::get),
+        )
+    }
+
+    /// The work any query may cost: a fixed budget of name skeletons, a bounded number of
+    /// lexicon probes per character, and a bounded number of distinct terms.
+    fn assert_bounded(r: &Retriever, query: &str) {
+        let chars = query.chars().count();
+        let (terms, skeletons, probes) = counted(r, query);
+        assert!(
+            skeletons <= MAX_NAME_PROBES,
+            "{skeletons} skeletons for {chars} chars"
+        );
+        // Segmentation probes each of the three sources at most once per prefix length.
+        assert!(probes <= 3 * 8 * chars, "{probes} probes for {chars} chars");
+        assert!(terms.len() <= MAX_QUERY_TERMS, "{} terms", terms.len());
+    }
+
+    #[test]
+    fn repeated_name_characters_cost_a_bounded_number_of_skeletons() {
+        // The reported denial of service: one name character repeated made matching try
+        // every sub-span of every length (n^3.5 in time).
+        for c in ['临', '德', '诺', '卡'] {
+            for n in [20, 200, 2000, 4000] {
+                assert_bounded(sample(), &c.to_string().repeat(n));
+            }
+        }
+    }
+
+    #[test]
+    fn names_are_still_found_inside_long_runs_of_name_characters() {
+        // The corpus is built here so the expected name is certain.
+        let r = Retriever::build([["Jared Allen met Norman".to_string()]], &[]);
+        let terms = r.analyze_query(&format!("{}贾里德{}", "临".repeat(300), "临".repeat(300)));
+        assert!(
+            terms.iter().any(|t| t.from.as_deref() == Some("贾里德")),
+            "{terms:?}"
+        );
+        let (_, skeletons, _) = counted(&r, &"临".repeat(4000));
+        assert!(skeletons <= MAX_NAME_PROBES);
+    }
+
+    #[test]
+    fn overlapping_names_prefer_exact_then_longer_then_leftmost() {
+        let r = Retriever::build([["Jared and Norman wrote".to_string()]], &[]);
+        let terms = r.analyze_query("贾里德诺曼");
+        let from: Vec<_> = terms.iter().filter_map(|t| t.from.clone()).collect();
+        assert!(from.contains(&"贾里德".to_string()), "{terms:?}");
+        assert!(from.contains(&"诺曼".to_string()), "{terms:?}");
+    }
+
+    #[test]
+    fn distinct_terms_are_capped() {
+        let words: Vec<String> = (0..5000).map(|i| format!("w{i}x")).collect();
+        let terms = sample().analyze_query(&words.join(" "));
+        assert_eq!(terms.len(), MAX_QUERY_TERMS);
+        // Repeats of a kept term still add weight after the cap is reached.
+        let mut q = words.join(" ");
+        q.push_str(" w0x w0x");
+        assert_eq!(weight(&sample().analyze_query(&q), "w0x"), 3.0);
+    }
+
+    use proptest::prelude::*;
+
+    /// Queries of up to 4,000 characters (the chat limit) built from the pieces that cost
+    /// query analysis the most.
+    fn costly_query() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            // Characters Chinese uses to spell names, alone and repeated.
+            proptest::sample::select(vec![
+                '临', '德', '诺', '曼', '卡', '贾', '里', '斯', '特', '尔'
+            ])
+            .prop_flat_map(|c| (1usize..400).prop_map(move |n| c.to_string().repeat(n))),
+            "[\\u{4e00}-\\u{9fff}]{1,40}",
+            "[a-z]{1,12}( [a-z]{1,12}){0,20}",
+            "[\\u{1f300}-\\u{1f6ff}\\u{200d}\\u{fe0f}]{1,8}",
+            "(a\\u{0301}\\u{0327}){1,20}",
+        ];
+        proptest::collection::vec(piece, 0..40)
+            .prop_map(|parts| parts.concat().chars().take(4000).collect::<String>())
+    }
+
+    proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            cases: 64,
+            failure_persistence: None,
+            ..proptest::test_runner::Config::default()
+        })]
+
+        #[test]
+        fn any_query_up_to_the_chat_limit_analyses_in_bounded_steps(
+            query in costly_query()
+        ) {
+            assert_bounded(sample(), &query);
+        }
     }
 }

@@ -138,12 +138,19 @@ fn reading(c: char) -> Option<(&'static str, bool)> {
 
 /// The skeleton of a run of Han characters, or `None` if a character has no reading.
 pub fn han_skeleton(chars: &[char]) -> Option<String> {
+    #[cfg(test)]
+    steps::SKELETONS.with(|n| n.set(n.get() + 1));
     let mut out = Skeleton::default();
     for &c in chars {
         push_syllable(&mut out, pinyin_of(c)?);
     }
     Some(out.0)
 }
+
+/// Longest run of characters tried as one name. Transliterations of a single name run to
+/// about six characters (阿诺德 3, 威腾博格 4, 布鲁克海文 5); longer spans are several
+/// names or not names, and capping them keeps matching linear in the query's length.
+pub const MAX_NAME_CHARS: usize = 8;
 
 /// Shortest skeleton that may match at all (two consonants), and the shortest that may
 /// match with one edit (shorter keys collide with too many words).
@@ -277,6 +284,17 @@ impl NameCounter {
             .into_iter()
             .filter(|(_, (cap, low))| cap >= low && *cap > 0)
             .map(|(w, _)| w)
+    }
+}
+
+/// Counts of the work query analysis does, for the tests that bound it.
+#[cfg(test)]
+pub(crate) mod steps {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Han skeletons computed on this thread.
+        pub(crate) static SKELETONS: Cell<usize> = const { Cell::new(0) };
     }
 }
 

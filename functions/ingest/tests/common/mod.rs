@@ -75,6 +75,21 @@ impl Event {
         self
     }
 
+    /// Sets several query parameters (replacing any set before).
+    pub(crate) fn queries(mut self, pairs: &[(&str, &str)]) -> Self {
+        let raw: Vec<String> = pairs
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.replace(' ', "%20")))
+            .collect();
+        self.ev["rawQueryString"] = json!(raw.join("&"));
+        let map: serde_json::Map<String, Value> = pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), json!(v)))
+            .collect();
+        self.ev["queryStringParameters"] = Value::Object(map);
+        self
+    }
+
     /// Sets a different request id (audit records are keyed by it).
     pub(crate) fn request_id(mut self, id: &str) -> Self {
         self.ev["requestContext"]["requestId"] = json!(id);

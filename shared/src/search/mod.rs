@@ -1,10 +1,28 @@
 //! The search service: a knowledge base with its retriever, and the search operation the
 //! `search` function, the chat pipeline and `rag search` share.
+//!
+//! # Layout
+//! - [`filter`]: filters over typed entries (`type`, `year`, `venue`, ...) and listing orders.
+//! - [`intent`]: the recogniser that reads listing questions into filters and an order.
+//! - [`request`]: search requests (query string, JSON body, batches) and their validation.
+//!
+//! A query goes one of two ways ([`SearchIndex::plan`]): an ordinary question is ranked by
+//! BM25 as it is; a listing question ("他发表过哪些 CVPR 论文") or a request with filters
+//! returns every matching entry in the listing's order, or, when the question also has
+//! content words, those words ranked by BM25 within the matching entries.
+
+pub mod filter;
+pub mod intent;
+pub mod request;
+
+pub use filter::{Facets, Filters, Order, Range};
+pub use intent::{Intent, Vocabulary};
+pub use request::{SearchCall, SearchRequest, MAX_BATCH};
 
 use crate::error::{Error, Result};
 use crate::kb::{split_passages, Document, KnowledgeBase};
 use crate::retrieval::{QueryTerm, Ranked, Retriever};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::time::Instant;
 
 /// Longest accepted query, in characters.
@@ -22,7 +40,26 @@ pub struct SearchIndex {
     /// Each document's content passages (empty when it has no content).
     chunks: Vec<Vec<String>>,
     retriever: Retriever,
+    /// Each document's typed fields, parsed for filters and listing orders.
+    facets: Vec<Facets>,
+    /// Venues and authors of this knowledge base, for the question recogniser.
+    vocabulary: Vocabulary,
     version: String,
+}
+
+/// How a query is answered: ranked as it is, or as a filtered (and maybe ordered) listing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The conditions hits must meet (explicit ones and those read from the question).
+    pub filters: Filters,
+    /// The order of the hits.
+    pub order: Order,
+    /// The text ranked by BM25 within the matching entries (empty: no ranking).
+    pub content: String,
+    /// Whether every matching entry is returned (up to [`MAX_TOP_K`]) rather than `top_k`.
+    pub listing: bool,
+    /// Whether the recogniser read the question as a listing.
+    pub recognised: bool,
 }
 
 impl SearchIndex {
@@ -44,10 +81,14 @@ impl SearchIndex {
             .zip(&chunks)
             .map(|(d, c)| index_texts(d, c));
         let retriever = Retriever::build(texts, &kb.glossary);
+        let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
+        let vocabulary = Vocabulary::of(&kb, &facets);
         Self {
             kb,
             chunks,
             retriever,
+            facets,
+            vocabulary,
             version: version.into(),
         }
     }
@@ -91,7 +132,7 @@ impl SearchIndex {
             .unwrap_or("")
     }
 
-    /// Runs a query: analysis, expansion and ranking.
+    /// Runs a query: analysis, expansion and BM25 ranking (no recogniser, no filters).
     pub fn search(&self, query: &str, top_k: usize, min_score: f32) -> SearchResponse {
         let started = Instant::now();
         let (terms, ranked) = self.retriever.search(query, top_k, min_score);
@@ -100,8 +141,128 @@ impl SearchIndex {
             query: query.to_owned(),
             terms,
             hits,
+            filters: None,
+            order: None,
+            listing: false,
             took_us: started.elapsed().as_micros() as u64,
         }
+    }
+
+    /// Runs a validated request: a listing or filtered search when the question is one or
+    /// the request has filters ([`SearchIndex::plan`]), else [`SearchIndex::search`].
+    pub fn run(&self, req: &SearchRequest, min_score: f32) -> SearchResponse {
+        let started = Instant::now();
+        let Some(plan) = self.plan(&req.query, &req.filters, req.sort) else {
+            return self.search(&req.query, req.top_k, min_score);
+        };
+        let (terms, ranked) = self.rank_plan(&plan, req.top_k, min_score);
+        SearchResponse {
+            query: req.query.clone(),
+            terms,
+            hits: ranked.iter().map(|r| self.hit(r)).collect(),
+            filters: (!plan.filters.is_empty()).then_some(plan.filters),
+            order: Some(plan.order),
+            listing: plan.listing,
+            took_us: started.elapsed().as_micros() as u64,
+        }
+    }
+
+    /// Runs each request of a batch.
+    pub fn run_batch(&self, reqs: &[SearchRequest], min_score: f32) -> BatchResponse {
+        BatchResponse {
+            results: reqs.iter().map(|r| self.run(r, min_score)).collect(),
+        }
+    }
+
+    /// The question recogniser over this knowledge base's venues and authors.
+    pub fn vocabulary(&self) -> &Vocabulary {
+        &self.vocabulary
+    }
+
+    /// Decides how to answer `query` with the explicit `filters` and `sort` of a request:
+    /// `None` for an ordinary ranked search (no filters, not a listing question), else the
+    /// structured plan. Filters read from the question fill in those not given.
+    pub fn plan(&self, query: &str, filters: &Filters, sort: Option<Order>) -> Option<Plan> {
+        let (intent, recognised) = self.vocabulary.read(query);
+        if !recognised && filters.is_empty() && sort.is_none() {
+            return None;
+        }
+        let mut all = filters.clone();
+        all.fill_from(&intent.filters);
+        let has_terms = !intent.content.trim().is_empty()
+            && !self.retriever.analyze_query(&intent.content).is_empty();
+        let order = sort.or(intent.order).unwrap_or(if has_terms {
+            Order::Relevance
+        } else {
+            Order::YearDesc
+        });
+        Some(Plan {
+            filters: all,
+            order,
+            content: if has_terms {
+                intent.content
+            } else {
+                String::new()
+            },
+            listing: recognised || !has_terms,
+            recognised,
+        })
+    }
+
+    /// The hits of a plan: the entries that pass its filters, ranked by BM25 on its content
+    /// (at least `min_score`) when it has any, in the plan's order; at most `top_k`, or
+    /// [`MAX_TOP_K`] for a listing. A recognised listing whose content words match none
+    /// of the filtered entries lists them all (the filters are what the question is about).
+    pub fn rank_plan(
+        &self,
+        plan: &Plan,
+        top_k: usize,
+        min_score: f32,
+    ) -> (Vec<QueryTerm>, Vec<Ranked>) {
+        let limit = if plan.listing { MAX_TOP_K } else { top_k };
+        let terms = if plan.content.is_empty() {
+            Vec::new()
+        } else {
+            self.retriever.analyze_query(&plan.content)
+        };
+        let passes = |doc: u32| {
+            let d = doc as usize;
+            plan.filters.matches(&self.kb.documents[d], &self.facets[d])
+        };
+        let mut ranked: Vec<Ranked> = if terms.is_empty() {
+            Vec::new()
+        } else {
+            self.retriever
+                .rank(&terms, self.retriever.documents(), min_score)
+                .into_iter()
+                .filter(|r| passes(r.doc))
+                .collect()
+        };
+        let mut order = plan.order;
+        if terms.is_empty() || (ranked.is_empty() && plan.recognised) {
+            if order == Order::Relevance {
+                order = Order::YearDesc;
+            }
+            ranked = (0..self.kb.documents.len() as u32)
+                .filter(|&d| passes(d))
+                .map(|doc| Ranked {
+                    doc,
+                    passage: 0,
+                    score: 0.0,
+                })
+                .collect();
+        }
+        if order != Order::Relevance {
+            // Stable: equal entries keep their score order.
+            ranked.sort_by(|a, b| {
+                order.compare(
+                    (a.doc, &self.facets[a.doc as usize]),
+                    (b.doc, &self.facets[b.doc as usize]),
+                )
+            });
+        }
+        ranked.truncate(limit);
+        (terms, ranked)
     }
 
     /// The ranked documents for a query, without building a response (for the chat path).
@@ -178,7 +339,7 @@ fn snippet(text: &str) -> String {
     out
 }
 
-/// The body of a search response (DESIGN §3).
+/// The body of a search response (`docs/architecture.md`, "HTTP API").
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchResponse {
     /// The query as received.
@@ -187,8 +348,24 @@ pub struct SearchResponse {
     pub terms: Vec<QueryTerm>,
     /// Ranked hits, best first.
     pub hits: Vec<SearchHit>,
+    /// The filters applied (given, or read from a listing question); absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filters: Option<Filters>,
+    /// The order of the hits, for filtered and listing searches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order: Option<Order>,
+    /// True when every matching entry was returned (a listing), not the top `k`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub listing: bool,
     /// Time spent searching, in microseconds.
     pub took_us: u64,
+}
+
+/// The body of a batch search: one response per query, in order.
+#[derive(Debug, Clone, Serialize)]
+pub struct BatchResponse {
+    /// The responses.
+    pub results: Vec<SearchResponse>,
 }
 
 /// One search hit.
@@ -208,75 +385,6 @@ pub struct SearchHit {
     pub score: f32,
     /// The start of the best passage.
     pub snippet: String,
-}
-
-/// A validated search request.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SearchRequest {
-    /// The query text, trimmed.
-    pub query: String,
-    /// How many hits at most.
-    pub top_k: usize,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SearchBody {
-    query: Option<serde_json::Value>,
-    top_k: Option<serde_json::Value>,
-}
-
-impl SearchRequest {
-    /// Validates a query and an optional `k` as they arrive (query string or JSON body).
-    pub fn new(query: Option<&str>, k: Option<&str>, default_k: usize) -> Result<Self> {
-        let query = query.map(str::trim).unwrap_or("");
-        if query.is_empty() {
-            return Err(Error::InvalidInput(
-                "query is required and must not be empty".into(),
-            ));
-        }
-        let chars = query.chars().count();
-        if chars > MAX_QUERY_CHARS {
-            return Err(Error::InvalidInput(format!(
-                "query is {chars} characters long; the limit is {MAX_QUERY_CHARS}"
-            )));
-        }
-        let top_k = match k.map(str::trim) {
-            None | Some("") => default_k,
-            Some(k) => k
-                .parse::<usize>()
-                .ok()
-                .filter(|k| (1..=MAX_TOP_K).contains(k))
-                .ok_or_else(|| {
-                    Error::InvalidInput(format!(
-                        "k must be a whole number from 1 to {MAX_TOP_K}, got {k:?}"
-                    ))
-                })?,
-        };
-        Ok(Self {
-            query: query.to_owned(),
-            top_k,
-        })
-    }
-
-    /// Parses a POST body `{"query": "...", "top_k": N}`.
-    pub fn from_json(body: &[u8], default_k: usize) -> Result<Self> {
-        let b: SearchBody = serde_json::from_slice(body).map_err(|e| {
-            Error::InvalidInput(format!(
-                "body must be JSON like {{\"query\": \"...\", \"top_k\": 3}}: {e}"
-            ))
-        })?;
-        let query = match &b.query {
-            None | Some(serde_json::Value::Null) => None,
-            Some(serde_json::Value::String(s)) => Some(s.as_str()),
-            Some(_) => return Err(Error::InvalidInput("query must be a string".into())),
-        };
-        let k = match &b.top_k {
-            None | Some(serde_json::Value::Null) => None,
-            Some(v) => Some(v.to_string()),
-        };
-        Self::new(query, k.as_deref(), default_k)
-    }
 }
 
 #[cfg(test)]
@@ -330,49 +438,6 @@ mod tests {
             idx.search("partial multimodal cooking", 2, 0.0).hits.len(),
             2
         );
-    }
-
-    #[test]
-    fn request_validation_names_the_problem() {
-        let err =
-            |q: Option<&str>, k: Option<&str>| SearchRequest::new(q, k, 3).unwrap_err().to_string();
-        assert!(err(None, None).contains("query is required"));
-        assert!(err(Some("   "), None).contains("query is required"));
-        assert!(err(Some(&"x".repeat(MAX_QUERY_CHARS + 1)), None).contains("limit is 2000"));
-        assert!(err(Some("q"), Some("0")).contains("k must be"));
-        assert!(err(Some("q"), Some("51")).contains("k must be"));
-        assert!(err(Some("q"), Some("-1")).contains("k must be"));
-        assert_eq!(
-            SearchRequest::new(Some(" q "), Some("5"), 3).unwrap(),
-            SearchRequest {
-                query: "q".into(),
-                top_k: 5
-            }
-        );
-        assert_eq!(SearchRequest::new(Some("q"), None, 3).unwrap().top_k, 3);
-    }
-
-    #[test]
-    fn json_bodies_are_validated() {
-        assert_eq!(
-            SearchRequest::from_json(br#"{"query":"a","top_k":2}"#, 3)
-                .unwrap()
-                .top_k,
-            2
-        );
-        for bad in [
-            &b"{"[..],
-            br#"{"query": 5}"#,
-            br#"{"query":"a","top_k":"x"}"#,
-            br#"{"query":"a","top_k":1e99}"#,
-            br#"{"q":"a"}"#,
-        ] {
-            assert!(
-                SearchRequest::from_json(bad, 3).is_err(),
-                "{}",
-                String::from_utf8_lossy(bad)
-            );
-        }
     }
 
     #[test]
