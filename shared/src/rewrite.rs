@@ -30,7 +30,7 @@ use crate::llm::{CompletionRequest, LlmClient};
 use crate::message::{ChatMessage, Role};
 use crate::retrieval::bm25::{idf, Bm25Params};
 use crate::retrieval::{QueryTerm, Ranked, Retriever};
-use crate::tokens::estimate_message;
+use crate::tokens::visitor_message_ceiling;
 use crate::untrusted::neutralize;
 
 /// Below this confidence (best score / the query's ceiling) a ranking is weak.
@@ -169,7 +169,7 @@ pub async fn rewrite(
     at: SystemTime,
 ) -> Option<String> {
     let deadline = tokio::time::Instant::now() + REWRITE_TIMEOUT;
-    let prompt_tokens: u64 = messages.iter().map(|m| estimate_message(m) as u64).sum();
+    let prompt_tokens: u64 = messages.iter().map(|m| visitor_message_ceiling(m) as u64).sum();
     let max_tokens = REWRITE_MAX_TOKENS.min(llm.max_tokens());
     let reserve = budget.reserve(prompt_tokens + u64::from(max_tokens), at);
     let reservation = match tokio::time::timeout_at(deadline, reserve).await {
