@@ -39,9 +39,11 @@ export RUST_LOG="${RUST_LOG:-info}" ALLOWED_ORIGINS="https://site.example"
 if [[ -z "${NO_BUILD:-}" ]]; then
     echo "building search and chat ($profile) and the harness..." >&2
     cargo build --quiet --profile "$profile" -p search -p chat
-    cargo build --quiet -p shared --features test-util --example cold_start
+    # Built apart: in one command the harness's `test-util` feature would be unified into
+    # the functions' `shared`. Same profile, so it reuses their compiled dependencies.
+    cargo build --quiet --profile "$profile" -p shared --features test-util --example cold_start
 fi
-harness="$target/debug/examples/cold_start"
+harness="$target/$profile/examples/cold_start"
 
 # Events: the fixtures' function-URL payloads; chat's GET (health) and POST come from its
 # POST fixture with the method changed.
@@ -96,8 +98,8 @@ for size in $sizes; do
     for source in $sources; do
         if [[ "$source" == s3 ]]; then
             key="kb-$size.json"
-            KB_SOURCE="s3://rag-kb-local/$key" cargo run --quiet -p shared --example local_aws \
-                -- "$file" >/dev/null
+            env "${tables[@]}" KB_SOURCE="s3://rag-kb-local/$key" \
+                cargo run --quiet -p shared --example local_aws -- "$file" >/dev/null
             kb=(KB_SOURCE="s3://rag-kb-local/$key")
             deployed=("${tables[@]}")
             # Never called by a health check; port 9 (discard) is closed anyway.

@@ -169,7 +169,10 @@ pub async fn rewrite(
     at: SystemTime,
 ) -> Option<String> {
     let deadline = tokio::time::Instant::now() + REWRITE_TIMEOUT;
-    let prompt_tokens: u64 = messages.iter().map(|m| visitor_message_ceiling(m) as u64).sum();
+    let prompt_tokens: u64 = messages
+        .iter()
+        .map(|m| visitor_message_ceiling(m) as u64)
+        .sum();
     let max_tokens = REWRITE_MAX_TOKENS.min(llm.max_tokens());
     let reserve = budget.reserve(prompt_tokens + u64::from(max_tokens), at);
     let reservation = match tokio::time::timeout_at(deadline, reserve).await {
