@@ -16,7 +16,8 @@
 # Usage: infra/coldstart.sh
 # Env: RUNS (default 5), SIZES (default "29 1000 10000 50000"), SOURCES (default "file s3"),
 #      PROFILE (cargo profile of the functions, default release), WORK (default a temp dir),
-#      NO_BUILD=1 (use the binaries already in target/).
+#      NO_BUILD=1 (use the binaries already built), BIN (directory of the search and chat
+#      binaries to measure, default target/$PROFILE: e.g. copies from another commit).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,7 +29,7 @@ profile="${PROFILE:-release}"
 work="${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/rag-coldstart.XXXXXX")}"
 mkdir -p "$work"
 target="${CARGO_TARGET_DIR:-$repo/target}"
-bin="$target/$profile"
+bin="${BIN:-$target/$profile}"
 
 # Nothing from the caller's environment may change what is measured: no model key (answers
 # stay offline), no tables or salt unless set below.
