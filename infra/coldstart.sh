@@ -40,11 +40,12 @@ export RUST_LOG="${RUST_LOG:-info}" ALLOWED_ORIGINS="https://site.example"
 if [[ -z "${NO_BUILD:-}" ]]; then
     echo "building search and chat ($profile) and the harness..." >&2
     cargo build --quiet --profile "$profile" -p search -p chat
-    # Built apart: in one command the harness's `test-util` feature would be unified into
-    # the functions' `shared`. Same profile, so it reuses their compiled dependencies.
-    cargo build --quiet --profile "$profile" -p shared --features test-util --example cold_start
+    # Built apart (in one command its `test-util` feature would be unified into the
+    # functions' `shared`) and in debug, like the tests: an example also enables the
+    # dev-dependencies' features, so in release it would recompile the dependency tree.
+    cargo build --quiet -p shared --features test-util --example cold_start
 fi
-harness="$target/$profile/examples/cold_start"
+harness="$target/debug/examples/cold_start"
 
 # Events: the fixtures' function-URL payloads; chat's GET (health) and POST come from its
 # POST fixture with the method changed.
@@ -99,8 +100,14 @@ for size in $sizes; do
     for source in $sources; do
         if [[ "$source" == s3 ]]; then
             key="kb-$size.json"
-            env "${tables[@]}" KB_SOURCE="s3://rag-kb-local/$key" \
-                cargo run --quiet -p shared --example local_aws -- "$file" >/dev/null
+            # moto may not take the largest knowledge bases within the SDK's operation
+            # timeout; the file rows still stand, so say so and go on.
+            if ! env "${tables[@]}" KB_SOURCE="s3://rag-kb-local/$key" \
+                cargo run --quiet -p shared --example local_aws -- "$file" \
+                >>"$work/runs.log" 2>&1; then
+                echo "# kb=$size s3: the upload to moto failed (see $work/runs.log), skipped"
+                continue
+            fi
             kb=(KB_SOURCE="s3://rag-kb-local/$key")
             deployed=("${tables[@]}")
             # Never called by a health check; port 9 (discard) is closed anyway.
