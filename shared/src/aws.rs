@@ -1,4 +1,5 @@
-//! AWS SDK configuration shared by every function's `main`.
+//! AWS SDK configuration shared by every function's `main`, and the clients one function
+//! instance makes from it ([`AwsClients`]).
 
 use std::time::Duration;
 
@@ -36,6 +37,50 @@ pub async fn sdk_config_from_env() -> aws_config::SdkConfig {
         .timeout_config(timeouts())
         .load()
         .await
+}
+
+/// The AWS clients of one function instance, each made on first use from one SDK
+/// configuration that is loaded from the environment at most once.
+///
+/// The knowledge-base source, the conversation store and the limit counters all take
+/// theirs from here, so a cold start loads the configuration once (each load walks the
+/// provider chain and builds an HTTPS client) and the store and the counters share one
+/// DynamoDB client and its connection pool. A local run that uses no AWS service never
+/// loads the configuration at all: its provider chain would probe for a region and
+/// credentials that do not exist.
+#[derive(Debug, Default)]
+pub struct AwsClients {
+    sdk: tokio::sync::OnceCell<aws_config::SdkConfig>,
+    dynamodb: tokio::sync::OnceCell<aws_sdk_dynamodb::Client>,
+}
+
+impl AwsClients {
+    /// Clients configured by [`sdk_config_from_env`] when first needed.
+    pub fn from_env() -> Self {
+        Self::default()
+    }
+
+    /// Clients configured by `sdk` (tests point this at moto).
+    pub fn with_config(sdk: aws_config::SdkConfig) -> Self {
+        Self {
+            sdk: tokio::sync::OnceCell::new_with(Some(sdk)),
+            dynamodb: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    /// The SDK configuration, loaded on the first call.
+    pub async fn sdk_config(&self) -> &aws_config::SdkConfig {
+        self.sdk.get_or_init(sdk_config_from_env).await
+    }
+
+    /// The DynamoDB client, made on the first call; clones share its connection pool.
+    pub async fn dynamodb(&self) -> aws_sdk_dynamodb::Client {
+        let sdk = self.sdk_config().await;
+        self.dynamodb
+            .get_or_init(|| async { aws_sdk_dynamodb::Client::new(sdk) })
+            .await
+            .clone()
+    }
 }
 
 /// The retries [`sdk_config_from_env`] applies (also used by test clients).

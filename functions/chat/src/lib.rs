@@ -6,6 +6,7 @@ mod sse;
 use lambda_http::http::{header, Method};
 use lambda_http::lambda_runtime::streaming::Body;
 use lambda_http::{Error, Request, Response};
+use shared::aws::AwsClients;
 use shared::chat::{ChatConfig, ChatRequest, ChatService, RequestContext};
 use shared::http::{self, ApiError, Cors};
 use shared::limits;
@@ -27,18 +28,23 @@ pub struct AppState {
 impl AppState {
     /// Reads the configuration, loads the knowledge base and builds the model client, the
     /// store (DynamoDB when both tables are named, else in memory) and the limit counters
-    /// (DynamoDB when `LIMITS_TABLE` is named, else in memory).
+    /// (DynamoDB when `LIMITS_TABLE` is named, else in memory). Reading the knowledge base
+    /// is the only network call.
     pub async fn from_env() -> Result<Self, Error> {
         let config = Config::from_env()?;
         let chat_config = ChatConfig::from_env()?;
-        let kb = KbHandle::from_config(&config).await?;
+        // One SDK configuration and one DynamoDB client for the source, store and counters.
+        let aws = AwsClients::from_env();
+        let kb = KbHandle::from_config(&config, &aws).await?;
         let llm: Option<Arc<dyn LlmClient>> = match LlmConfig::from_env()? {
             Some(c) => Some(Arc::new(OpenAiCompatClient::new(c)?)),
             None => None,
         };
-        let store = shared::store::open_store(&config, chat_config.ttl()).await;
-        let counters = limits::open_counters(&config).await;
-        let salt = limits::client_salt(chat_config.client_salt.as_ref(), counters.as_ref()).await?;
+        let store = shared::store::open_store(&config, chat_config.ttl(), &aws).await;
+        let counters = limits::open_counters(&config, &aws).await;
+        // Looked up by the first request that hashes an address, not here: init makes no
+        // call beyond reading the knowledge base.
+        let salt = limits::ClientSalt::lazy(chat_config.client_salt.clone(), counters.clone());
         tracing::info!(
             model = llm.as_ref().map_or("offline", |l| l.model()),
             store = store.kind(),

@@ -47,7 +47,9 @@ impl AppState {
     pub async fn from_env() -> Result<Self, Error> {
         let config = Config::from_env()?;
         let ingest = IngestConfig::from_env()?;
-        let store = shared::store::open_store(&config, AUDIT_TTL).await;
+        // One SDK configuration for the source, the staging area and the store.
+        let aws = shared::aws::AwsClients::from_env();
+        let store = shared::store::open_store(&config, AUDIT_TTL, &aws).await;
         if ingest.token_hash.is_none() {
             tracing::warn!("INGEST_TOKEN_SHA256 is not set: every ingest request is refused");
         }
@@ -61,13 +63,12 @@ impl AppState {
                     )
                     .into());
                 }
-                let sdk = shared::aws::sdk_config_from_env().await;
-                let source = S3KbSource::from_sdk_config(&sdk, bucket, key);
+                let source = S3KbSource::from_sdk_config(aws.sdk_config().await, bucket, key);
                 let staging = Arc::new(source.staging(ingest.staging_prefix.clone()));
                 Self::new(Arc::new(source), store, &config, &ingest).with_staging(staging)
             }
             KbLocation::File(_) => {
-                let source = shared::kb::open_source(&config.kb_source).await;
+                let source = shared::kb::open_source(&config.kb_source, &aws).await;
                 Self::new(source, store, &config, &ingest)
             }
         };

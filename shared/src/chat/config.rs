@@ -26,8 +26,9 @@ pub struct ChatConfig {
     /// Largest `top_k` a request may ask for (not configurable: every hit costs prompt room).
     pub max_top_k: usize,
     /// `CLIENT_HASH_SALT`: salt of the client-address hashes (audit records, rate-limit
-    /// keys). Unset: a salt kept in the limits table, else a random one per cold start (see
-    /// [`crate::limits::client_salt`]).
+    /// keys). Unset: a salt kept in the limits table (read by the first request that needs
+    /// it, not at cold start), else a random one per cold start (see
+    /// [`crate::limits::client_salt`] and [`crate::limits::ClientSalt`]).
     pub client_salt: Option<Secret>,
     /// `RATE_LIMIT_PER_MINUTE`: chat requests per client and per session per minute
     /// (default 20, 0 = off, at most 100,000).

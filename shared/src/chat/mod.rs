@@ -51,14 +51,14 @@ pub use response::{
 
 use crate::context::context_blocks;
 use crate::error::Error;
-use crate::limits::{Counters, MemoryCounters, RateLimiter, Reservation, TokenBudget};
+use crate::limits::{ClientSalt, Counters, MemoryCounters, RateLimiter, Reservation, TokenBudget};
 use crate::llm::{CompletionRequest, LlmClient, LlmError, StreamEvent};
 use crate::message::Usage;
 use crate::prompt::{build_prompt, Prompt, PromptInput, ANSWER_RESERVE};
 use crate::retrieval::Ranked;
 use crate::search::SearchIndex;
 use crate::secret::Secret;
-use crate::store::{AuditRecord, ConversationStore, Exchange};
+use crate::store::{AuditRecord, ConversationStore, Exchange, StoreError};
 use crate::tokens::estimate_tokens;
 use sha2::{Digest, Sha256};
 
@@ -157,7 +157,7 @@ pub struct ChatService {
     rate: RateLimiter,
     budget: TokenBudget,
     /// Salt of client-address hashes (audit records and rate-limit keys).
-    salt: Secret,
+    salt: ClientSalt,
 }
 
 impl std::fmt::Debug for ChatService {
@@ -219,7 +219,7 @@ impl ChatService {
         top_k: usize,
         min_score: f32,
     ) -> Self {
-        let salt = config.client_salt.clone().unwrap_or_else(random_salt);
+        let salt = ClientSalt::fixed(config.client_salt.clone().unwrap_or_else(random_salt));
         let counters: Arc<dyn Counters> = Arc::new(MemoryCounters::default());
         let (rate, budget) = limits(&config, llm.as_deref(), counters);
         Self {
@@ -235,21 +235,29 @@ impl ChatService {
     }
 
     /// The same service counting its limits in `counters` (shared by all instances when
-    /// they are DynamoDB's) and hashing client addresses with `salt` (see
-    /// [`crate::limits::client_salt`]).
-    pub fn with_counters(mut self, counters: Arc<dyn Counters>, salt: Secret) -> Self {
+    /// they are DynamoDB's) and hashing client addresses with `salt` (a [`Secret`], or a
+    /// [`ClientSalt::lazy`] one looked up by the first request that needs it).
+    pub fn with_counters(
+        mut self,
+        counters: Arc<dyn Counters>,
+        salt: impl Into<ClientSalt>,
+    ) -> Self {
         (self.rate, self.budget) = limits(&self.config, self.llm.as_deref(), counters);
-        self.salt = salt;
+        self.salt = salt.into();
         self
     }
 
-    /// The salted hash of a client address, as stored and as counted by the rate limits.
-    /// IPv6 addresses count by their network ([`client::client_network`]).
-    pub fn client_key(&self, ip: Option<&str>) -> String {
-        ip.map_or_else(
-            || "unknown".to_owned(),
-            |ip| client_hash(&self.salt, &client_network(ip, self.config.ipv6_prefix)),
-        )
+    /// The salted hash of a client address, as stored and as counted by the rate limits
+    /// (IPv6 addresses by their network, [`client::client_network`]); an error when the
+    /// salt is still unknown and cannot be looked up.
+    pub async fn client_key(&self, ip: Option<&str>) -> Result<String, StoreError> {
+        match ip {
+            None => Ok("unknown".to_owned()),
+            Some(ip) => Ok(client_hash(
+                self.salt.get().await?,
+                &client_network(ip, self.config.ipv6_prefix),
+            )),
+        }
     }
 
     /// Applies the rate limits to a validated request, before anything is answered:
@@ -257,10 +265,17 @@ impl ChatService {
     /// has used up this minute, [`Error::Store`] (503 when retryable) when the counters
     /// cannot be reached: refusing is safer than serving unmetered.
     pub async fn admit(&self, req: &ChatRequest, ctx: &RequestContext) -> Result<(), Error> {
-        let client = self.client_key(ctx.client_ip.as_deref());
+        let client = self
+            .client_key(ctx.client_ip.as_deref())
+            .await
+            .inspect_err(|e| tracing::error!(error = %e, "cannot look up the client-hash salt"))?;
+        let session = self
+            .issued_session(req)
+            .await
+            .inspect_err(|e| tracing::error!(error = %e, "cannot look up the client-hash salt"))?;
         let limited = self
             .rate
-            .check(&client, self.issued_session(req), ctx.at)
+            .check(&client, session, ctx.at)
             .await
             .inspect_err(|e| tracing::error!(error = %e, "cannot check the rate limits"))?;
         match limited {
@@ -276,17 +291,38 @@ impl ChatService {
     }
 
     /// `name` signed as a session id of this deployment ([`session::sign`]): for tests and
-    /// tools that continue a session they name.
+    /// tools that continue a session they name. Before the salt is known (a lazy salt not
+    /// yet looked up) `name` is returned as it is, and will not verify.
     pub fn sign_session(&self, name: &str) -> String {
-        session::sign(&self.salt, name)
+        self.salt
+            .known()
+            .map_or_else(|| name.to_owned(), |secret| session::sign(secret, name))
     }
 
     /// The request's session when this deployment issued it: only those are counted (any
     /// other starts a new session, limited with its client).
-    fn issued_session<'a>(&self, req: &'a ChatRequest) -> Option<&'a str> {
-        req.session_id
-            .as_deref()
-            .filter(|s| session::verify(&self.salt, s))
+    async fn issued_session<'a>(
+        &self,
+        req: &'a ChatRequest,
+    ) -> Result<Option<&'a str>, StoreError> {
+        let Some(s) = req.session_id.as_deref() else {
+            return Ok(None);
+        };
+        let secret = self.salt.get().await?;
+        Ok(session::verify(secret, s).then_some(s))
+    }
+
+    /// The secret sessions are signed with: the client-hash salt. Known once the request
+    /// was admitted; should its lookup still fail, a per-process secret signs a new
+    /// session (which then lives on this instance only) rather than failing the turn.
+    async fn session_secret(&self) -> Secret {
+        match self.salt.get().await {
+            Ok(secret) => secret.clone(),
+            Err(e) => {
+                tracing::warn!(error = %e, "client-hash salt unknown: session signed per instance");
+                random_salt()
+            }
+        }
     }
 
     /// The most answer tokens one call may produce: the chat's reserve, capped by the
@@ -567,14 +603,15 @@ impl ChatService {
 
     /// Session, history, retrieval and prompt: everything before the model.
     async fn prepare(&self, index: &SearchIndex, req: ChatRequest, ctx: RequestContext) -> Turn {
+        let secret = self.session_secret().await;
         let (session_id, known) = match req.session_id {
-            Some(s) if session::verify(&self.salt, &s) => (s, true),
+            Some(s) if session::verify(&secret, &s) => (s, true),
             Some(_) => {
                 // Chosen, tampered, or from another deployment: never read its history.
                 tracing::info!("session id not issued here; starting a new session");
-                (session::issue(&self.salt, &ctx.request_id), false)
+                (session::issue(&secret, &ctx.request_id), false)
             }
-            None => (session::issue(&self.salt, &ctx.request_id), false),
+            None => (session::issue(&secret, &ctx.request_id), false),
         };
         let request_id = match req.request_id {
             Some(client) => idempotency_key(&client, &session_id, &req.question),
@@ -634,10 +671,14 @@ impl ChatService {
             retrieval: found.info,
             hits: found.hits,
             offline,
-            client_hash: ctx
-                .client_ip
-                .is_some()
-                .then(|| self.client_key(ctx.client_ip.as_deref())),
+            // Known here whenever the request was admitted first (the handler always does).
+            client_hash: match self.client_key(ctx.client_ip.as_deref()).await {
+                Ok(key) => ctx.client_ip.is_some().then_some(key),
+                Err(e) => {
+                    tracing::warn!(error = %e, "client-hash salt unknown: audit without it");
+                    None
+                }
+            },
             received: ctx.received,
             at: ctx.at,
             retrieve: ctx.received.elapsed(),

@@ -20,6 +20,7 @@ use super::file::FileKbSource;
 use super::s3::S3KbSource;
 use super::source::{Fetched, KbObject, KbSource};
 use super::KnowledgeBase;
+use crate::aws::AwsClients;
 use crate::config::{Config, KbLocation};
 use crate::error::{Error, Problem, Problems, Result};
 use crate::search::SearchIndex;
@@ -128,10 +129,10 @@ impl KbHandle {
         }
     }
 
-    /// Loads from `config.kb_source` (a file, or S3 with the SDK configured from the
-    /// environment), re-checking every `config.kb_refresh_secs`.
-    pub async fn from_config(config: &Config) -> Result<Self> {
-        let source = open_source(&config.kb_source).await;
+    /// Loads from `config.kb_source` (a file, or S3 through `aws`), re-checking every
+    /// `config.kb_refresh_secs`.
+    pub async fn from_config(config: &Config, aws: &AwsClients) -> Result<Self> {
+        let source = open_source(&config.kb_source, aws).await;
         Self::load(source, Duration::from_secs(config.kb_refresh_secs)).await
     }
 
@@ -272,14 +273,15 @@ impl KbHandle {
 }
 
 /// The source for a configured location: a [`FileKbSource`], or an [`S3KbSource`] whose
-/// client comes from [`sdk_config_from_env`](crate::aws::sdk_config_from_env).
-pub async fn open_source(location: &KbLocation) -> Arc<dyn KbSource> {
+/// client is configured by `aws`.
+pub async fn open_source(location: &KbLocation, aws: &AwsClients) -> Arc<dyn KbSource> {
     match location {
         KbLocation::File(path) => Arc::new(FileKbSource::new(path)),
-        KbLocation::S3 { bucket, key } => {
-            let sdk = crate::aws::sdk_config_from_env().await;
-            Arc::new(S3KbSource::from_sdk_config(&sdk, bucket, key))
-        }
+        KbLocation::S3 { bucket, key } => Arc::new(S3KbSource::from_sdk_config(
+            aws.sdk_config().await,
+            bucket,
+            key,
+        )),
     }
 }
 
@@ -532,12 +534,13 @@ mod tests {
     #[tokio::test]
     async fn local_files_load_with_their_content_hash_as_version() {
         let kb = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../knowledge_base.json");
-        let handle = KbHandle::from_config(&Config {
+        let config = Config {
             kb_source: KbLocation::File(kb.clone()),
             ..Config::from_lookup(|_| None).unwrap()
-        })
-        .await
-        .unwrap();
+        };
+        let handle = KbHandle::from_config(&config, &AwsClients::from_env())
+            .await
+            .unwrap();
         let bytes = std::fs::read(&kb).unwrap();
         assert_eq!(
             handle.snapshot().version(),

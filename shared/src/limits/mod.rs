@@ -13,6 +13,7 @@ mod dynamodb;
 pub mod fallback;
 mod memory;
 mod rate;
+mod salt;
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -24,6 +25,7 @@ pub use dynamodb::{create_limits_table, DynamoCounters};
 pub use fallback::FallbackCounters;
 pub use memory::MemoryCounters;
 pub use rate::{Limited, RateLimiter};
+pub use salt::{client_salt, ClientSalt};
 
 use crate::store::StoreError;
 
@@ -78,19 +80,19 @@ pub trait Counters: Send + Sync {
     async fn get(&self, key: &str) -> Result<u64, StoreError>;
 }
 
-/// The counters a function is configured for: DynamoDB when `LIMITS_TABLE` is set (behind
-/// a [`FallbackCounters`]), else process memory.
-pub async fn open_counters(config: &crate::config::Config) -> Arc<dyn Counters> {
+/// The counters a function is configured for: DynamoDB (the client of `aws`, behind a
+/// [`FallbackCounters`]) when `LIMITS_TABLE` is set, else process memory.
+pub async fn open_counters(
+    config: &crate::config::Config,
+    aws: &crate::aws::AwsClients,
+) -> Arc<dyn Counters> {
     match &config.limits_table {
-        Some(table) => {
-            let sdk = crate::aws::sdk_config_from_env().await;
-            // While DynamoDB is down the limits count per instance: answering with looser
-            // limits beats refusing every visitor.
-            Arc::new(FallbackCounters::new(Arc::new(DynamoCounters::new(
-                aws_sdk_dynamodb::Client::new(&sdk),
-                table,
-            ))))
-        }
+        // While DynamoDB is down the limits count per instance: answering with looser
+        // limits beats refusing every visitor.
+        Some(table) => Arc::new(FallbackCounters::new(Arc::new(DynamoCounters::new(
+            aws.dynamodb().await,
+            table,
+        )))),
         None => Arc::new(MemoryCounters::default()),
     }
 }
@@ -98,55 +100,4 @@ pub async fn open_counters(config: &crate::config::Config) -> Arc<dyn Counters> 
 /// Seconds since the Unix epoch (0 for a clock before it).
 fn epoch_secs(at: SystemTime) -> u64 {
     at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
-
-/// The salt for client-address hashes: `configured` (`CLIENT_HASH_SALT`) when set; else,
-/// with shared counters, one kept in them, so that every instance derives the same key for
-/// one client (per-client limits would otherwise be per instance) without the site owner
-/// configuring a secret; else a random salt for this process.
-///
-/// The first instance to start stores a random 63-bit value with an add that only fits into
-/// an absent counter, so of instances starting together exactly one wins and all read its
-/// value back.
-pub async fn client_salt(
-    configured: Option<&crate::secret::Secret>,
-    counters: &dyn Counters,
-) -> Result<crate::secret::Secret, StoreError> {
-    if let Some(salt) = configured {
-        return Ok(salt.clone());
-    }
-    if !counters.is_shared() {
-        return Ok(crate::chat::random_salt());
-    }
-    const KEY: &str = "secret:client-hash-salt";
-    // No TTL: the item must outlive every instance (DynamoDB ignores a TTL this far out).
-    const NEVER: u64 = 4_102_444_800; // 2100-01-01
-    let mine = random_u63().max(1);
-    counters.try_add(KEY, mine, mine, NEVER).await?;
-    let salt = counters.get(KEY).await?;
-    Ok(crate::secret::Secret::new(format!("{salt:016x}")))
-}
-
-/// 63 random bits from the standard library's OS-seeded hasher keys.
-fn random_u63() -> u64 {
-    use std::hash::{BuildHasher, RandomState};
-    RandomState::new().hash_one(std::time::SystemTime::now()) >> 1
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::secret::Secret;
-
-    #[tokio::test]
-    async fn a_configured_salt_wins_and_memory_counters_get_a_process_salt() {
-        let memory = MemoryCounters::default();
-        let pepper = Secret::new("pepper");
-        let salt = client_salt(Some(&pepper), &memory).await.unwrap();
-        assert_eq!(salt.expose(), "pepper");
-        let a = client_salt(None, &memory).await.unwrap();
-        let b = client_salt(None, &memory).await.unwrap();
-        assert_eq!(a.expose(), b.expose(), "one salt per process");
-        assert_ne!(a.expose(), "pepper");
-    }
 }

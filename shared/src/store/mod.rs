@@ -22,19 +22,17 @@ mod memory;
 pub use dynamodb::{create_tables, DynamoConversationStore};
 pub use memory::MemoryConversationStore;
 
-/// The store a function is configured for: DynamoDB when `CONVERSATIONS_TABLE` and
-/// `AUDIT_TABLE` are both set (SDK from [`sdk_config_from_env`](crate::aws::sdk_config_from_env)),
-/// else process memory. Items written to DynamoDB live for `ttl`.
+/// The store a function is configured for: DynamoDB (the client of `aws`) when
+/// `CONVERSATIONS_TABLE` and `AUDIT_TABLE` are both set, else process memory. Items written
+/// to DynamoDB live for `ttl`.
 pub async fn open_store(
     config: &crate::config::Config,
     ttl: Duration,
+    aws: &crate::aws::AwsClients,
 ) -> std::sync::Arc<dyn ConversationStore> {
     match (&config.conversations_table, &config.audit_table) {
         (Some(turns), Some(audit)) => {
-            // The SDK configuration is only loaded when AWS is used: locally the provider
-            // chain would probe for a region and credentials that do not exist.
-            let sdk = crate::aws::sdk_config_from_env().await;
-            let client = aws_sdk_dynamodb::Client::new(&sdk);
+            let client = aws.dynamodb().await;
             std::sync::Arc::new(DynamoConversationStore::new(client, turns, audit, ttl))
         }
         _ => std::sync::Arc::new(MemoryConversationStore::new()),

@@ -8,6 +8,9 @@
 //! - [`fault_proxy`]: a proxy in front of moto that answers chosen AWS operations with
 //!   throttling, 5xx, dropped connections or silence, so store faults run through the real SDK.
 //! - [`cold_start`]: runs a function's binary with a given environment until it exits.
+//! - [`runtime_api`]: a minimal Lambda Runtime API that runs a function's binary through
+//!   one invocation and times its init, first response byte and response, with its peak
+//!   memory (`examples/cold_start.rs`, `infra/coldstart.sh`).
 //! - [`store_scenarios`]: behaviour checks every [`ConversationStore`] must pass, shared by the
 //!   in-memory store's unit tests and the DynamoDB store's tests against moto.
 //!
@@ -19,6 +22,7 @@ pub mod fake_llm;
 pub mod fault_proxy;
 pub mod fuzz;
 pub mod moto;
+pub mod runtime_api;
 pub mod store_scenarios;
 
 pub use fake_llm::{Behavior, FakeLlm, RecordedRequest};
