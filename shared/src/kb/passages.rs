@@ -3,9 +3,10 @@
 //! Retrieval and the prompt's context budget both work better on passages of a few
 //! hundred words than on whole long pages: a passage that matches is shown without the
 //! rest of the page. Cuts fall on paragraph breaks, then sentence ends, then spaces, so a
-//! passage never ends mid-word. Content with Markdown headings (`## Teaching`), as
-//! `rag build` writes for site pages, is first cut at its headings, and each passage
-//! carries the path of headings it sits under ([`split_sections`]).
+//! passage never ends mid-word. For content with Markdown headings (`## Teaching`), as
+//! `rag build` writes for site pages, [`split_sections`] also cuts at the headings and
+//! gives each passage the path of headings it sits under; the index uses
+//! [`split_passages`], which packs across headings (see there why).
 
 /// Content longer than this (in characters) is split; passages stay within it.
 pub const PASSAGE_MAX_CHARS: usize = 1200;
@@ -23,10 +24,14 @@ pub struct Passage {
 /// Splits `content` into passages of at most [`PASSAGE_MAX_CHARS`] characters (a single
 /// word longer than that is cut hard). Short content comes back whole.
 pub fn split_passages(content: &str) -> Vec<String> {
-    split_sections(content)
-        .into_iter()
-        .map(|p| p.text)
-        .collect()
+    // Packed across headings: cutting at every heading first made many short passages
+    // whose BM25 length normalisation favoured them, and cost the docs-site dev set
+    // 0.889 → 0.871 nDCG@10. The sections stay available ([`split_sections`]).
+    let content = content.trim();
+    if content.chars().count() <= PASSAGE_MAX_CHARS {
+        return vec![content.to_owned()];
+    }
+    pack(content)
 }
 
 /// Like [`split_passages`], with each passage's heading path. Long content is cut at its
@@ -242,7 +247,9 @@ mod tests {
         let visible = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
         let joined: String = parts.iter().map(|p| p.text.as_str()).collect();
         assert_eq!(visible(&joined), visible(&content));
-        assert_eq!(split_passages(&content).len(), parts.len());
+        // The index packs across headings instead, losing nothing either.
+        let packed: String = split_passages(&content).concat();
+        assert_eq!(visible(&packed), visible(&content));
     }
 
     #[test]
