@@ -115,15 +115,7 @@ impl RequestContext {
 /// Enough to tell clients apart in an audit, useless for recovering the address without
 /// the salt.
 pub fn client_hash(salt: &Secret, ip: &str) -> String {
-    let mut h = Sha256::new();
-    h.update(salt.expose().as_bytes());
-    h.update([0u8]);
-    h.update(ip.as_bytes());
-    h.finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    short_digest(&[salt.expose().as_bytes(), ip.as_bytes()])
 }
 
 /// The key a turn is recorded under when the client names its request: the client's id,
@@ -132,17 +124,21 @@ pub fn client_hash(salt: &Secret, ip: &str) -> String {
 /// or in another session gets its own key, so a turn that was answered is never dropped as
 /// a "duplicate" of a different one.
 pub fn idempotency_key(client_id: &str, session_id: &str, question: &str) -> String {
-    let mut h = Sha256::new();
-    h.update(session_id.as_bytes());
-    h.update([0u8]);
-    h.update(question.as_bytes());
-    let digest: String = h
-        .finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let digest = short_digest(&[session_id.as_bytes(), question.as_bytes()]);
     format!("{client_id}.{digest}")
+}
+
+/// 16 hex digits of the SHA-256 of `parts` joined by NUL, so that no two lists of parts
+/// (without NULs) hash alike (`"ab", "c"` vs `"a", "bc"`).
+fn short_digest(parts: &[&[u8]]) -> String {
+    let mut h = Sha256::new();
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            h.update([0u8]);
+        }
+        h.update(part);
+    }
+    hex::encode(&h.finalize()[..8])
 }
 
 /// The chat orchestration, shared by every request of a warm instance. Cheap to clone
@@ -929,5 +925,17 @@ mod tests {
         assert_ne!(h, client_hash(&a, "203.0.113.10"));
         assert_eq!(h.len(), 16);
         assert!(h.bytes().all(|c| c.is_ascii_hexdigit()));
+    }
+
+    #[test]
+    fn hashes_are_sha256_of_the_parts_joined_by_nul() {
+        // Expected values from `hashlib.sha256(b"salt-a\x00203.0.113.9")` and
+        // `hashlib.sha256(b"s-1\x00What?")`, first 16 hex digits: the keys of records
+        // already stored must not change.
+        assert_eq!(
+            client_hash(&Secret::new("salt-a"), "203.0.113.9"),
+            "e75168654482714d"
+        );
+        assert_eq!(idempotency_key("r", "s-1", "What?"), "r.d175dbffcfcf8deb");
     }
 }

@@ -37,7 +37,10 @@ pub fn issue(secret: &Secret, seed: &str) -> String {
 /// for tests and tools that need a known session.
 pub fn sign(secret: &Secret, body: &str) -> String {
     let mac = mac(secret, body);
-    format!("{body}.{}", hex(mac.get(..MAC_BYTES).unwrap_or_default()))
+    format!(
+        "{body}.{}",
+        hex::encode(mac.get(..MAC_BYTES).unwrap_or_default())
+    )
 }
 
 /// Whether `id` is a session id this deployment issued (its MAC checks out, compared in
@@ -46,7 +49,7 @@ pub fn verify(secret: &Secret, id: &str) -> bool {
     let Some((body, tag)) = id.rsplit_once('.') else {
         return false;
     };
-    let Some(tag) = unhex(tag).filter(|t| t.len() == MAC_BYTES) else {
+    let Some(tag) = hex::decode(tag).ok().filter(|t| t.len() == MAC_BYTES) else {
         return false;
     };
     let Ok(mut m) = Hmac::<Sha256>::new_from_slice(secret.expose().as_bytes()) else {
@@ -66,20 +69,6 @@ fn mac(secret: &Secret, body: &str) -> Vec<u8> {
     m.update(b"session\0");
     m.update(body.as_bytes());
     m.finalize().into_bytes().to_vec()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
-        .collect()
 }
 
 #[cfg(test)]

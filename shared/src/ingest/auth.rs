@@ -44,7 +44,7 @@ impl TokenHash {
     /// The first 8 hex digits: names a token in audit records and logs without making it
     /// guessable.
     pub fn short(&self) -> String {
-        self.0[..4].iter().map(|b| format!("{b:02x}")).collect()
+        hex::encode(&self.0[..4])
     }
 }
 

@@ -161,12 +161,10 @@ pub(crate) fn new_key(prefix: &str, request_id: &str) -> String {
     h.update(nanos.to_le_bytes());
     h.update(random.finish().to_le_bytes());
     let digest = h.finalize();
-    let hex: String = digest
-        .iter()
-        .take(KEY_HEX_DIGITS / 2)
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    format!("{prefix}{hex}.json")
+    format!(
+        "{prefix}{}.json",
+        hex::encode(&digest[..KEY_HEX_DIGITS / 2])
+    )
 }
 
 /// Whether `key` is one [`new_key`] could have made under `prefix`: promotion only ever
