@@ -47,6 +47,7 @@ pub mod config;
 pub mod context;
 pub mod error;
 pub mod followup;
+pub mod grounding;
 pub mod http;
 pub mod ingest;
 pub mod kb;

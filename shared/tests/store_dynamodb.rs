@@ -13,6 +13,7 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_dynamodb::types::{AttributeValue, Select, TimeToLiveStatus};
 use aws_sdk_dynamodb::Client;
+use shared::grounding::Grounding;
 use shared::store::create_tables;
 use shared::testing::moto::unique_name;
 use shared::testing::store_scenarios::{self as scenario, StoreInspector};
@@ -140,6 +141,7 @@ fn parse_audit(item: &HashMap<String, AttributeValue>) -> AuditRecord {
         "latency_ms",
         "outcome",
         "client_hash",
+        "grounding",
         "at",
         "expires_at",
     ];
@@ -176,6 +178,21 @@ fn parse_audit(item: &HashMap<String, AttributeValue>) -> AuditRecord {
         latency_ms: n(item, "latency_ms").expect("latency_ms"),
         outcome: s(item, "outcome").expect("outcome").clone(),
         client_hash: s(item, "client_hash").cloned(),
+        grounding: item.get("grounding").map(|g| {
+            let g = g.as_m().expect("grounding is M");
+            let figure = |k: &str| {
+                n(g, k)
+                    .and_then(|v| u32::try_from(v).ok())
+                    .unwrap_or_else(|| panic!("grounding.{k}"))
+            };
+            Grounding {
+                sentences: figure("sentences"),
+                cited: figure("cited"),
+                uncited_sentences: figure("uncited_sentences"),
+                unsupported_sentences: figure("unsupported_sentences"),
+                invalid_citations: figure("invalid_citations"),
+            }
+        }),
     }
 }
 

@@ -954,3 +954,69 @@ async fn preflight_is_answered_and_other_methods_get_405() {
     assert_eq!(body["error"]["code"], "method_not_allowed");
     assert!(store.audit_records().is_empty());
 }
+
+// ---------------------------------------------------------------- grounding
+
+/// Asks about Partial FC (streamed or not) with the model scripted to `answer`; returns the
+/// `grounding` of the answer (from `done` or the JSON body) and of its audit record.
+async fn grounding_of(answer: &str, stream: bool) -> (Value, Value) {
+    let behavior = Behavior::Answer {
+        chunks: vec![answer.to_owned()],
+        delay: Duration::ZERO,
+    };
+    let fake = FakeLlm::start(vec![behavior]).await;
+    let (state, store) = state_with_fake(&fake, |_| {});
+    let body = json!({"message": "What is Partial FC?", "stream": stream}).to_string();
+    let reported = if stream {
+        let s = call_stream(&state, post(&body), None).await;
+        assert_eq!(s.names().last(), Some(&"done"), "{}", s.raw);
+        s.first("done").data["grounding"].clone()
+    } else {
+        let (status, body, _) = call_json(&state, post(&body)).await;
+        assert_eq!(status, 200, "{body}");
+        body["grounding"].clone()
+    };
+    let audit = audit_for(&store, EVENT_REQUEST_ID).unwrap();
+    (reported, serde_json::to_value(audit.grounding).unwrap())
+}
+
+#[tokio::test]
+async fn the_answer_reports_its_grounding_in_done_the_json_body_and_the_audit() {
+    // The block the faithful sentence must cite: where the paper it paraphrases ranks.
+    let index = index();
+    let (_, hits) = index.rank("What is Partial FC?", 3, 0.5);
+    let n = 1 + hits
+        .iter()
+        .position(|h| index.kb().documents[h.doc as usize].id == "pub_partial_fc_iccvw")
+        .unwrap();
+    let faithful = format!(
+        "Partial FC trains face recognition models with 10 million identities on a single \
+         machine [{n}]."
+    );
+    let faithful = faithful.as_str();
+    let invented = "Partial FC was invented at Stanford University in 1998 [1]. It also \
+                    cites a block that does not exist [9].";
+    for stream in [false, true] {
+        let (reported, audited) = grounding_of(faithful, stream).await;
+        assert_eq!(reported, audited);
+        assert_eq!(reported["sentences"], 1, "{reported}");
+        assert_eq!(reported["cited"], 1, "{reported}");
+        assert_eq!(reported["unsupported_sentences"], 0, "{reported}");
+        assert_eq!(reported["invalid_citations"], 0, "{reported}");
+
+        let (reported, audited) = grounding_of(invented, stream).await;
+        assert_eq!(reported, audited);
+        assert_eq!(reported["unsupported_sentences"], 2, "{reported}");
+        assert_eq!(reported["invalid_citations"], 1, "{reported}");
+        assert_eq!(reported["uncited_sentences"], 1, "{reported}");
+    }
+}
+
+#[tokio::test]
+async fn an_offline_answer_has_no_grounding_figures() {
+    let (state, store) = offline_state();
+    let (status, body, _) = call_json(&state, post(r#"{"message": "What is Partial FC?"}"#)).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.get("grounding").is_none(), "{body}");
+    assert_eq!(audit_for(&store, EVENT_REQUEST_ID).unwrap().grounding, None);
+}

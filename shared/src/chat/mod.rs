@@ -51,6 +51,7 @@ pub use response::{
 
 use crate::context::context_blocks;
 use crate::error::Error;
+use crate::grounding::{self, Grounding};
 use crate::limits::{ClientSalt, Counters, MemoryCounters, RateLimiter, Reservation, TokenBudget};
 use crate::llm::{CompletionRequest, LlmClient, LlmError, StreamEvent};
 use crate::message::Usage;
@@ -179,6 +180,9 @@ struct Turn {
     retrieval: RetrievalInfo,
     /// Every hit retrieved (the prompt may cite fewer).
     hits: Vec<Ranked>,
+    /// The blocks the prompt carries (the ones that fit its budget), `[1]` first: what
+    /// the model's answer is checked against.
+    blocks: Vec<String>,
     /// The offline answer and why, when the model is not called.
     offline: Option<(String, OfflineReason)>,
     received: Instant,
@@ -402,15 +406,16 @@ impl ChatService {
                 };
                 self.settle(reservation, &outcome).await;
                 if let Err(e) = result {
-                    self.record(&turn, &outcome).await;
+                    self.record(&turn, &outcome, None).await;
                     return Err(Error::Llm(e));
                 }
                 outcome
             }
             _ => offline_outcome(&turn, started),
         };
-        let response = response(&turn, &outcome);
-        self.record(&turn, &outcome).await;
+        let grounding = grounded(index, &turn, &outcome);
+        let response = response(&turn, &outcome, grounding);
+        self.record(&turn, &outcome, grounding).await;
         Ok(response)
     }
 
@@ -427,7 +432,6 @@ impl ChatService {
     ) {
         let mut turn = self.prepare(&index, req, ctx).await;
         let reservation = self.reserve(&index, &mut turn).await;
-        drop(index);
         let sources = ChatEvent::Sources(SourcesEvent {
             sources: turn.sources.clone(),
             session_id: turn.session_id.clone(),
@@ -447,7 +451,7 @@ impl ChatService {
             if let Some(r) = reservation {
                 self.settle(r, &gone).await;
             }
-            self.record(&turn, &gone).await;
+            self.record(&turn, &gone, None).await;
             return;
         }
         let outcome = match (&self.llm, reservation) {
@@ -469,8 +473,11 @@ impl ChatService {
                 outcome
             }
         };
+        // Checked against the index the answer was retrieved from, kept (an `Arc`) for it.
+        let grounding = grounded(&index, &turn, &outcome);
+        drop(index);
         if outcome.reply.is_some() {
-            let done = response(&turn, &outcome);
+            let done = response(&turn, &outcome, grounding);
             sink.send(ChatEvent::Done(Box::new(DoneEvent {
                 session_id: done.session_id,
                 request_id: done.request_id,
@@ -481,10 +488,11 @@ impl ChatService {
                 timings_ms: done.timings_ms,
                 budget: done.budget,
                 retrieval: done.retrieval,
+                grounding: done.grounding,
             })))
             .await;
         }
-        self.record(&turn, &outcome).await;
+        self.record(&turn, &outcome, grounding).await;
     }
 
     /// Streams the model's answer into `sink`; an `error` event on failure.
@@ -627,7 +635,7 @@ impl ChatService {
         let found = self
             .retrieve_turn(index, &req.question, &history, top_k, ctx.at)
             .await;
-        let blocks = context_blocks(index, &found.hits);
+        let mut blocks = context_blocks(index, &found.hits);
         let prompt = build_prompt(&PromptInput {
             system_prompt: &self.config.system_prompt,
             blocks: &blocks,
@@ -650,6 +658,7 @@ impl ChatService {
             prompt.budget.blocks_kept
         };
         let sources = sources(index, &found.hits[..cited]);
+        blocks.truncate(prompt.budget.blocks_kept);
         tracing::info!(
             hits = found.hits.len(),
             followup = found.info.followup,
@@ -666,6 +675,7 @@ impl ChatService {
             prompt,
             retrieval: found.info,
             hits: found.hits,
+            blocks,
             offline,
             // Known here whenever the request was admitted first (the handler always does).
             client_hash: match self.client_key(ctx.client_ip.as_deref()).await {
@@ -683,7 +693,7 @@ impl ChatService {
 
     /// Writes the exchange, retrying within a budget; a failure is logged with the whole
     /// exchange ([`storage::record`]), never returned (the answer stands).
-    async fn record(&self, turn: &Turn, outcome: &Outcome) {
+    async fn record(&self, turn: &Turn, outcome: &Outcome, grounding: Option<Grounding>) {
         let exchange = Exchange {
             session_id: turn.session_id.clone(),
             request_id: turn.request_id.clone(),
@@ -699,6 +709,7 @@ impl ChatService {
                 latency_ms: u64::try_from(turn.received.elapsed().as_millis()).unwrap_or(u64::MAX),
                 outcome: audit_outcome(turn, outcome),
                 client_hash: turn.client_hash.clone(),
+                grounding,
             },
             at: turn.at,
         };
@@ -866,7 +877,14 @@ fn failure(e: &LlmError, model: &str, generate: Duration, generated_tokens: u64)
     }
 }
 
-fn response(turn: &Turn, outcome: &Outcome) -> ChatResponse {
+/// The grounding of an answer the model wrote (an offline answer lists entries verbatim,
+/// and a failed or abandoned one has nothing to check).
+fn grounded(index: &SearchIndex, turn: &Turn, outcome: &Outcome) -> Option<Grounding> {
+    let reply = outcome.reply.as_deref().filter(|_| outcome.model_called)?;
+    Some(grounding::check(reply, &turn.blocks, index.retriever()))
+}
+
+fn response(turn: &Turn, outcome: &Outcome, grounding: Option<Grounding>) -> ChatResponse {
     let reply = outcome.reply.clone().unwrap_or_default();
     let offline = turn.offline.is_some();
     let offline_reason = turn.offline.as_ref().map(|(_, r)| r.as_str());
@@ -900,6 +918,7 @@ fn response(turn: &Turn, outcome: &Outcome) -> ChatResponse {
         },
         budget: turn.prompt.budget,
         retrieval: turn.retrieval.clone(),
+        grounding,
     }
 }
 

@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 
+use crate::grounding::Grounding;
 use crate::message::Usage;
 use crate::prompt::Budget;
 
@@ -88,6 +89,9 @@ pub struct ChatResponse {
     pub budget: Budget,
     /// What was searched.
     pub retrieval: RetrievalInfo,
+    /// How well the answer is backed by the blocks it was given (answers the model wrote).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grounding: Option<Grounding>,
 }
 
 /// The payload of the `sources` event.
@@ -123,6 +127,9 @@ pub struct DoneEvent {
     pub budget: Budget,
     /// What was searched.
     pub retrieval: RetrievalInfo,
+    /// How well the answer is backed by the blocks it was given (answers the model wrote).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grounding: Option<Grounding>,
 }
 
 /// One Server-Sent Event of a streamed chat.

@@ -124,6 +124,17 @@ impl DynamoConversationStore {
             item.insert("completion_tokens".to_owned(), n(u.completion_tokens));
             item.insert("total_tokens".to_owned(), n(u.total_tokens));
         }
+        if let Some(g) = rec.grounding {
+            let figures = [
+                ("sentences", g.sentences),
+                ("cited", g.cited),
+                ("uncited_sentences", g.uncited_sentences),
+                ("unsupported_sentences", g.unsupported_sentences),
+                ("invalid_citations", g.invalid_citations),
+            ];
+            let map = figures.iter().map(|(k, v)| ((*k).to_owned(), n(*v)));
+            item.insert("grounding".to_owned(), AttributeValue::M(map.collect()));
+        }
         item
     }
 

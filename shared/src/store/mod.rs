@@ -121,6 +121,9 @@ pub struct AuditRecord {
     pub outcome: String,
     /// The client's address, already salted and hashed by the caller; never a raw IP.
     pub client_hash: Option<String>,
+    /// How well the answer is backed by the retrieved blocks, for answers the model wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grounding: Option<crate::grounding::Grounding>,
 }
 
 /// Why a store operation failed.

@@ -63,6 +63,13 @@ pub fn exchange(
         }
         .into(),
         client_hash: Some("3f1c9a".into()),
+        grounding: assistant.map(|_| crate::grounding::Grounding {
+            sentences: 3,
+            cited: 2,
+            uncited_sentences: 1,
+            unsupported_sentences: 1,
+            invalid_citations: 0,
+        }),
     };
     Exchange {
         session_id: session_id.into(),
