@@ -1020,3 +1020,52 @@ async fn an_offline_answer_has_no_grounding_figures() {
     assert!(body.get("grounding").is_none(), "{body}");
     assert_eq!(audit_for(&store, EVENT_REQUEST_ID).unwrap().grounding, None);
 }
+
+// ---------------------------------------------------------------- answer styles
+
+#[tokio::test]
+async fn the_answer_style_reaches_the_prompt_as_instruction_and_block_format() {
+    use shared::chat::{AnswerStyle, ChatConfig};
+    use shared::store::MemoryConversationStore;
+    use shared::{KbHandle, LlmClient, OpenAiCompatClient};
+    use std::sync::Arc;
+    let mut prompts = Vec::new();
+    for style in [
+        AnswerStyle::Concise,
+        AnswerStyle::Standard,
+        AnswerStyle::Detailed,
+    ] {
+        let fake = FakeLlm::start(vec![Behavior::Echo]).await;
+        let client: Arc<dyn LlmClient> = Arc::new(OpenAiCompatClient::new(fake.config()).unwrap());
+        let state = shared_state(client, style);
+        let (status, body, _) =
+            call_json(&state, post(r#"{"message": "What is Partial FC?"}"#)).await;
+        assert_eq!(status, 200, "{body}");
+        prompts.push(body["reply"].as_str().unwrap().to_owned());
+    }
+    let [concise, standard, detailed] = [&prompts[0], &prompts[1], &prompts[2]];
+    assert!(concise.contains("Answer style: brief"), "{concise}");
+    assert!(concise.contains("- About: "), "{concise}");
+    assert!(!concise.contains("- Authors: "), "{concise}");
+    assert!(
+        standard.contains("- Authors: ") && !standard.contains("Answer style"),
+        "{standard}"
+    );
+    assert!(detailed.contains("Answer style: thorough") && detailed.contains("- Authors: "));
+    assert!(concise.len() < standard.len());
+
+    fn shared_state(client: Arc<dyn LlmClient>, answer_style: AnswerStyle) -> chat::AppState {
+        chat::AppState::new(
+            KbHandle::fixed(index()),
+            Some(client),
+            Arc::new(MemoryConversationStore::new()),
+            &config(),
+            ChatConfig {
+                rate_limit_per_minute: 0,
+                query_rewrite: false,
+                answer_style,
+                ..ChatConfig::default()
+            },
+        )
+    }
+}

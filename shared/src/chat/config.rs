@@ -5,6 +5,8 @@ use crate::error::{Error, Result};
 use crate::prompt::{ANSWER_RESERVE, DEFAULT_SYSTEM_PROMPT};
 use crate::secret::Secret;
 
+use super::style::AnswerStyle;
+
 /// Chat settings: the owner's prompt, the context window and the request limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChatConfig {
@@ -44,6 +46,8 @@ pub struct ChatConfig {
     /// `QUERY_REWRITE`: `on` (default) lets a weak or back-referring question be rewritten
     /// by one short model call before retrieval (see [`crate::rewrite`]); `off` never does.
     pub query_rewrite: bool,
+    /// `ANSWER_STYLE`: `concise`, `standard` (default) or `detailed` (see [`AnswerStyle`]).
+    pub answer_style: AnswerStyle,
 }
 
 /// A salt nobody outside this process knows, drawn once per process (cold start): the
@@ -78,6 +82,7 @@ impl Default for ChatConfig {
             ipv6_prefix: super::client::DEFAULT_IPV6_PREFIX,
             daily_token_budget: 1_000_000,
             query_rewrite: true,
+            answer_style: AnswerStyle::Standard,
         }
     }
 }
@@ -152,6 +157,10 @@ impl ChatConfig {
                         message: format!("must be on or off, got {v:?}"),
                     })
                 }
+            },
+            answer_style: match trimmed("ANSWER_STYLE") {
+                Some(v) => AnswerStyle::parse(&v)?,
+                None => defaults.answer_style,
             },
         })
     }

@@ -32,7 +32,9 @@ mod response;
 mod retrieve;
 pub mod session;
 mod storage;
+pub mod style;
 pub use storage::{HISTORY_BUDGET, RECORD_BUDGET};
+pub use style::AnswerStyle;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -49,7 +51,6 @@ pub use response::{
     Timings,
 };
 
-use crate::context::context_blocks;
 use crate::error::Error;
 use crate::grounding::{self, Grounding};
 use crate::limits::{ClientSalt, Counters, MemoryCounters, RateLimiter, Reservation, TokenBudget};
@@ -635,9 +636,10 @@ impl ChatService {
         let found = self
             .retrieve_turn(index, &req.question, &history, top_k, ctx.at)
             .await;
-        let mut blocks = context_blocks(index, &found.hits);
+        let style = self.config.answer_style;
+        let mut blocks = style.blocks(index, &found.hits);
         let prompt = build_prompt(&PromptInput {
-            system_prompt: &self.config.system_prompt,
+            system_prompt: &style.system_prompt(&self.config.system_prompt),
             blocks: &blocks,
             history: &history,
             question: &req.question,
