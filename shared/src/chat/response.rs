@@ -88,6 +88,9 @@ pub struct ChatResponse {
     pub budget: Budget,
     /// What was searched.
     pub retrieval: RetrievalInfo,
+    /// Sent back with a rating of this answer (`POST {"feedback": {...}}`): proves the
+    /// rating comes from the visitor who got the answer.
+    pub feedback_token: String,
 }
 
 /// The payload of the `sources` event.
@@ -123,6 +126,9 @@ pub struct DoneEvent {
     pub budget: Budget,
     /// What was searched.
     pub retrieval: RetrievalInfo,
+    /// Sent back with a rating of this answer (`POST {"feedback": {...}}`): proves the
+    /// rating comes from the visitor who got the answer.
+    pub feedback_token: String,
 }
 
 /// One Server-Sent Event of a streamed chat.
