@@ -40,17 +40,17 @@ impl ChatRequest {
 
     /// [`ChatRequest::from_json`] on a body already parsed into a JSON object.
     fn from_object(obj: &Map<String, Value>, limits: &ChatConfig) -> Result<Self> {
-        let (question, history) = conversation(&obj, limits)?;
+        let (question, history) = conversation(obj, limits)?;
         Ok(Self {
             question,
             history,
-            session_id: id_field(&obj, "session_id")?,
-            stream: match present(&obj, "stream") {
+            session_id: id_field(obj, "session_id")?,
+            stream: match present(obj, "stream") {
                 None => false,
                 Some(Value::Bool(b)) => *b,
                 Some(_) => return Err(invalid("stream must be true or false")),
             },
-            top_k: match present(&obj, "top_k") {
+            top_k: match present(obj, "top_k") {
                 None => None,
                 Some(v) => Some(
                     v.as_u64()
@@ -64,7 +64,7 @@ impl ChatRequest {
                         })?,
                 ),
             },
-            request_id: id_field(&obj, "request_id")?,
+            request_id: id_field(obj, "request_id")?,
         })
     }
 }

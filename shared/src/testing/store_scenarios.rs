@@ -377,7 +377,7 @@ pub async fn feedback_replaces_and_unknown_is_refused(
         FeedbackStored::Stored
     );
     assert_eq!(
-        inspect.audit(&req).await.unwrap().feedback,
+        inspect.audit(&req).await.expect("audit record").feedback,
         Some(up.clone())
     );
 
@@ -389,7 +389,10 @@ pub async fn feedback_replaces_and_unknown_is_refused(
         rate(req.clone(), unique_name("s"), down.clone()).await,
         FeedbackStored::UnknownRequest
     );
-    assert_eq!(inspect.audit(&req).await.unwrap().feedback, Some(up));
+    assert_eq!(
+        inspect.audit(&req).await.expect("audit record").feedback,
+        Some(up)
+    );
 
     let ingest = AuditRecord {
         action: "ingest".into(),
@@ -404,7 +407,11 @@ pub async fn feedback_replaces_and_unknown_is_refused(
         FeedbackStored::UnknownRequest
     );
     assert_eq!(
-        inspect.audit(&ingest.request_id).await.unwrap().feedback,
+        inspect
+            .audit(&ingest.request_id)
+            .await
+            .expect("ingest record")
+            .feedback,
         None
     );
 }
