@@ -123,7 +123,7 @@ const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;ma
 padding:0 1em;color:#1d2733}h1{font-size:1.5em}h2{font-size:1.15em;margin-top:2em}\
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.3em .6em;\
 border-bottom:1px solid #dde3ea;vertical-align:top;overflow-wrap:anywhere}th{background:#f3f6f9}\
-td.n{text-align:right;font-variant-numeric:tabular-nums}.totals{color:#4a5867}\
+td.n{text-align:right;font-variant-numeric:tabular-nums}td:first-child{white-space:nowrap}.totals{color:#4a5867}\
 svg{width:100%;height:auto;background:#fbfcfd;border:1px solid #dde3ea}";
 
 /// One section: a heading and a table (a "none" row when empty). Cells that are numbers
