@@ -119,6 +119,10 @@ pub enum Error {
     /// The credentials are wrong, or the action is switched off (maps to 403).
     #[error("{0}")]
     Forbidden(String),
+    /// The request names something that does not exist, which the message says (maps to
+    /// 404).
+    #[error("{0}")]
+    NotFound(String),
     /// The client or its session sent too many requests this minute (maps to 429 with
     /// `Retry-After`).
     #[error("too many requests from this {scope}; retry in {retry_after_secs} s")]

@@ -26,6 +26,7 @@
 
 pub mod client;
 mod config;
+pub mod feedback;
 mod offline;
 mod request;
 mod response;
@@ -46,8 +47,9 @@ use futures_util::StreamExt;
 pub use client::client_network;
 pub(crate) use config::random_salt;
 pub use config::ChatConfig;
+pub use feedback::{FeedbackAck, FeedbackRequest};
 pub use offline::{is_chinese, offline_answer, offline_deltas, OfflineReason};
-pub use request::{is_valid_id, ChatRequest, MAX_ID_CHARS};
+pub use request::{is_valid_id, ChatRequest, Post, MAX_ID_CHARS};
 pub use response::{
     ChatEvent, ChatResponse, DoneEvent, Health, LimitsReport, RetrievalInfo, Source, SourcesEvent,
     Timings,
@@ -62,7 +64,7 @@ use crate::prompt::{build_prompt, Prompt, PromptInput, ANSWER_RESERVE};
 use crate::retrieval::Ranked;
 use crate::search::SearchIndex;
 use crate::secret::Secret;
-use crate::store::{AuditRecord, ConversationStore, Exchange, StoreError};
+use crate::store::{AuditRecord, ConversationStore, Exchange, FeedbackStored, StoreError};
 use crate::tokens::estimate_tokens;
 use sha2::{Digest, Sha256};
 
@@ -197,6 +199,8 @@ struct Turn {
     retrieve: Duration,
     /// The salted hash of the caller's address, for the audit record.
     client_hash: Option<String>,
+    /// What lets this visitor rate the answer ([`feedback`]).
+    feedback_token: String,
 }
 
 /// How the model part of a turn ended.
@@ -329,6 +333,71 @@ impl ChatService {
                 tracing::warn!(error = %e, "client-hash salt unknown: session signed per instance");
                 random_salt()
             }
+        }
+    }
+
+    /// Stores a visitor's rating of an earlier answer: the token must be the answer's
+    /// ([`Error::Forbidden`], 403), the rating is rate-limited per client and session like a
+    /// question but counted apart, so rating never uses up the visitor's questions
+    /// ([`Error::RateLimited`], 429), and the answer must be recorded in that session
+    /// ([`Error::NotFound`], 404). Nothing is written on any refusal; a second rating of
+    /// the same answer replaces the first. One conditional `UpdateItem`, no model call.
+    #[tracing::instrument(skip_all, fields(request_id = %ctx.request_id))]
+    pub async fn feedback(
+        &self,
+        req: &FeedbackRequest,
+        ctx: &RequestContext,
+    ) -> Result<FeedbackAck, Error> {
+        let secret =
+            self.salt.get().await.inspect_err(
+                |e| tracing::error!(error = %e, "cannot look up the client-hash salt"),
+            )?;
+        if !feedback::verify_feedback_token(secret, &req.request_id, &req.session_id, &req.token) {
+            return Err(Error::Forbidden(
+                "feedback.token is not the feedback_token of that answer in that session".into(),
+            ));
+        }
+        let client = self.client_key(ctx.client_ip.as_deref()).await?;
+        let limited = self
+            .rate
+            .check(
+                &format!("feedback:{client}"),
+                Some(&format!("feedback:{}", req.session_id)),
+                ctx.at,
+            )
+            .await
+            .inspect_err(|e| tracing::error!(error = %e, "cannot check the rate limits"))?;
+        if let Some(l) = limited {
+            return Err(Error::RateLimited {
+                scope: l.scope,
+                retry_after_secs: l.retry_after_secs,
+            });
+        }
+        let at_ms = crate::store::epoch_ms(ctx.at);
+        // Throttling and outages retried within the record budget: the update sets the same
+        // values every time, so an attempt that landed unseen is harmless to repeat.
+        let deadline = tokio::time::Instant::now() + RECORD_BUDGET;
+        let feedback = req.feedback(at_ms);
+        let stored = crate::retry::retry_until(deadline, StoreError::is_retryable, || {
+            self.store
+                .record_feedback(&req.request_id, &req.session_id, &feedback)
+        })
+        .await
+        .inspect_err(|e| tracing::error!(error = %e, "cannot store feedback"))?;
+        match stored {
+            FeedbackStored::Stored => {
+                tracing::info!(rating = req.rating.as_str(), rated = %req.request_id, "feedback stored");
+                Ok(FeedbackAck {
+                    request_id: req.request_id.clone(),
+                    rating: req.rating,
+                    comment: req.comment.is_some(),
+                })
+            }
+            FeedbackStored::UnknownRequest => Err(Error::NotFound(
+                "no recorded answer has that request_id in that session (an answer is recorded \
+                 just after its done event: retry in a moment)"
+                    .into(),
+            )),
         }
     }
 
@@ -499,6 +568,7 @@ impl ChatService {
                 grounding: done.grounding,
                 suggestions: done.suggestions,
                 handoff: done.handoff,
+                feedback_token: done.feedback_token,
             })))
             .await;
         }
@@ -685,6 +755,7 @@ impl ChatService {
             "retrieved"
         );
         Turn {
+            feedback_token: feedback::feedback_token(&secret, &request_id, &session_id),
             session_id,
             request_id,
             doc_ids: sources.iter().map(|s| s.id.clone()).collect(),
@@ -730,6 +801,10 @@ impl ChatService {
                 outcome: audit_outcome(turn, outcome),
                 client_hash: turn.client_hash.clone(),
                 grounding,
+                question: Some(turn.question.clone()),
+                hits: Some(u32::try_from(turn.hits.len()).unwrap_or(u32::MAX)),
+                top_score: turn.hits.iter().map(|h| h.score).reduce(f32::max),
+                feedback: None,
             },
             at: turn.at,
         };
@@ -941,6 +1016,7 @@ fn response(turn: &Turn, outcome: &Outcome, grounding: Option<Grounding>) -> Cha
         grounding,
         suggestions: turn.suggestions.clone(),
         handoff: turn.handoff.clone(),
+        feedback_token: turn.feedback_token.clone(),
     }
 }
 

@@ -99,6 +99,9 @@ pub struct ChatResponse {
     /// The owner's contact, when the site had nothing on the question and one is set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub handoff: Option<Handoff>,
+    /// Sent back with a rating of this answer (`POST {"feedback": {...}}`): proves the
+    /// rating comes from the visitor who got the answer.
+    pub feedback_token: String,
 }
 
 /// The payload of the `sources` event.
@@ -143,6 +146,9 @@ pub struct DoneEvent {
     /// The owner's contact, when the site had nothing on the question and one is set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub handoff: Option<Handoff>,
+    /// Sent back with a rating of this answer (`POST {"feedback": {...}}`): proves the
+    /// rating comes from the visitor who got the answer.
+    pub feedback_token: String,
 }
 
 /// One Server-Sent Event of a streamed chat.
