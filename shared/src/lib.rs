@@ -41,6 +41,7 @@
 //! The Lambda handlers in `functions/*` stay thin: they decode a request, call one function
 //! of this crate and encode the result.
 
+pub mod answer_cache;
 pub mod aws;
 pub mod chat;
 pub mod config;

@@ -1069,3 +1069,93 @@ async fn the_answer_style_reaches_the_prompt_as_instruction_and_block_format() {
         )
     }
 }
+
+// ---------------------------------------------------------------- suggestions and handoff
+
+fn state_with_contact(contact: &str) -> chat::AppState {
+    use shared::chat::ChatConfig;
+    use shared::store::MemoryConversationStore;
+    chat::AppState::new(
+        shared::KbHandle::fixed(index()),
+        None,
+        std::sync::Arc::new(MemoryConversationStore::new()),
+        &config(),
+        ChatConfig {
+            rate_limit_per_minute: 0,
+            contact_url: Some(contact.to_owned()),
+            ..ChatConfig::default()
+        },
+    )
+}
+
+#[tokio::test]
+async fn an_answer_offers_related_entries_it_did_not_use() {
+    let state = state_with_contact("mailto:owner@site.example");
+    for stream in [false, true] {
+        let body = json!({"message": "What is Partial FC?", "stream": stream}).to_string();
+        let (sources, done) = if stream {
+            let s = call_stream(&state, post(&body), None).await;
+            (
+                s.first("sources").data["sources"].clone(),
+                s.first("done").data.clone(),
+            )
+        } else {
+            let (status, body, _) = call_json(&state, post(&body)).await;
+            assert_eq!(status, 200, "{body}");
+            (body["sources"].clone(), body)
+        };
+        let shown = ids(&sources);
+        let offered = done["suggestions"].as_array().unwrap();
+        assert!((1..=3).contains(&offered.len()), "{done}");
+        for s in offered {
+            assert!(
+                !shown.contains(&s["id"].as_str().unwrap()),
+                "{s} was a source"
+            );
+            assert!(
+                s["question"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("Tell me about "),
+                "{s}"
+            );
+        }
+        // The site has something on the question: no handoff.
+        assert!(done.get("handoff").is_none(), "{done}");
+    }
+}
+
+#[tokio::test]
+async fn a_question_the_site_has_nothing_on_hands_over_to_the_owner() {
+    let state = state_with_contact("mailto:owner@site.example");
+    let (status, body, _) = call_json(&state, post(r#"{"message": "香蕉面包的做法"}"#)).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["sources"], json!([]));
+    assert!(body.get("suggestions").is_none(), "{body}");
+    let url = body["handoff"]["url"].as_str().unwrap();
+    let question = "%E9%A6%99%E8%95%89%E9%9D%A2%E5%8C%85%E7%9A%84%E5%81%9A%E6%B3%95";
+    assert_eq!(
+        url,
+        format!("mailto:owner@site.example?subject={question}&body={question}")
+    );
+
+    let s = call_stream(
+        &state,
+        post(r#"{"message": "香蕉面包的做法", "stream": true}"#),
+        None,
+    )
+    .await;
+    assert_eq!(s.first("done").data["handoff"]["url"], url);
+
+    // Health tells the widget where "contact the owner" goes.
+    let (status, health, _) = call_json(&state, event("GET", None, &[])).await;
+    assert_eq!(status, 200);
+    assert_eq!(health["contact_url"], "mailto:owner@site.example");
+
+    // Without a contact, nothing is offered.
+    let (state, _) = offline_state();
+    let (_, body, _) = call_json(&state, post(r#"{"message": "香蕉面包的做法"}"#)).await;
+    assert!(body.get("handoff").is_none(), "{body}");
+    let (_, health, _) = call_json(&state, event("GET", None, &[])).await;
+    assert!(health.get("contact_url").is_none(), "{health}");
+}

@@ -33,8 +33,10 @@ mod retrieve;
 pub mod session;
 mod storage;
 pub mod style;
+pub mod suggest;
 pub use storage::{HISTORY_BUDGET, RECORD_BUDGET};
 pub use style::AnswerStyle;
+pub use suggest::{Handoff, Suggestion};
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -184,6 +186,10 @@ struct Turn {
     /// The blocks the prompt carries (the ones that fit its budget), `[1]` first: what
     /// the model's answer is checked against.
     blocks: Vec<String>,
+    /// Related entries to offer after the answer.
+    suggestions: Vec<Suggestion>,
+    /// The owner's contact, when the site had nothing on the question.
+    handoff: Option<Handoff>,
     /// The offline answer and why, when the model is not called.
     offline: Option<(String, OfflineReason)>,
     received: Instant,
@@ -362,6 +368,7 @@ impl ChatService {
             documents: index.kb().documents.len(),
             model: self.model_name().to_owned(),
             store: self.store.kind(),
+            contact_url: self.config.contact_url.clone(),
             limits: LimitsReport {
                 counters: self.budget.counters_kind(),
                 rate_limit_per_minute: self.rate.per_minute(),
@@ -490,6 +497,8 @@ impl ChatService {
                 budget: done.budget,
                 retrieval: done.retrieval,
                 grounding: done.grounding,
+                suggestions: done.suggestions,
+                handoff: done.handoff,
             })))
             .await;
         }
@@ -661,6 +670,13 @@ impl ChatService {
         };
         let sources = sources(index, &found.hits[..cited]);
         blocks.truncate(prompt.budget.blocks_kept);
+        let suggestions = suggest::suggestions(index, &found.hits, &req.question);
+        let handoff = match &self.config.contact_url {
+            Some(contact) if found.hits.is_empty() => {
+                Some(suggest::handoff(contact, &req.question))
+            }
+            _ => None,
+        };
         tracing::info!(
             hits = found.hits.len(),
             followup = found.info.followup,
@@ -678,6 +694,8 @@ impl ChatService {
             retrieval: found.info,
             hits: found.hits,
             blocks,
+            suggestions,
+            handoff,
             offline,
             // Known here whenever the request was admitted first (the handler always does).
             client_hash: match self.client_key(ctx.client_ip.as_deref()).await {
@@ -921,6 +939,8 @@ fn response(turn: &Turn, outcome: &Outcome, grounding: Option<Grounding>) -> Cha
         budget: turn.prompt.budget,
         retrieval: turn.retrieval.clone(),
         grounding,
+        suggestions: turn.suggestions.clone(),
+        handoff: turn.handoff.clone(),
     }
 }
 

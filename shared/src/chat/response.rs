@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 
+use super::suggest::{Handoff, Suggestion};
 use crate::grounding::Grounding;
 use crate::message::Usage;
 use crate::prompt::Budget;
@@ -92,6 +93,12 @@ pub struct ChatResponse {
     /// How well the answer is backed by the blocks it was given (answers the model wrote).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grounding: Option<Grounding>,
+    /// Related entries the visitor may ask about next (at most three).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<Suggestion>,
+    /// The owner's contact, when the site had nothing on the question and one is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<Handoff>,
 }
 
 /// The payload of the `sources` event.
@@ -130,6 +137,12 @@ pub struct DoneEvent {
     /// How well the answer is backed by the blocks it was given (answers the model wrote).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grounding: Option<Grounding>,
+    /// Related entries the visitor may ask about next (at most three).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<Suggestion>,
+    /// The owner's contact, when the site had nothing on the question and one is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<Handoff>,
 }
 
 /// One Server-Sent Event of a streamed chat.
@@ -205,6 +218,9 @@ pub struct Health {
     pub model: String,
     /// The conversation store backend (`dynamodb`, `memory`).
     pub store: &'static str,
+    /// The owner's contact (`CONTACT_URL`), for the widget's "contact the owner".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contact_url: Option<String>,
     /// The abuse and cost limits in force.
     pub limits: LimitsReport,
 }

@@ -201,7 +201,7 @@ fn check_exchange(ex: &Exchange) -> Result<(), StoreError> {
 }
 
 /// Milliseconds since the Unix epoch; times before it (a broken clock) count as 0.
-fn epoch_millis(t: SystemTime) -> u64 {
+pub(crate) fn epoch_millis(t: SystemTime) -> u64 {
     let ms = t
         .duration_since(UNIX_EPOCH)
         .unwrap_or(Duration::ZERO)
