@@ -1,7 +1,8 @@
 /*!
  * chat-widget.js — embeddable chat for the RAG chat function (docs/architecture.md, "HTTP API").
- * One file, no build step, no dependencies, no keys:
+ * One file, no dependencies, no keys:
  *   <script src="chat-widget.js" data-endpoint="https://…/chat/" defer></script>
+ * chat-widget.min.js is this file minified (tests/widget/minify.mjs), for sites to host.
  * Optional: data-title, data-greeting, data-starters ("a|b|c"), data-lang (en, zh-CN, zh-TW,
  * ja, ko, es, fr, de), data-strings (JSON of UI strings), data-contact (URL or mailto:),
  * data-position (left|right), data-primary, data-primary-text, data-background, data-text

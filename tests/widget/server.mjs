@@ -176,14 +176,15 @@ export async function startServer() {
       return res.end(JSON.stringify({ status: 'ok', ...(url.searchParams.has('contact') ? { contact_url: 'mailto:help@example.com' } : {}) }));
     }
 
-    // Static: the test page at / and the widget's files.
+    // Static: the test page at / (with chat-widget.min.js for `?min` or when WIDGET_MIN is
+    // set, which runs every test against it) and the widget's files.
     if (url.pathname === '/') {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       return res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>Widget test page</title>
 <style>button{background:hotpink!important} *{font-size:30px}</style></head>
 <body><main><h1>Host page</h1><p><a href="#top">A host link</a></p></main>
-<script src="/widget/chat-widget.js" data-endpoint="${attr(url.searchParams.get('endpoint') || '/chat/')}"
+<script src="/widget/chat-widget${url.searchParams.has('min') || process.env.WIDGET_MIN ? '.min' : ''}.js" data-endpoint="${attr(url.searchParams.get('endpoint') || '/chat/')}"
  ${Object.entries({ lang: 'en', strings: '', contact: '', ...Object.fromEntries(url.searchParams) })
     .filter(([k, v]) => v && ['lang', 'strings', 'contact'].includes(k)).map(([k, v]) => `data-${k}="${attr(v)}"`).join(' ')}
  ${url.searchParams.has('title') ? '' : 'data-title="Test assistant"'} data-starters="请介绍一下 Partial FC|What is ArcFace?" defer></script></body></html>`);
