@@ -211,8 +211,10 @@
     '@keyframes blink{50%{opacity:0}}',
     '.starters{display:flex;flex-wrap:wrap;gap:6px;margin:0;padding:0;list-style:none}',
     '.starters button{background:var(--bg);color:#1e40af;border:1px solid #93c5fd;border-radius:16px;padding:4px 10px;cursor:pointer;font-size:13px;text-align:left}',
-    '.fb{display:flex;gap:4px;align-items:center;margin-top:6px;font-size:13px;color:var(--mu)}',
-    '.fb button{background:var(--bg);border:1px solid var(--bd);border-radius:6px;padding:0 6px;cursor:pointer}',
+    '.fb{display:flex;flex-wrap:wrap;gap:4px;align-items:center;margin-top:6px;font-size:13px;color:var(--mu)}',
+    '.fb .fb{flex-basis:100%;flex-wrap:nowrap;margin:0}',
+    '.fb button{background:var(--bg);border:1px solid var(--bd);border-radius:6px;padding:2px 6px;cursor:pointer}',
+    '.fb svg{display:block;width:16px;height:16px;fill:currentColor}',
     '.fb [aria-pressed=true]{border-color:var(--p);background:#dbeafe}',
     '.fb input{flex:1;min-width:0;border:1px solid #6b7280;border-radius:6px;padding:2px 6px;font:inherit}',
     '.ct{padding:0 12px 4px;text-align:right;font-size:13px}.ct a{color:#1e40af}',
@@ -524,11 +526,20 @@
 
   // Thumbs up/down, sent with the answer's token (docs/architecture.md, "Rating an answer");
   // a thumbs down also offers a short comment. The rating is kept with the message.
+  var SVG = 'http://www.w3.org/2000/svg';
   function rating(m) {
     var box = el('div', 'fb'), say = el('span'), more;
     say.setAttribute('role', 'status');
     ['up', 'down'].forEach(function (r) {
-      var b = box.appendChild(el('button', null, r == 'up' ? '\uD83D\uDC4D' : '\uD83D\uDC4E'));
+      var b = box.appendChild(el('button')), svg = document.createElementNS(SVG, 'svg'),
+          path = svg.appendChild(document.createElementNS(SVG, 'path'));
+      // A drawn thumb (pointing down: turned over) rather than an emoji, which some systems
+      // lack a font for.
+      svg.setAttribute('viewBox', '0 0 24 24');
+      svg.setAttribute('aria-hidden', 'true');
+      path.setAttribute('d', 'M2 10h4v11H2zM8 21h9.5a2 2 0 0 0 2-1.6l1.4-7A2 2 0 0 0 19 10h-5.5l.9-4.3A1.8 1.8 0 0 0 12.6 3.5L8 9z');
+      if (r == 'down') svg.style.transform = 'rotate(180deg)';
+      b.appendChild(svg);
       b.type = 'button';
       b.title = T[r];
       b.setAttribute('aria-label', T[r]);
@@ -540,6 +551,7 @@
         rate(m, say);
         if (more) more.remove();
         more = r == 'down' && box.insertBefore(comment(m, say), say);
+        scrollDown();
       });
     });
     if (m.thanked) say.textContent = T.thanks;

@@ -4,8 +4,15 @@
 // Run: cd tests/widget && npm ci && node --test
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startServer } from './server.mjs';
+
+const require = createRequire(import.meta.url);
+const artifacts = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../artifacts');
 
 let browser, server;
 
@@ -72,8 +79,15 @@ test('feedback: thumbs down and a comment reach the server with the token, and s
   assert.equal(first.token, `tok-${first.request_id}-${first.session_id}`);
   assert.equal(first.comment, undefined);
 
-  // The comment box came with the thumbs down, focused.
+  // The comment box came with the thumbs down; the rating controls pass axe-core.
   const box = answer.getByRole('textbox', { name: 'What was missing? (optional)' });
+  await page.addScriptTag({ content: fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8') });
+  const violations = await page.evaluate(() => window.axe.run(document.querySelector('rag-chat-widget'), {
+    runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
+  }).then((r) => r.violations.filter((v) => ['serious', 'critical'].includes(v.impact)).map((v) => v.id)));
+  assert.deepEqual(violations, []);
+  fs.mkdirSync(artifacts, { recursive: true });
+  await page.screenshot({ path: path.join(artifacts, 'widget-feedback.png') });
   await box.fill('Nothing on the training code');
   await box.press('Enter');
   await until(page, () => server.feedback.length > n + 1);

@@ -104,8 +104,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export async function startServer() {
   const requests = [];           // every chat request body, for assertions
-  const feedback = [];           // every accepted rating
   const open = new Set();        // hanging responses, ended on close()
+  const feedback = [];           // every accepted rating
   let rateHits = 0;
   let sessions = 0;
 
@@ -203,11 +203,11 @@ export async function startServer() {
   return {
     base,
     requests,
-    feedback,
     close: () => {
       for (const r of open) r.destroy();
       server.closeAllConnections();
       return new Promise((r) => server.close(r));
     },
+    feedback,
   };
 }
