@@ -602,7 +602,7 @@
     if (!h) return;
     state.messages.forEach(function (m) { if (m.role == 'user') q = m.text; });
     if (q && /^mailto:/.test(h)) {
-      h += (h.indexOf('?') < 0 ? '?' : '&') + 'subject=' + encodeURIComponent(q.slice(0, 80)) + '&body=' + encodeURIComponent(q);
+      h += (h.indexOf('?') < 0 ? '?' : '&') + 'subject=' + encodeURIComponent(Array.from(q).slice(0, 80).join('')) + '&body=' + encodeURIComponent(q);
     }
     box.appendChild(link(h, T.contact));
   }

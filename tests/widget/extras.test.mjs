@@ -126,9 +126,16 @@ test('contact on demand: from the health GET, mailto prefilled with the last que
   assert.equal(await link.textContent(), 'Contact the owner');
   assert.equal(await link.getAttribute('href'), 'mailto:help@example.com');
   await ask(page, 'What is ArcFace?');
-  const url = new URL(await link.getAttribute('href'));
+  let url = new URL(await link.getAttribute('href'));
   assert.equal(url.searchParams.get('subject'), 'What is ArcFace?');
   assert.equal(url.searchParams.get('body'), 'What is ArcFace?');
+  // A long question: the subject is its first 80 characters, never half an emoji.
+  const long = `${'x'.repeat(79)}😀 and more`;
+  await ask(page, long);
+  url = new URL(await link.getAttribute('href'));
+  assert.equal(url.searchParams.get('subject'), `${'x'.repeat(79)}😀`);
+  assert.equal(url.searchParams.get('body'), long);
+  assert.deepEqual(page.errors, []);
   await context.close();
 
   const other = await openPage(`?contact=${encodeURIComponent('https://example.com/contact')}`);
