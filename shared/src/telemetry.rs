@@ -130,8 +130,8 @@ impl RequestLog {
     /// Takes what is worth reporting from a whole chat answer.
     pub fn observe_response(&mut self, res: &ChatResponse) {
         self.hit_ids = res.sources.iter().map(|s| s.id.clone()).collect();
-        self.model = Some(res.model.clone());
-        self.usage = Some(res.usage);
+        self.model = Some(res.done.model.clone());
+        self.usage = Some(res.done.usage);
     }
 
     /// Whether the request failed (a 5xx, or a failure inside a 200 stream). 4xx are the

@@ -640,24 +640,8 @@ impl ChatService {
         };
         drop(index);
         if outcome.reply.is_some() {
-            let done = response(&turn, &outcome, grounding);
-            sink.send(ChatEvent::Done(Box::new(DoneEvent {
-                session_id: done.session_id,
-                request_id: done.request_id,
-                model: done.model,
-                offline: done.offline,
-                offline_reason: done.offline_reason,
-                usage: done.usage,
-                timings_ms: done.timings_ms,
-                budget: done.budget,
-                retrieval: done.retrieval,
-                grounding: done.grounding,
-                suggestions: done.suggestions,
-                handoff: done.handoff,
-                feedback_token: done.feedback_token,
-                cached: done.cached,
-            })))
-            .await;
+            let done = response(&turn, &outcome, grounding).done;
+            sink.send(ChatEvent::Done(Box::new(done))).await;
         }
         self.remember(&turn, &outcome, grounding).await;
         self.record(&turn, &outcome, grounding).await;
@@ -1106,9 +1090,7 @@ fn response(turn: &Turn, outcome: &Outcome, grounding: Option<Grounding>) -> Cha
             }
         }
     };
-    ChatResponse {
-        reply,
-        sources: turn.sources.clone(),
+    let done = DoneEvent {
         session_id: turn.session_id.clone(),
         request_id: turn.request_id.clone(),
         model: outcome.model.clone(),
@@ -1127,6 +1109,11 @@ fn response(turn: &Turn, outcome: &Outcome, grounding: Option<Grounding>) -> Cha
         handoff: turn.handoff.clone(),
         feedback_token: turn.feedback_token.clone(),
         cached,
+    };
+    ChatResponse {
+        reply,
+        sources: turn.sources.clone(),
+        done,
     }
 }
 

@@ -63,48 +63,17 @@ pub struct RetrievalInfo {
     pub listing: bool,
 }
 
-/// The JSON response of a non-streamed chat.
+/// The JSON response of a non-streamed chat: the text, the sources, and everything the
+/// stream's `done` event carries, as fields of the same object.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ChatResponse {
     /// The answer (the field existing widgets read).
     pub reply: String,
     /// The entries the answer may cite.
     pub sources: Vec<Source>,
-    /// The conversation, generated when the request had none.
-    pub session_id: String,
-    /// The request's id (its idempotency key).
-    pub request_id: String,
-    /// The model that answered, or `offline`.
-    pub model: String,
-    /// True when the model was not called and the reply lists entries directly.
-    pub offline: bool,
-    /// Why, when offline: `no_model`, `daily_budget` (today's token budget is used up) or
-    /// `unavailable` (the budget could not be checked).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub offline_reason: Option<&'static str>,
-    /// Tokens used (as the provider reported them, else estimated; zero offline).
-    pub usage: Usage,
-    /// Where the time went.
-    pub timings_ms: Timings,
-    /// How the context window was shared out.
-    pub budget: Budget,
-    /// What was searched.
-    pub retrieval: RetrievalInfo,
-    /// How well the answer is backed by the blocks it was given (answers the model wrote).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grounding: Option<Grounding>,
-    /// Related entries the visitor may ask about next (at most three).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub suggestions: Vec<Suggestion>,
-    /// The owner's contact, when the site had nothing on the question and one is set.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub handoff: Option<Handoff>,
-    /// Sent back with a rating of this answer (`POST {"feedback": {...}}`): proves the
-    /// rating comes from the visitor who got the answer.
-    pub feedback_token: String,
-    /// True when the answer came from the answer cache (no model call, nothing spent).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub cached: bool,
+    /// The rest, exactly as a stream's `done` event says it.
+    #[serde(flatten)]
+    pub done: DoneEvent,
 }
 
 /// The payload of the `sources` event.
@@ -118,7 +87,8 @@ pub struct SourcesEvent {
     pub request_id: String,
 }
 
-/// The payload of the `done` event: everything of [`ChatResponse`] but the text.
+/// The payload of the `done` event: everything of [`ChatResponse`] but the text and the
+/// sources (sent first, in `sources`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DoneEvent {
     /// The conversation.
