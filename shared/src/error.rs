@@ -119,6 +119,10 @@ pub enum Error {
     /// The credentials are wrong, or the action is switched off (maps to 403).
     #[error("{0}")]
     Forbidden(String),
+    /// The bot check is on and the request's proof of work is missing, wrong or expired
+    /// (maps to 403 with the error's own code).
+    #[error("{}", .0.message())]
+    BotCheck(crate::chat::BotCheckError),
     /// The client or its session sent too many requests this minute (maps to 429 with
     /// `Retry-After`).
     #[error("too many requests from this {scope}; retry in {retry_after_secs} s")]
