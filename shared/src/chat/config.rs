@@ -49,7 +49,7 @@ pub struct ChatConfig {
     pub query_rewrite: bool,
     /// `BOT_CHECK`: `off` (default) or `pow`, a proof-of-work challenge every chat request
     /// must carry solved (see [`super::bot_check`]); with `pow`, `BOT_CHECK_DIFFICULTY`
-    /// (leading zero bits, default 14, 1..=24) and `BOT_CHECK_TTL_SECS` (how long a
+    /// (leading zero bits, default 13, 1..=24) and `BOT_CHECK_TTL_SECS` (how long a
     /// challenge stays valid, default 300, 30..=3600).
     pub bot_check: BotCheck,
 }
@@ -268,7 +268,7 @@ mod tests {
         assert_eq!(
             config(&[("BOT_CHECK", " pow ")]).unwrap().bot_check,
             BotCheck::Pow {
-                difficulty: 14,
+                difficulty: 13,
                 ttl: Duration::from_secs(300)
             }
         );
