@@ -1,8 +1,10 @@
 /*!
  * chat-widget.js — embeddable chat for the RAG chat function (docs/architecture.md, "HTTP API").
- * One file, no build step, no dependencies, no keys:
+ * One file, no dependencies, no keys:
  *   <script src="chat-widget.js" data-endpoint="https://…/chat/" defer></script>
- * Optional: data-title, data-greeting, data-starters ("a|b|c"), data-lang (zh|en),
+ * chat-widget.min.js is this file minified (tests/widget/minify.mjs), for sites to host.
+ * Optional: data-title, data-greeting, data-starters ("a|b|c"), data-lang (en, zh-CN, zh-TW,
+ * ja, ko, es, fr, de), data-strings (JSON of UI strings), data-contact (URL or mailto:),
  * data-position (left|right), data-primary, data-primary-text, data-background, data-text
  * (colours; the same CSS custom properties --cw-* can also be set on the host element).
  *
@@ -22,38 +24,83 @@
   if (document.querySelector('rag-chat-widget')) return;
 
   // ---------------------------------------------------------------- UI strings
-  var STRINGS = {
-    en: {
-      title: 'Ask us', open: 'Open chat', close: 'Close chat', send: 'Send', stop: 'Stop',
-      input: 'Your question', placeholder: 'Ask a question…', clear: 'New conversation',
-      retry: 'Retry', sources: 'Sources', you: 'You', bot: 'Assistant',
-      greeting: 'Hi! Ask me anything about our projects and papers.',
-      thinking: 'Thinking…', stopped: 'Stopped.', received: 'New answer: ',
-      interrupted: 'This reply was interrupted before it finished.',
-      offline: 'You appear to be offline. Check your connection, then retry.',
-      network: 'Could not reach the chat service. Please retry.',
-      server: 'The chat service had a problem. Please retry in a moment.',
-      rate: 'Too many requests. Please wait {s} s before retrying.',
-      rateNow: 'You can retry now.', cut: 'The answer was cut off. Please retry.',
-      source: 'Source', starters: 'Suggested questions'
-    },
-    zh: {
-      title: '智能问答', open: '打开聊天', close: '关闭聊天', send: '发送', stop: '停止',
-      input: '您的问题', placeholder: '请输入问题…', clear: '新对话',
-      retry: '重试', sources: '参考来源', you: '我', bot: '助手',
-      greeting: '您好！可以问我关于我们的项目和论文的任何问题。',
-      thinking: '思考中…', stopped: '已停止。', received: '新回答：',
-      interrupted: '此回答在完成前被中断。',
-      offline: '您似乎已离线，请检查网络连接后重试。',
-      network: '无法连接到聊天服务，请重试。',
-      server: '聊天服务出现问题，请稍后重试。',
-      rate: '请求过于频繁，请等待 {s} 秒后重试。',
-      rateNow: '现在可以重试了。', cut: '回答被截断，请重试。',
-      source: '来源', starters: '推荐问题'
-    }
+  // One '|'-separated string per language, in the order of KEYS (compact: the file has a
+  // size budget). A language missing a key falls back to English for it.
+  var KEYS = ('title open close send stop input placeholder clear retry sources you bot greeting ' +
+    'thinking stopped received interrupted offline network server rate rateNow cut source starters up down comment thanks ungrounded contact').split(' ');
+  var LANGS = {
+    en: "Ask us|Open chat|Close chat|Send|Stop|Your question|Ask a question…|" +
+      "New conversation|Retry|Sources|You|Assistant|" +
+      "Hi! Ask me anything about this site.|Thinking…|Stopped.|New answer: |" +
+      "This reply was interrupted before it finished.|" +
+      "You appear to be offline. Check your connection, then retry.|" +
+      "Could not reach the chat service. Please retry.|" +
+      "The chat service had a problem. Please retry in a moment.|" +
+      "Too many requests. Please wait {s} s before retrying.|You can retry now.|" +
+      "The answer was cut off. Please retry.|Source|Suggested questions|Helpful|" +
+      "Not helpful|What was missing? (optional)|Thanks for your feedback!|" +
+      "Parts of this answer were not found in the site's pages.|Contact the owner",
+    'zh-CN': '智能问答|打开聊天|关闭聊天|发送|停止|您的问题|请输入问题…|新对话|重试|参考来源|我|助手|您好！有什么可以帮您？|思考中…|已停止。|新回答：|' +
+      '回答被中断。|您似乎已离线，请检查网络后重试。|无法连接，请重试。|服务出错，请稍后重试。|请求过多，请 {s} 秒后重试。|现在可以重试了。|' +
+      '回答被截断，请重试。|来源|推荐问题|有帮助|没帮助|缺少了什么？（可选）|感谢反馈！|部分内容未在本站页面中找到。|联系站长',
+    'zh-TW': '智慧問答|開啟聊天|關閉聊天|傳送|停止|您的問題|請輸入問題…|新對話|重試|參考來源|我|助理|您好！有什麼可以幫您？|思考中…|已停止。|新回答：|' +
+      '回答被中斷。|您似乎已離線，請檢查網路後重試。|無法連線，請重試。|服務出錯，請稍後重試。|請求過多，請 {s} 秒後重試。|現在可以重試了。|' +
+      '回答被截斷，請重試。|來源|推薦問題|有幫助|沒幫助|缺少了什麼？（選填）|感謝回饋！|部分內容未在本站頁面中找到。|聯絡站長',
+    ja: 'チャットで質問|チャットを開く|チャットを閉じる|送信|停止|質問|質問を入力…|新しい会話|再試行|出典|あなた|アシスタント|' +
+      'こんにちは！何でも聞いてください。|考え中…|停止しました。|新しい回答：|回答が中断されました。|オフラインです。接続を確認してください。|' +
+      '接続できません。再試行してください。|エラーが発生しました。再試行してください。|{s} 秒後に再試行してください。|再試行できます。|回答が途切れました。|' +
+      '出典|おすすめの質問|役に立った|役に立たなかった|不足していた点は？（任意）|ありがとうございます！|一部はサイト内で確認できませんでした。|管理者に連絡',
+    ko: '질문하기|채팅 열기|채팅 닫기|보내기|중지|질문|질문을 입력하세요…|새 대화|다시 시도|출처|나|도우미|안녕하세요! 무엇이든 물어보세요.|' +
+      '생각 중…|중지됨.|새 답변: |답변이 중단되었습니다.|오프라인입니다. 연결을 확인하세요.|연결할 수 없습니다. 다시 시도하세요.|' +
+      '오류가 발생했습니다. 다시 시도하세요.|{s}초 후에 다시 시도하세요.|이제 다시 시도할 수 있습니다.|답변이 끊겼습니다.|출처|추천 질문|' +
+      '도움이 됨|도움이 안 됨|부족한 점은? (선택)|감사합니다!|일부 내용은 사이트에서 찾을 수 없습니다.|운영자에게 문의',
+    es: 'Pregúntanos|Abrir chat|Cerrar chat|Enviar|Detener|Tu pregunta|' +
+      'Escribe tu pregunta…|Nueva conversación|Reintentar|Fuentes|Tú|Asistente|' +
+      '¡Hola! ¿En qué puedo ayudarte?|Pensando…|Detenido.|Nueva respuesta: |' +
+      'Respuesta interrumpida.|Sin conexión. Revisa tu red y reintenta.|' +
+      'No se pudo conectar. Reintenta.|Error del servicio. Reintenta en un momento.|' +
+      'Demasiadas solicitudes. Espera {s} s.|Ya puedes reintentar.|' +
+      'Respuesta cortada. Reintenta.|Fuente|Preguntas sugeridas|Útil|No útil|' +
+      '¿Qué faltó? (opcional)|¡Gracias!|' +
+      'Parte de esto no está en las páginas del sitio.|Contactar al responsable',
+    fr: "Une question ?|Ouvrir le chat|Fermer le chat|Envoyer|Arrêter|Votre question|" +
+      "Posez une question…|Nouvelle conversation|Réessayer|Sources|Vous|Assistant|" +
+      "Bonjour ! Comment puis-je aider ?|Réflexion…|Arrêté.|Nouvelle réponse : |" +
+      "Réponse interrompue.|Hors ligne. Vérifiez la connexion.|" +
+      "Service injoignable. Réessayez.|Erreur du service. Réessayez bientôt.|" +
+      "Trop de requêtes. Attendez {s} s.|Vous pouvez réessayer.|" +
+      "Réponse coupée. Réessayez.|Source|Questions suggérées|Utile|Pas utile|" +
+      "Que manquait-il ? (facultatif)|Merci !|" +
+      "Une partie n'est pas dans les pages du site.|Contacter le responsable",
+    de: 'Fragen Sie uns|Chat öffnen|Chat schließen|Senden|Stopp|Ihre Frage|' +
+      'Frage eingeben…|Neues Gespräch|Erneut versuchen|Quellen|Sie|Assistent|' +
+      'Hallo! Wie kann ich helfen?|Denke nach…|Angehalten.|Neue Antwort: |' +
+      'Antwort unterbrochen.|Offline. Bitte Verbindung prüfen.|' +
+      'Dienst nicht erreichbar. Bitte erneut versuchen.|' +
+      'Dienstfehler. Bitte gleich erneut versuchen.|' +
+      'Zu viele Anfragen. Bitte {s} s warten.|Sie können es erneut versuchen.|' +
+      'Antwort abgeschnitten.|Quelle|Vorgeschlagene Fragen|Hilfreich|Nicht hilfreich|' +
+      'Was fehlte? (optional)|Danke!|Teile davon stehen nicht auf den Seiten.|' +
+      'Betreiber kontaktieren'
   };
-  var lang = (cfg.lang || navigator.language || 'en').toLowerCase().indexOf('zh') === 0 ? 'zh' : 'en';
-  var T = STRINGS[lang];
+  // data-lang first, then the browser's languages in order; Chinese for Taiwan, Hong Kong,
+  // Macau or in Traditional script gets zh-TW, any other Chinese zh-CN.
+  var lang = [cfg.lang].concat(navigator.languages || [navigator.language]).reduce(function (found, t) {
+    t = String(t || '').toLowerCase();
+    if (found || !t) return found;
+    if (!t.indexOf('zh')) return /hant|-tw|-hk|-mo/.test(t) ? 'zh-TW' : 'zh-CN';
+    t = t.split('-')[0];
+    return LANGS[t] ? t : '';
+  }, '') || 'en';
+  var T = {};
+  [LANGS.en, LANGS[lang]].forEach(function (l) {
+    l.split('|').forEach(function (s, i) { T[KEYS[i]] = s; });
+  });
+  // The owner's wording wins: data-strings='{"title": "…"}' (JSON; unknown keys are ignored).
+  try {
+    var own = JSON.parse(cfg.strings || '{}');
+    KEYS.forEach(function (k) { if (typeof own[k] == 'string') T[k] = own[k]; });
+  } catch (e) { console.warn('chat-widget: data-strings is not valid JSON'); }
   var title = cfg.title || T.title;
   var greeting = cfg.greeting != null ? cfg.greeting : T.greeting;
   var starters = (cfg.starters || '').split('|').map(function (s) { return s.trim(); }).filter(Boolean);
@@ -61,7 +108,8 @@
   // ---------------------------------------------------------------- state
   // One conversation per endpoint, kept across reloads: {session_id, messages:[…]}.
   // A message: {role:'user'|'assistant', text, sources?, status?:'pending'|'done'|
-  // 'stopped'|'interrupted'|'error', error?}.
+  // 'stopped'|'interrupted'|'error', error?} and from `done`: req, sid, fb (feedback token),
+  // rating, thanked, weak (grounding flagged), sugg (suggestions), handoff (URL).
   var STORE_KEY = 'chat-widget:' + endpoint;
   var OPEN_KEY = STORE_KEY + ':open';
   var MAX_STORED = 60;      // messages kept in localStorage
@@ -163,6 +211,13 @@
     '@keyframes blink{50%{opacity:0}}',
     '.starters{display:flex;flex-wrap:wrap;gap:6px;margin:0;padding:0;list-style:none}',
     '.starters button{background:var(--bg);color:#1e40af;border:1px solid #93c5fd;border-radius:16px;padding:4px 10px;cursor:pointer;font-size:13px;text-align:left}',
+    '.fb{display:flex;flex-wrap:wrap;gap:4px;align-items:center;margin-top:6px;font-size:13px;color:var(--mu)}',
+    '.fb .fb{flex-basis:100%;flex-wrap:nowrap;margin:0}',
+    '.fb button{background:var(--bg);border:1px solid var(--bd);border-radius:6px;padding:2px 6px;cursor:pointer}',
+    '.fb svg{display:block;width:16px;height:16px;fill:currentColor}',
+    '.fb [aria-pressed=true]{border-color:var(--p);background:#dbeafe}',
+    '.fb input{flex:1;min-width:0;border:1px solid #6b7280;border-radius:6px;padding:2px 6px;font:inherit}',
+    '.ct{padding:0 12px 4px;text-align:right;font-size:13px}.ct a{color:#1e40af}',
     'form{display:flex;gap:8px;padding:10px;border-top:1px solid var(--bd);align-items:flex-end}',
     'textarea{flex:1;resize:none;border:1px solid #6b7280;border-radius:8px;padding:8px;max-height:120px;min-height:40px;background:var(--bg);color:var(--tx)}',
     '.go{background:var(--p);color:var(--pt);border:0;border-radius:8px;padding:9px 14px;cursor:pointer;font-weight:600}',
@@ -184,7 +239,7 @@
     '<header><h2 id="cw-title"></h2><button class="hb clear" type="button"></button>' +
     '<button class="hb x" type="button">×</button></header>' +
     '<div class="log" role="log" aria-live="off" tabindex="0"></div>' +
-    '<div class="sr live" aria-live="polite" aria-atomic="true"></div>' +
+    '<div class="sr live" aria-live="polite" aria-atomic="true"></div><div class="ct" hidden></div>' +
     '<form><textarea rows="1" maxlength="4000"></textarea>' +
     '<button class="go" type="submit"></button></form></section></div>';
 
@@ -200,6 +255,7 @@
   input.setAttribute('aria-label', T.input);
   input.placeholder = T.placeholder;
   goBtn.textContent = T.send;
+  wrap.lang = lang;
 
   function el(tag, cls, text) {
     var n = document.createElement(tag);
@@ -210,10 +266,11 @@
 
   // ---------------------------------------------------------------- safe Markdown
   // Only http(s) URLs become links; anything else (javascript:, data:, relative) is text.
-  function safeUrl(u) {
+  // `mail` also lets mailto: through (the owner's contact, never the model's links).
+  function safeUrl(u, mail) {
     try {
       var url = new URL(String(u).trim());
-      return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : null;
+      return /^https?:$/.test(url.protocol) || mail && url.protocol === 'mailto:' ? url.href : null;
     } catch (e) { return null; }
   }
   // Characters that reorder or hide text: a link's words holding one may read as another
@@ -345,19 +402,23 @@
   function renderAll() {
     log.textContent = '';
     if (greeting) log.appendChild(bubble({ role: 'assistant', text: greeting, status: 'done' }));
-    if (!state.messages.length && starters.length) {
-      var ul = el('ul', 'starters');
-      ul.setAttribute('aria-label', T.starters);
-      starters.forEach(function (q) {
-        var li = el('li'), b = el('button', null, q);
-        b.type = 'button';
-        b.addEventListener('click', function () { send(q); });
-        li.appendChild(b); ul.appendChild(li);
-      });
-      log.appendChild(ul);
-    }
+    if (!state.messages.length && starters.length) log.appendChild(chips(starters));
     state.messages.forEach(function (m) { log.appendChild(m.node = bubble(m)); });
     scrollDown();
+    contactLink();
+  }
+
+  // Questions to click: the owner's starters, or the suggestions after an answer.
+  function chips(qs) {
+    var ul = el('ul', 'starters');
+    ul.setAttribute('aria-label', T.starters);
+    qs.forEach(function (q) {
+      var li = el('li'), b = el('button', null, q);
+      b.type = 'button';
+      b.addEventListener('click', function () { send(q); });
+      li.appendChild(b); ul.appendChild(li);
+    });
+    return ul;
   }
 
   function bubble(m) {
@@ -391,6 +452,7 @@
     var note = m.status === 'interrupted' ? T.interrupted : m.status === 'stopped' ? T.stopped :
       m.status === 'error' ? m.error : '';
     if (note) div.appendChild(el('div', 'note', note));
+    if (m.status === 'done') extras(div, m);
     if (m.status === 'interrupted' || m.status === 'error') {
       var rb = el('button', 'rb', T.retry);
       rb.type = 'button';
@@ -441,6 +503,110 @@
     live.textContent = '';
     setTimeout(function () { live.textContent = text; }, 50);
   }
+
+  // ---------------------------------------------------------------- answer extras
+  // What `done` (or the JSON answer) adds to an answer: what rating it needs, the grounding
+  // check's verdict, related questions, and the owner's contact when the site had nothing.
+  function meta(a, d) {
+    var g = d.grounding || {};
+    a.req = d.request_id;
+    a.sid = d.session_id || state.session_id;
+    a.fb = d.feedback_token;
+    a.weak = g.unsupported_sentences > 0 || g.invalid_citations > 0;
+    a.sugg = (d.suggestions || []).slice(0, 3).map(function (s) { return s.question; }).filter(Boolean);
+    a.handoff = d.handoff && d.handoff.url;
+  }
+  function extras(div, m) {
+    var h = m.handoff && safeUrl(m.handoff, 1), n;
+    if (m.weak) div.appendChild(el('div', 'note', T.ungrounded));
+    if (h) { n = div.appendChild(el('div', 'note')); n.appendChild(link(h, T.contact)); }
+    if (m.sugg && m.sugg.length) div.appendChild(chips(m.sugg));
+    if (m.fb && m.req) div.appendChild(rating(m));
+  }
+
+  // Thumbs up/down, sent with the answer's token (docs/architecture.md, "Rating an answer");
+  // a thumbs down also offers a short comment. The rating is kept with the message.
+  var SVG = 'http://www.w3.org/2000/svg';
+  function rating(m) {
+    var box = el('div', 'fb'), say = el('span'), more;
+    say.setAttribute('role', 'status');
+    ['up', 'down'].forEach(function (r) {
+      var b = box.appendChild(el('button')), svg = document.createElementNS(SVG, 'svg'),
+          path = svg.appendChild(document.createElementNS(SVG, 'path'));
+      // A drawn thumb (pointing down: turned over) rather than an emoji, which some systems
+      // lack a font for.
+      svg.setAttribute('viewBox', '0 0 24 24');
+      svg.setAttribute('aria-hidden', 'true');
+      path.setAttribute('d', 'M2 10h4v11H2zM8 21h9.5a2 2 0 0 0 2-1.6l1.4-7A2 2 0 0 0 19 10h-5.5l.9-4.3A1.8 1.8 0 0 0 12.6 3.5L8 9z');
+      if (r == 'down') svg.style.transform = 'rotate(180deg)';
+      b.appendChild(svg);
+      b.type = 'button';
+      b.title = T[r];
+      b.setAttribute('aria-label', T[r]);
+      b.setAttribute('aria-pressed', m.rating == r);
+      b.addEventListener('click', function () {
+        m.rating = r;
+        save();
+        box.querySelectorAll('[aria-pressed]').forEach(function (x) { x.setAttribute('aria-pressed', x == b); });
+        rate(m, say);
+        if (more) more.remove();
+        more = r == 'down' && box.insertBefore(comment(m, say), say);
+        scrollDown();
+      });
+    });
+    if (m.thanked) say.textContent = T.thanks;
+    box.appendChild(say);
+    return box;
+  }
+  function comment(m, say) {
+    var d = el('div', 'fb'), i = d.appendChild(el('input')), b = d.appendChild(el('button', null, T.send));
+    i.maxLength = 500;
+    i.placeholder = T.comment;
+    i.setAttribute('aria-label', T.comment);
+    b.type = 'button';
+    function go() { if (i.value.trim()) { rate(m, say, i.value.trim()); d.remove(); } }
+    b.addEventListener('click', go);
+    i.addEventListener('keydown', function (e) { if (e.key == 'Enter' && !e.isComposing) { e.preventDefault(); go(); } });
+    setTimeout(function () { i.focus(); });
+    return d;
+  }
+  function rate(m, say, text, again) {
+    fetch(endpoint, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ feedback: { request_id: m.req, session_id: m.sid, token: m.fb, rating: m.rating, comment: text } }),
+      credentials: 'omit'
+    }).then(function (res) {
+      // The answer is recorded just after `done`: a rating at once may come before it.
+      if (res.status == 404 && !again) return setTimeout(function () { rate(m, say, text, 1); }, 1500);
+      say.textContent = res.ok ? T.thanks : T.server;
+      m.thanked = res.ok;
+      save();
+    }, function () { say.textContent = T.network; });
+  }
+
+  // ---------------------------------------------------------------- contact
+  // The owner's contact: data-contact, else `contact_url` from the function's health GET
+  // (asked once, when the panel first opens). A mailto: link carries the last question.
+  var contact = cfg.contact, asked = !!contact;
+  function contactInfo() {
+    if (asked) return;
+    asked = true;
+    fetch(endpoint, { credentials: 'omit' }).then(function (r) { return r.json(); })
+      .then(function (d) { contact = d.contact_url; contactLink(); }, function () {});
+  }
+  function contactLink() {
+    var box = $('.ct'), h = contact && safeUrl(contact, 1), q;
+    box.hidden = !h;
+    box.textContent = '';
+    if (!h) return;
+    state.messages.forEach(function (m) { if (m.role == 'user') q = m.text; });
+    if (q && /^mailto:/.test(h)) {
+      h += (h.indexOf('?') < 0 ? '?' : '&') + 'subject=' + encodeURIComponent(Array.from(q).slice(0, 80).join('')) + '&body=' + encodeURIComponent(q);
+    }
+    box.appendChild(link(h, T.contact));
+  }
+  launcher.addEventListener('click', contactInfo);
 
   // ---------------------------------------------------------------- open / close
   function setOpen(open, focus) {
@@ -536,10 +702,11 @@
   // ---------------------------------------------------------------- network
   function send(q) {
     if (controller) return;
-    var starterList = log.querySelector('.starters');
+    var starterList = log.querySelector(':scope>.starters');
     if (starterList) starterList.remove();
     var u = { role: 'user', text: q };
     state.messages.push(u);
+    contactLink();
     log.appendChild(u.node = bubble(u));
     ask();
   }
@@ -605,6 +772,7 @@
         a.sources = d.sources || [];
         a.text = String(d.reply || '');
         a.status = 'done';
+        meta(a, d);
       });
     }).catch(function (err) {
       if (leaving) return;
@@ -675,6 +843,7 @@
       } else if (ev === 'done') {
         if (d.session_id) state.session_id = d.session_id;
         a.status = 'done';
+        meta(a, d);
       } else if (ev === 'error') {
         var err = new Error(d.message || T.server);
         err.widget = true;
@@ -709,6 +878,7 @@
     try { wasOpen = sessionStorage.getItem(OPEN_KEY) === '1'; } catch (e) { /* ignore */ }
     // Reopened after a reload, but without taking focus from the host page.
     setOpen(wasOpen, false);
+    if (wasOpen) contactInfo();
   }
   if (document.body) mount(); else document.addEventListener('DOMContentLoaded', mount);
 })();

@@ -6,7 +6,8 @@
 //! what would change in the deployed knowledge base and uploads it; `rag sync --url URL
 //! --token-env VAR [FILE]` sends only the documents that changed; `rag build` writes the
 //! knowledge base from a site (built HTML, Markdown, a sitemap crawl, BibTeX, hand-kept
-//! JSON) with its options in `rag.toml`. Exit codes: 0 success,
+//! JSON) with its options in `rag.toml`; `rag report --since 2026-11-01 [--json|--csv|--html]`
+//! summarises what visitors asked (from the audit table). Exit codes: 0 success,
 //! 1 invalid input or failed check, 2 usage error.
 
 mod build;
@@ -14,6 +15,7 @@ mod eval;
 mod ingest;
 mod out;
 mod remote;
+mod report;
 mod sync;
 
 use clap::{Parser, Subcommand};
@@ -100,6 +102,10 @@ enum Command {
         /// The knowledge base file to upload.
         path: PathBuf,
     },
+    /// What visitors asked over a range of days, from the audit table (or a local dump):
+    /// questions by count and language, coverage gaps (no or weak hits), answers rated
+    /// down, model errors, tokens per day against the budget.
+    Report(Box<report::ReportArgs>),
     /// Make the deployed knowledge base match a file, sending only what changed (a patch
     /// of the changed documents; the whole file when the glossary changed); retries when
     /// someone else wrote meanwhile.
@@ -127,6 +133,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Search { kb, k, json, query } => search(kb, k.as_deref(), json, &query),
         Command::Validate { path } => validate(&path),
+        Command::Report(args) => report::run(*args),
         Command::Build(args) => return build::run(*args),
         Command::Eval {
             corpus,

@@ -85,5 +85,31 @@ fn adversarial(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, load_and_index, search, adversarial);
+/// The grounding check of a typical answer (English, Chinese) against its three blocks,
+/// and of the longest reply chat relays (the 512-token cap, 16,384 characters).
+fn grounding(c: &mut Criterion) {
+    let index = SearchIndex::load_file(&sample_kb()).expect("sample KB loads");
+    let (_, hits) = index.rank("What is Partial FC?", 3, 0.5);
+    let blocks = shared::context::context_blocks(&index, &hits);
+    let en = "Partial FC trains face recognition models with 10 million identities on a \
+              single machine [1]. The CVPR 2022 follow-up makes training efficient and robust \
+              [2]. The code is in the InsightFace repository under recognition/arcface_torch \
+              [1]. Xiang An is the first author of both papers [1][2].";
+    let zh = "Partial FC 可以在单台机器上训练包含 1000 万个身份的人脸识别模型【1】。\
+              CVPR 2022 的后续工作让训练既高效又鲁棒【2】。相关代码在 InsightFace 仓库中【1】。";
+    let long: String = en.chars().cycle().take(16_384).collect();
+    let mut group = c.benchmark_group("grounding");
+    for (name, answer) in [
+        ("en_4_sentences", en),
+        ("zh_3_sentences", zh),
+        ("en_16k_chars", &long),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter(|| shared::grounding::check(black_box(answer), &blocks, index.retriever()))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, load_and_index, search, adversarial, grounding);
 criterion_main!(benches);

@@ -54,6 +54,10 @@ pub struct Config {
     pub conversations_table: Option<String>,
     /// `AUDIT_TABLE`: DynamoDB table for audit records; none = in-memory store.
     pub audit_table: Option<String>,
+    /// `AUDIT_DUMP_FILE`: with the in-memory store, a file its audit records are appended
+    /// to as JSON lines (the local stand-in for the audit table that `rag report --dump`
+    /// reads); none = kept in memory only.
+    pub audit_dump: Option<PathBuf>,
     /// `LIMITS_TABLE`: DynamoDB table for the rate-limit and token-budget counters, shared
     /// by all instances; none = counters in each instance's memory.
     pub limits_table: Option<String>,
@@ -80,6 +84,7 @@ impl Config {
             kb_refresh_secs: parse(&get, "KB_REFRESH_SECS")?.unwrap_or(300),
             conversations_table: get("CONVERSATIONS_TABLE"),
             audit_table: get("AUDIT_TABLE"),
+            audit_dump: get("AUDIT_DUMP_FILE").map(PathBuf::from),
             limits_table: get("LIMITS_TABLE"),
             top_k: ranged(&get, "TOP_K", 1, crate::search::MAX_TOP_K)?.unwrap_or(3),
             min_score: match parse::<f32>(&get, "MIN_SCORE")? {

@@ -70,6 +70,59 @@ pub fn format_block(n: usize, doc: &Document, passage: &str) -> String {
     out
 }
 
+/// The words of a page's passage kept in a summary block.
+pub const SUMMARY_WORDS: usize = 60;
+
+/// Formats one document as a summary block `[n]` (for `ANSWER_STYLE=concise`): the bold
+/// title, one line of venue and year (publications) and link, and one line of what it is
+/// about (the summary or description, or the first [`SUMMARY_WORDS`] words of the page's
+/// passage). Authors, keywords, extra fields and the rest of the passage are left out.
+pub fn format_summary_block(n: usize, doc: &Document, passage: &str) -> String {
+    let mut out = format!("[{n}] **{}**", one_line(doc.display_title()));
+    let when = [doc.venue.as_deref(), doc.year.as_deref()]
+        .into_iter()
+        .flatten()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .fold(String::new(), |acc, v| {
+            if acc.contains(v) {
+                acc
+            } else if acc.is_empty() {
+                v.to_owned()
+            } else {
+                format!("{acc}, {v}")
+            }
+        });
+    let place = [Some(when.as_str()), doc.link()]
+        .into_iter()
+        .flatten()
+        .filter(|v| !v.is_empty())
+        .map(one_line)
+        .collect::<Vec<_>>()
+        .join(" · ");
+    if !place.is_empty() {
+        out.push_str(&format!("\n- {place}"));
+    }
+    let about = match doc.kind() {
+        DocKind::Page => passage
+            .split_whitespace()
+            .take(SUMMARY_WORDS)
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => one_line(
+            doc.summary
+                .as_deref()
+                .or(doc.description.as_deref())
+                .unwrap_or_default(),
+        ),
+    };
+    if !about.is_empty() {
+        out.push_str("\n- About: ");
+        out.push_str(&about);
+    }
+    out
+}
+
 /// Whether a passage line would look like the start of a block (`[2] ...`), the separator
 /// between blocks or a thematic break (`---`, `***`, `___`, `===`), or a heading (`#`).
 fn reads_as_structure(line: &str) -> bool {
@@ -90,6 +143,20 @@ pub fn context_blocks(index: &SearchIndex, hits: &[Ranked]) -> Vec<String> {
         .enumerate()
         .map(|(i, h)| {
             format_block(
+                i + 1,
+                &index.kb().documents[h.doc as usize],
+                index.passage_text(h),
+            )
+        })
+        .collect()
+}
+
+/// The summary blocks for ranked hits ([`format_summary_block`]), numbered from 1.
+pub fn summary_blocks(index: &SearchIndex, hits: &[Ranked]) -> Vec<String> {
+    hits.iter()
+        .enumerate()
+        .map(|(i, h)| {
+            format_summary_block(
                 i + 1,
                 &index.kb().documents[h.doc as usize],
                 index.passage_text(h),
@@ -119,6 +186,25 @@ mod tests {
             {"id": "about", "type": "page", "title": "About", "content": "I work on vision.", "lab": "DeepGlint"}
         ]))
         .unwrap()
+    }
+
+    #[test]
+    fn summary_blocks_keep_title_place_and_what_it_is_about() {
+        let kb = kb();
+        assert_eq!(
+            format_summary_block(1, &kb.documents[0], ""),
+            "[1] **Partial FC**\n- CVPR 2022 · https://arxiv.org/abs/2203.15565\n\
+             - About: Efficient training."
+        );
+        assert_eq!(
+            format_summary_block(2, &kb.documents[1], ""),
+            "[2] **InsightFace**\n- https://github.com/deepinsight/insightface\n\
+             - About: Face analysis."
+        );
+        let long = "word ".repeat(100);
+        let page = format_summary_block(3, &kb.documents[2], &long);
+        assert_eq!(page.matches("word").count(), SUMMARY_WORDS, "{page}");
+        assert!(!page.contains("DeepGlint"), "{page}");
     }
 
     #[test]

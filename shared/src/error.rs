@@ -123,6 +123,10 @@ pub enum Error {
     /// (maps to 403 with the error's own code).
     #[error("{}", .0.message())]
     BotCheck(crate::chat::BotCheckError),
+    /// The request names something that does not exist, which the message says (maps to
+    /// 404).
+    #[error("{0}")]
+    NotFound(String),
     /// The client or its session sent too many requests this minute (maps to 429 with
     /// `Retry-After`).
     #[error("too many requests from this {scope}; retry in {retry_after_secs} s")]

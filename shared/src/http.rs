@@ -136,6 +136,7 @@ impl From<&Error> for ApiError {
             Error::Unauthorized(m) => Self::new(401, "unauthorized", m.clone()),
             Error::Forbidden(m) => Self::new(403, "forbidden", m.clone()),
             Error::BotCheck(e) => Self::new(403, e.code(), e.message()),
+            Error::NotFound(m) => Self::new(404, "not_found", m.clone()),
             Error::RateLimited {
                 retry_after_secs, ..
             } => Self {

@@ -41,12 +41,14 @@
 //! The Lambda handlers in `functions/*` stay thin: they decode a request, call one function
 //! of this crate and encode the result.
 
+pub mod answer_cache;
 pub mod aws;
 pub mod chat;
 pub mod config;
 pub mod context;
 pub mod error;
 pub mod followup;
+pub mod grounding;
 pub mod http;
 pub mod ingest;
 pub mod kb;

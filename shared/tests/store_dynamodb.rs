@@ -13,7 +13,9 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_dynamodb::types::{AttributeValue, Select, TimeToLiveStatus};
 use aws_sdk_dynamodb::Client;
+use shared::grounding::Grounding;
 use shared::store::create_tables;
+use shared::store::{Feedback, Rating};
 use shared::testing::moto::unique_name;
 use shared::testing::store_scenarios::{self as scenario, StoreInspector};
 use shared::testing::MotoServer;
@@ -140,8 +142,15 @@ fn parse_audit(item: &HashMap<String, AttributeValue>) -> AuditRecord {
         "latency_ms",
         "outcome",
         "client_hash",
+        "grounding",
         "at",
         "expires_at",
+        "question",
+        "hits",
+        "top_score",
+        "feedback_rating",
+        "feedback_comment",
+        "feedback_at",
     ];
     for name in item.keys() {
         assert!(
@@ -176,6 +185,31 @@ fn parse_audit(item: &HashMap<String, AttributeValue>) -> AuditRecord {
         latency_ms: n(item, "latency_ms").expect("latency_ms"),
         outcome: s(item, "outcome").expect("outcome").clone(),
         client_hash: s(item, "client_hash").cloned(),
+        grounding: item.get("grounding").map(|g| {
+            let g = g.as_m().expect("grounding is M");
+            let figure = |k: &str| {
+                n(g, k)
+                    .and_then(|v| u32::try_from(v).ok())
+                    .unwrap_or_else(|| panic!("grounding.{k}"))
+            };
+            Grounding {
+                sentences: figure("sentences"),
+                cited: figure("cited"),
+                uncited_sentences: figure("uncited_sentences"),
+                unsupported_sentences: figure("unsupported_sentences"),
+                invalid_citations: figure("invalid_citations"),
+            }
+        }),
+        question: s(item, "question").cloned(),
+        hits: n(item, "hits").map(|h| u32::try_from(h).expect("u32")),
+        top_score: item
+            .get("top_score")
+            .map(|v| v.as_n().expect("top_score is N").parse().expect("number")),
+        feedback: s(item, "feedback_rating").map(|r| Feedback {
+            rating: Rating::parse(r).expect("up or down"),
+            comment: s(item, "feedback_comment").cloned(),
+            at_ms: n(item, "feedback_at").expect("feedback_at"),
+        }),
     }
 }
 
@@ -184,6 +218,69 @@ fn now_secs() -> u64 {
         .duration_since(UNIX_EPOCH)
         .expect("clock after 1970")
         .as_secs()
+}
+
+#[tokio::test]
+async fn feedback_replaces_and_unknown_is_refused() {
+    let Some(f) = Fixture::start().await else {
+        return;
+    };
+    scenario::feedback_replaces_and_unknown_is_refused(f.store.as_ref(), &f).await;
+}
+
+/// The report's read: a scan of one time range, records parsed back whole (the store's own
+/// parser agrees with this file's field-by-field one), bounded by `max`.
+#[tokio::test]
+async fn scan_audit_reads_back_the_records_of_a_time_range() {
+    let Some(f) = Fixture::start().await else {
+        return;
+    };
+    let base = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let session = unique_name("s");
+    let mut ids = Vec::new();
+    for day in 0..3u64 {
+        let id = unique_name("req");
+        let at = base + Duration::from_secs(day * 86_400);
+        let ex = scenario::exchange(&session, &id, &format!("q{day}"), Some("a"), at);
+        assert_eq!(
+            f.store.record_exchange(&ex).await.unwrap(),
+            Recorded::Written
+        );
+        ids.push(id);
+    }
+    let rating = Feedback {
+        rating: Rating::Down,
+        comment: Some("off".into()),
+        at_ms: 5,
+    };
+    f.store
+        .record_feedback(&ids[1], &session, &rating)
+        .await
+        .unwrap();
+    let base_ms = 1_800_000_000_000u64;
+    let (entries, more) = f
+        .store
+        .scan_audit(base_ms + 86_400_000, base_ms + 3 * 86_400_000, 100)
+        .await
+        .unwrap();
+    assert!(!more);
+    let mut got: Vec<(u64, String)> = entries
+        .iter()
+        .map(|e| (e.at_ms, e.record.request_id.clone()))
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            (base_ms + 86_400_000, ids[1].clone()),
+            (base_ms + 2 * 86_400_000, ids[2].clone())
+        ]
+    );
+    for e in &entries {
+        assert_eq!(Some(e.record.clone()), f.audit(&e.record.request_id).await);
+    }
+    let (one, more) = f.store.scan_audit(0, u64::MAX, 1).await.unwrap();
+    assert_eq!((one.len(), more), (1, true));
 }
 
 #[tokio::test]

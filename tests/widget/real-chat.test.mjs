@@ -33,6 +33,8 @@ before(async () => {
     KB_SOURCE: path.join(repo, 'knowledge_base.json'), ALLOWED_ORIGINS: '*', BOT_CHECK: 'pow' };
   // Offline answers: no model key reaches the function.
   for (const k of ['DASHSCOPE_API_KEY', 'OPENAI_API_KEY', 'LLM_API_KEY']) delete env[k];
+  // The owner's contact: handoff on a question the site has nothing on, and in health.
+  env.CONTACT_URL = 'mailto:owner@example.com';
   // Its own process group, so the whole tree (watcher + function) is stopped afterwards.
   watch = spawn(cargoLambda, ['lambda', 'watch', '--invoke-address', '127.0.0.1', '--invoke-port', String(port)],
     { cwd: repo, env, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -97,6 +99,55 @@ test('demo.html + real chat function (offline mode): streamed answer with source
   const ms = await page.locator('rag-chat-widget').getAttribute('data-proof-ms');
   assert.ok(ms !== null, 'a challenge was solved');
   console.log(`# widget solve time against the real function (BOT_CHECK=pow): ${ms} ms`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+// Asks, waits for the answer to settle and returns it.
+async function answerTo(page, question) {
+  await page.locator('rag-chat-widget textarea').fill(question);
+  await page.locator('rag-chat-widget textarea').press('Enter');
+  return settled(page);
+}
+async function settled(page) {
+  await page.waitForFunction(() => {
+    const all = document.querySelector('rag-chat-widget').shadowRoot.querySelectorAll('.msg.assistant');
+    const m = all[all.length - 1];
+    return m && m.dataset.status && m.dataset.status !== 'pending';
+  }, null, { timeout: 30000 });
+  return page.locator('rag-chat-widget .msg.assistant').last();
+}
+
+test('real chat function: suggestions, handoff and the contact from health (CONTACT_URL)', { skip }, async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${server.base}/widget/demo.html?endpoint=${encodeURIComponent(chatUrl)}&lang=en`);
+  await page.locator('rag-chat-widget .launch').click();
+  // Health reported CONTACT_URL: "Contact the owner" is offered before any question.
+  const contact = page.locator('rag-chat-widget .ct a');
+  await contact.waitFor();
+  assert.equal(await contact.getAttribute('href'), 'mailto:owner@example.com');
+
+  const answer = await answerTo(page, 'What is Partial FC?');
+  assert.equal(await answer.getAttribute('data-status'), 'done');
+  const chips = await answer.locator('.starters button').allTextContents();
+  assert.ok(chips.length >= 1 && chips.length <= 3, chips.join(' | '));
+  for (const c of chips) assert.match(c, /^Tell me about /);
+  assert.equal(await answer.getByRole('link', { name: 'Contact the owner' }).count(), 0);
+  // A chip asks its question.
+  await page.locator('rag-chat-widget .msg.assistant').last().locator('.starters button').first().click();
+  await page.locator('rag-chat-widget .msg.user', { hasText: chips[0] }).waitFor();
+  assert.equal(await (await settled(page)).getAttribute('data-status'), 'done');
+
+  // A new conversation: the retriever also reads the turns before a question.
+  await page.locator('rag-chat-widget .clear').click();
+  const q = '香蕉面包的做法';
+  const none = await answerTo(page, q);
+  const href = await none.getByRole('link', { name: 'Contact the owner' }).getAttribute('href');
+  assert.equal(new URL(href).searchParams.get('body'), q);
+  assert.equal(new URL(await contact.getAttribute('href')).searchParams.get('subject'), q);
   assert.deepEqual(errors, []);
   await context.close();
 });

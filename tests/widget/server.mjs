@@ -11,6 +11,9 @@
 //   "FAIL"  500 with the error envelope
 //   "SLOW"  sources and one delta, then the stream stays open (never finishes)
 //   "BREAK" sources and one delta, then the connection ends without `done`
+//   "NOHIT"   no sources; `done` carries a mailto: handoff with the question prefilled
+//   "SUGGEST" `done` carries two suggestions
+//   "INVENT"  `done` says the grounding check found unsupported sentences
 //   anything else: a streamed Partial FC answer, cut into 7-byte chunks (splitting lines,
 //   events and UTF-8 characters) with CRLF line ends, as a hostile proxy might deliver it.
 //
@@ -67,10 +70,30 @@ const XSS_SOURCES = [
 
 const sse = (event, data) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
-const done = (session_id) => sse('done', {
+// Every answer carries a request id and a feedback token the server checks (`tok-<id>-<sid>`)
+// and grounding figures: faithful unless the question says "INVENT".
+const grounding = (q) => ({ sentences: 4, cited: 2, uncited_sentences: 2,
+  unsupported_sentences: q.includes('INVENT') ? 2 : 0, invalid_citations: 0 });
+let answers = 0;
+function extra(q, session_id) {
+  const request_id = `req-${++answers}`;
+  const out = { request_id, feedback_token: `tok-${request_id}-${session_id}`, grounding: grounding(q) };
+  if (q.includes('NOHIT')) {
+    out.handoff = { url: `mailto:owner@example.com?subject=Question&body=${encodeURIComponent(q)}` };
+  }
+  if (q.includes('SUGGEST')) {
+    out.suggestions = [
+      { id: 'arcface', title: 'ArcFace', url: 'https://arxiv.org/abs/1801.07698', question: 'What is ArcFace?' },
+      { id: 'insightface', title: 'InsightFace', question: 'What is InsightFace?' },
+    ];
+  }
+  return out;
+}
+
+const done = (session_id, more = {}) => sse('done', {
   session_id, request_id: 'req-1', model: 'fake', offline: false,
   usage: { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30 },
-  timings_ms: { retrieve: 1, generate: 2, total: 3 },
+  timings_ms: { retrieve: 1, generate: 2, total: 3 }, ...more,
 });
 
 // Splits text into delta events a few characters long, like a model's tokens.
@@ -80,6 +103,9 @@ function deltas(text, size = 6) {
   for (let i = 0; i < chars.length; i += size) out += sse('delta', { text: chars.slice(i, i + size).join('') });
   return out;
 }
+
+// Escapes a value for a double-quoted HTML attribute.
+const attr = (v) => v.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -103,6 +129,7 @@ export async function startServer({ botCheck = 0 } = {}) {
   const challenges = [];         // every challenge issued
   const issued = new Set();      // challenges whose solutions are accepted
   const open = new Set();        // hanging responses, ended on close()
+  const feedback = [];           // every accepted rating
   let rateHits = 0;
   let sessions = 0;
   let expired = false;
@@ -122,6 +149,15 @@ export async function startServer({ botCheck = 0 } = {}) {
       let body = '';
       for await (const c of req) body += c;
       const json = JSON.parse(body);
+      // A rating: {"feedback": {request_id, session_id, token, rating, comment?}}.
+      if (json.feedback) {
+        const f = json.feedback;
+        const ok = f.token === `tok-${f.request_id}-${f.session_id}` && ['up', 'down'].includes(f.rating);
+        if (ok) feedback.push(f);
+        res.writeHead(ok ? 200 : 403, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify(ok ? { request_id: f.request_id, rating: f.rating, comment: !!f.comment }
+          : { error: { code: 'forbidden', message: 'bad token', request_id: 'req-fb' } }));
+      }
       requests.push(json);
       const msgs = json.messages || [];
       const q = json.message || (msgs.length ? msgs[msgs.length - 1].content : '');
@@ -149,9 +185,13 @@ export async function startServer({ botCheck = 0 } = {}) {
       }
       if (q.includes('JSON')) {
         res.writeHead(200, { 'content-type': 'application/json' });
-        return res.end(JSON.stringify({ reply: 'A **whole** answer from JSON [1].', sources: SOURCES, session_id: sid }));
+        return res.end(JSON.stringify({ reply: 'A **whole** answer from JSON [1].', sources: SOURCES, session_id: sid, ...extra(q, sid) }));
       }
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+      if (q.includes('NOHIT')) {
+        return res.end(sse('sources', { sources: [], session_id: sid }) +
+          deltas('The pages of this site say nothing about that.') + done(sid, extra(q, sid)));
+      }
       if (q.includes('SPOOF')) {
         return res.end(sse('sources', { sources: [], session_id: sid }) + deltas(SPOOF_ANSWER, 40) + done(sid));
       }
@@ -166,7 +206,8 @@ export async function startServer({ botCheck = 0 } = {}) {
         return;
       }
       // The normal answer: CRLF line ends, cut into 7-byte chunks, 15 ms apart.
-      const bytes = Buffer.from((sse('sources', { sources: SOURCES, session_id: sid }) + deltas(ANSWER) + done(sid)).replace(/\n/g, '\r\n'));
+      const bytes = Buffer.from((sse('sources', { sources: SOURCES, session_id: sid }) + deltas(ANSWER) +
+        done(sid, extra(q, sid))).replace(/\n/g, '\r\n'));
       for (let i = 0; i < bytes.length; i += 7) {
         if (res.destroyed) return;
         res.write(bytes.subarray(i, i + 7));
@@ -175,15 +216,24 @@ export async function startServer({ botCheck = 0 } = {}) {
       return res.end();
     }
 
-    // Static: the test page at / and the widget's files.
+    // Health: `contact_url` when the endpoint was given as /chat/?contact.
+    if (url.pathname === '/chat/' && req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ status: 'ok', ...(url.searchParams.has('contact') ? { contact_url: 'mailto:help@example.com' } : {}) }));
+    }
+
+    // Static: the test page at / (with chat-widget.min.js for `?min` or when WIDGET_MIN is
+    // set, which runs every test against it) and the widget's files.
     if (url.pathname === '/') {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       return res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>Widget test page</title>
 <style>button{background:hotpink!important} *{font-size:30px}</style></head>
 <body><main><h1>Host page</h1><p><a href="#top">A host link</a></p></main>
-<script src="/widget/chat-widget.js" data-endpoint="/chat/" data-lang="${url.searchParams.get('lang') || 'en'}"
- data-title="Test assistant" data-starters="请介绍一下 Partial FC|What is ArcFace?" defer></script></body></html>`);
+<script src="/widget/chat-widget${url.searchParams.has('min') || process.env.WIDGET_MIN ? '.min' : ''}.js" data-endpoint="${attr(url.searchParams.get('endpoint') || '/chat/')}"
+ ${Object.entries({ lang: 'en', strings: '', contact: '', ...Object.fromEntries(url.searchParams) })
+    .filter(([k, v]) => v && ['lang', 'strings', 'contact'].includes(k)).map(([k, v]) => `data-${k}="${attr(v)}"`).join(' ')}
+ ${url.searchParams.has('title') ? '' : 'data-title="Test assistant"'} data-starters="请介绍一下 Partial FC|What is ArcFace?" defer></script></body></html>`);
     }
     const file = path.join(widgetDir, path.basename(url.pathname));
     if (url.pathname.startsWith('/widget/') && fs.existsSync(file)) {
@@ -205,5 +255,6 @@ export async function startServer({ botCheck = 0 } = {}) {
       server.closeAllConnections();
       return new Promise((r) => server.close(r));
     },
+    feedback,
   };
 }

@@ -7,7 +7,7 @@ use lambda_http::http::{header, Method};
 use lambda_http::lambda_runtime::streaming::Body;
 use lambda_http::{Error, Request, RequestExt, Response};
 use shared::aws::AwsClients;
-use shared::chat::{ChatConfig, ChatRequest, ChatService, RequestContext};
+use shared::chat::{ChatConfig, ChatRequest, ChatService, Post, RequestContext};
 use shared::http::{self, ApiError, Cors};
 use shared::limits;
 use shared::telemetry::RequestLog;
@@ -74,8 +74,9 @@ impl AppState {
     }
 }
 
-/// `POST` answers (JSON, or SSE when asked), `GET` reports health (`GET ?challenge` issues
-/// a bot-check challenge), `OPTIONS` is the CORS preflight.
+/// `POST` answers (JSON, or SSE when asked) or stores a rating (`{"feedback": ...}`), `GET`
+/// reports health (`GET ?challenge` issues a bot-check challenge), `OPTIONS` is the CORS
+/// preflight.
 pub async fn function_handler(state: &AppState, event: Request) -> Result<Response<Body>, Error> {
     let origin = http::origin(&event);
     let request_id = http::request_id(&event);
@@ -97,7 +98,15 @@ pub async fn function_handler(state: &AppState, event: Request) -> Result<Respon
         )),
         Method::POST => match parse(state, &event) {
             Err(err) => sse::whole(http::error_response(&err, &request_id, None)),
-            Ok(req) => {
+            Ok(Post::Feedback(req)) => {
+                let ctx =
+                    RequestContext::new(request_id.clone()).with_client_ip(http::source_ip(&event));
+                sse::whole(match state.chat.feedback(&req, &ctx).await {
+                    Ok(ack) => http::json_response(200, &ack),
+                    Err(e) => http::error_response(&ApiError::from(&e), &request_id, Some(&e)),
+                })
+            }
+            Ok(Post::Chat(req)) => {
                 // The answer reports the request itself (a stream only once it is complete).
                 let client_ip = http::source_ip(&event);
                 let mut res = answer(state, req, request_id, client_ip, log).await;
@@ -182,15 +191,17 @@ async fn challenge(
     res
 }
 
-/// The validated request; `Accept: text/event-stream` asks for a stream too.
-fn parse(state: &AppState, event: &Request) -> Result<ChatRequest, ApiError> {
+/// The validated question or rating; for a question, `Accept: text/event-stream` asks for
+/// a stream too.
+fn parse(state: &AppState, event: &Request) -> Result<Post, ApiError> {
     let body = http::body_bytes(event, http::MAX_BODY_BYTES)?;
-    let mut req =
-        ChatRequest::from_json(body, state.chat.config()).map_err(|e| ApiError::from(&e))?;
-    let accept = event
-        .headers()
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok());
-    req.stream |= accept.is_some_and(|a| a.contains("text/event-stream"));
-    Ok(req)
+    let mut post = Post::from_json(body, state.chat.config()).map_err(|e| ApiError::from(&e))?;
+    if let Post::Chat(req) = &mut post {
+        let accept = event
+            .headers()
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok());
+        req.stream |= accept.is_some_and(|a| a.contains("text/event-stream"));
+    }
+    Ok(post)
 }

@@ -1,10 +1,11 @@
-//! `chat` function: POST a question, get an answer as JSON or as Server-Sent Events.
+//! `chat` function: POST a question, get an answer as JSON or as Server-Sent Events; POST
+//! `{"feedback": ...}` to rate an answer.
 //!
 //! Triggered by its function URL (invoke mode `RESPONSE_STREAM`); `GET` is a health check.
 //! Env: `KB_SOURCE`, `TOP_K`, `MIN_SCORE`, `ALLOWED_ORIGINS`, `CONVERSATIONS_TABLE` +
 //! `AUDIT_TABLE`, the `LLM_*` / `*_API_KEY` variables (none: offline answers),
 //! `SYSTEM_PROMPT`(`_FILE`), `MAX_CONTEXT_TOKENS`, `LIMITS_TABLE`, `RATE_LIMIT_PER_MINUTE`,
-//! `DAILY_TOKEN_BUDGET` (`docs/configuration.md`).
+//! `DAILY_TOKEN_BUDGET`, `AUDIT_DUMP_FILE` (`docs/configuration.md`).
 //! Local: `cargo lambda watch`, then `curl -N localhost:9000/lambda-url/chat/ -d '{"message":"hi","stream":true}'`.
 
 use chat::{function_handler, AppState};

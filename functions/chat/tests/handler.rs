@@ -954,3 +954,208 @@ async fn preflight_is_answered_and_other_methods_get_405() {
     assert_eq!(body["error"]["code"], "method_not_allowed");
     assert!(store.audit_records().is_empty());
 }
+
+// ---------------------------------------------------------------- grounding
+
+/// Asks about Partial FC (streamed or not) with the model scripted to `answer`; returns the
+/// `grounding` of the answer (from `done` or the JSON body) and of its audit record.
+async fn grounding_of(answer: &str, stream: bool) -> (Value, Value) {
+    let behavior = Behavior::Answer {
+        chunks: vec![answer.to_owned()],
+        delay: Duration::ZERO,
+    };
+    let fake = FakeLlm::start(vec![behavior]).await;
+    let (state, store) = state_with_fake(&fake, |_| {});
+    let body = json!({"message": "What is Partial FC?", "stream": stream}).to_string();
+    let reported = if stream {
+        let s = call_stream(&state, post(&body), None).await;
+        assert_eq!(s.names().last(), Some(&"done"), "{}", s.raw);
+        s.first("done").data["grounding"].clone()
+    } else {
+        let (status, body, _) = call_json(&state, post(&body)).await;
+        assert_eq!(status, 200, "{body}");
+        body["grounding"].clone()
+    };
+    let audit = audit_for(&store, EVENT_REQUEST_ID).unwrap();
+    (reported, serde_json::to_value(audit.grounding).unwrap())
+}
+
+#[tokio::test]
+async fn the_answer_reports_its_grounding_in_done_the_json_body_and_the_audit() {
+    // The block the faithful sentence must cite: where the paper it paraphrases ranks.
+    let index = index();
+    let (_, hits) = index.rank("What is Partial FC?", 3, 0.5);
+    let n = 1 + hits
+        .iter()
+        .position(|h| index.kb().documents[h.doc as usize].id == "pub_partial_fc_iccvw")
+        .unwrap();
+    let faithful = format!(
+        "Partial FC trains face recognition models with 10 million identities on a single \
+         machine [{n}]."
+    );
+    let faithful = faithful.as_str();
+    let invented = "Partial FC was invented at Stanford University in 1998 [1]. It also \
+                    cites a block that does not exist [9].";
+    for stream in [false, true] {
+        let (reported, audited) = grounding_of(faithful, stream).await;
+        assert_eq!(reported, audited);
+        assert_eq!(reported["sentences"], 1, "{reported}");
+        assert_eq!(reported["cited"], 1, "{reported}");
+        assert_eq!(reported["unsupported_sentences"], 0, "{reported}");
+        assert_eq!(reported["invalid_citations"], 0, "{reported}");
+
+        let (reported, audited) = grounding_of(invented, stream).await;
+        assert_eq!(reported, audited);
+        assert_eq!(reported["unsupported_sentences"], 2, "{reported}");
+        assert_eq!(reported["invalid_citations"], 1, "{reported}");
+        assert_eq!(reported["uncited_sentences"], 1, "{reported}");
+    }
+}
+
+#[tokio::test]
+async fn an_offline_answer_has_no_grounding_figures() {
+    let (state, store) = offline_state();
+    let (status, body, _) = call_json(&state, post(r#"{"message": "What is Partial FC?"}"#)).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.get("grounding").is_none(), "{body}");
+    assert_eq!(audit_for(&store, EVENT_REQUEST_ID).unwrap().grounding, None);
+}
+
+// ---------------------------------------------------------------- answer styles
+
+#[tokio::test]
+async fn the_answer_style_reaches_the_prompt_as_instruction_and_block_format() {
+    use shared::chat::{AnswerStyle, ChatConfig};
+    use shared::store::MemoryConversationStore;
+    use shared::{KbHandle, LlmClient, OpenAiCompatClient};
+    use std::sync::Arc;
+    let mut prompts = Vec::new();
+    for style in [
+        AnswerStyle::Concise,
+        AnswerStyle::Standard,
+        AnswerStyle::Detailed,
+    ] {
+        let fake = FakeLlm::start(vec![Behavior::Echo]).await;
+        let client: Arc<dyn LlmClient> = Arc::new(OpenAiCompatClient::new(fake.config()).unwrap());
+        let state = shared_state(client, style);
+        let (status, body, _) =
+            call_json(&state, post(r#"{"message": "What is Partial FC?"}"#)).await;
+        assert_eq!(status, 200, "{body}");
+        prompts.push(body["reply"].as_str().unwrap().to_owned());
+    }
+    let [concise, standard, detailed] = [&prompts[0], &prompts[1], &prompts[2]];
+    assert!(concise.contains("Answer style: brief"), "{concise}");
+    assert!(concise.contains("- About: "), "{concise}");
+    assert!(!concise.contains("- Authors: "), "{concise}");
+    assert!(
+        standard.contains("- Authors: ") && !standard.contains("Answer style"),
+        "{standard}"
+    );
+    assert!(detailed.contains("Answer style: thorough") && detailed.contains("- Authors: "));
+    assert!(concise.len() < standard.len());
+
+    fn shared_state(client: Arc<dyn LlmClient>, answer_style: AnswerStyle) -> chat::AppState {
+        chat::AppState::new(
+            KbHandle::fixed(index()),
+            Some(client),
+            Arc::new(MemoryConversationStore::new()),
+            &config(),
+            ChatConfig {
+                rate_limit_per_minute: 0,
+                query_rewrite: false,
+                answer_style,
+                ..ChatConfig::default()
+            },
+        )
+    }
+}
+
+// ---------------------------------------------------------------- suggestions and handoff
+
+fn state_with_contact(contact: &str) -> chat::AppState {
+    use shared::chat::ChatConfig;
+    use shared::store::MemoryConversationStore;
+    chat::AppState::new(
+        shared::KbHandle::fixed(index()),
+        None,
+        std::sync::Arc::new(MemoryConversationStore::new()),
+        &config(),
+        ChatConfig {
+            rate_limit_per_minute: 0,
+            contact_url: Some(contact.to_owned()),
+            ..ChatConfig::default()
+        },
+    )
+}
+
+#[tokio::test]
+async fn an_answer_offers_related_entries_it_did_not_use() {
+    let state = state_with_contact("mailto:owner@site.example");
+    for stream in [false, true] {
+        let body = json!({"message": "What is Partial FC?", "stream": stream}).to_string();
+        let (sources, done) = if stream {
+            let s = call_stream(&state, post(&body), None).await;
+            (
+                s.first("sources").data["sources"].clone(),
+                s.first("done").data.clone(),
+            )
+        } else {
+            let (status, body, _) = call_json(&state, post(&body)).await;
+            assert_eq!(status, 200, "{body}");
+            (body["sources"].clone(), body)
+        };
+        let shown = ids(&sources);
+        let offered = done["suggestions"].as_array().unwrap();
+        assert!((1..=3).contains(&offered.len()), "{done}");
+        for s in offered {
+            assert!(
+                !shown.contains(&s["id"].as_str().unwrap()),
+                "{s} was a source"
+            );
+            assert!(
+                s["question"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("Tell me about "),
+                "{s}"
+            );
+        }
+        // The site has something on the question: no handoff.
+        assert!(done.get("handoff").is_none(), "{done}");
+    }
+}
+
+#[tokio::test]
+async fn a_question_the_site_has_nothing_on_hands_over_to_the_owner() {
+    let state = state_with_contact("mailto:owner@site.example");
+    let (status, body, _) = call_json(&state, post(r#"{"message": "香蕉面包的做法"}"#)).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["sources"], json!([]));
+    assert!(body.get("suggestions").is_none(), "{body}");
+    let url = body["handoff"]["url"].as_str().unwrap();
+    let question = "%E9%A6%99%E8%95%89%E9%9D%A2%E5%8C%85%E7%9A%84%E5%81%9A%E6%B3%95";
+    assert_eq!(
+        url,
+        format!("mailto:owner@site.example?subject={question}&body={question}")
+    );
+
+    let s = call_stream(
+        &state,
+        post(r#"{"message": "香蕉面包的做法", "stream": true}"#),
+        None,
+    )
+    .await;
+    assert_eq!(s.first("done").data["handoff"]["url"], url);
+
+    // Health tells the widget where "contact the owner" goes.
+    let (status, health, _) = call_json(&state, event("GET", None, &[])).await;
+    assert_eq!(status, 200);
+    assert_eq!(health["contact_url"], "mailto:owner@site.example");
+
+    // Without a contact, nothing is offered.
+    let (state, _) = offline_state();
+    let (_, body, _) = call_json(&state, post(r#"{"message": "香蕉面包的做法"}"#)).await;
+    assert!(body.get("handoff").is_none(), "{body}");
+    let (_, health, _) = call_json(&state, event("GET", None, &[])).await;
+    assert!(health.get("contact_url").is_none(), "{health}");
+}

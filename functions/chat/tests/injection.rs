@@ -469,8 +469,22 @@ async fn streamed_answers_keep_every_attempt_in_its_place_and_sources_from_the_k
         if let Err(e) = result {
             failures.push(format!("{}: {e}", a.id));
         }
-        // The closing event reports the answer; it has no links of its own to add.
-        let done = &streamed.first("done").data;
+        // The closing event reports the answer; its only links are those of the entries it
+        // suggests, each the knowledge base's own link for that entry.
+        let mut done = streamed.first("done").data.clone();
+        let suggested = done
+            .as_object_mut()
+            .and_then(|d| d.remove("suggestions"))
+            .unwrap_or_default();
+        for s in suggested.as_array().into_iter().flatten() {
+            let doc = index
+                .kb()
+                .documents
+                .iter()
+                .find(|d| d.id == s["id"].as_str().unwrap_or_default())
+                .unwrap_or_else(|| panic!("{}: suggested entry not in the KB: {s}", a.id));
+            assert_eq!(s["url"].as_str(), doc.link(), "{}: {s}", a.id);
+        }
         assert!(
             done.get("sources").is_none() && !done.to_string().contains("\"url\""),
             "{}: {done}",

@@ -8,6 +8,8 @@ use crate::error::{Error, Result};
 use crate::prompt::{ANSWER_RESERVE, DEFAULT_SYSTEM_PROMPT};
 use crate::secret::Secret;
 
+use super::style::AnswerStyle;
+
 /// Chat settings: the owner's prompt, the context window and the request limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChatConfig {
@@ -52,6 +54,11 @@ pub struct ChatConfig {
     /// (leading zero bits, default 13, 1..=24) and `BOT_CHECK_TTL_SECS` (how long a
     /// challenge stays valid, default 300, 30..=3600).
     pub bot_check: BotCheck,
+    /// `ANSWER_STYLE`: `concise`, `standard` (default) or `detailed` (see [`AnswerStyle`]).
+    pub answer_style: AnswerStyle,
+    /// `CONTACT_URL`: the owner's contact (`mailto:` or an http(s) address), offered when
+    /// the site has nothing on a question and reported by health for the widget.
+    pub contact_url: Option<String>,
 }
 
 /// A salt nobody outside this process knows, drawn once per process (cold start): the
@@ -87,6 +94,8 @@ impl Default for ChatConfig {
             daily_token_budget: 1_000_000,
             query_rewrite: true,
             bot_check: BotCheck::Off,
+            answer_style: AnswerStyle::Standard,
+            contact_url: None,
         }
     }
 }
@@ -162,6 +171,13 @@ impl ChatConfig {
                     })
                 }
             },
+            answer_style: match trimmed("ANSWER_STYLE") {
+                Some(v) => AnswerStyle::parse(&v)?,
+                None => defaults.answer_style,
+            },
+            contact_url: trimmed("CONTACT_URL")
+                .map(|v| check_contact(&v).map(|()| v))
+                .transpose()?,
             bot_check: bot_check_config(&trimmed)?,
         })
     }
@@ -193,6 +209,30 @@ fn bot_check_config(get: &impl Fn(&str) -> Option<String>) -> Result<BotCheck> {
     }
 }
 
+/// A contact the widget can link to: `mailto:` an address, or an absolute http(s) URL that
+/// passes the knowledge base's link rules, with nothing a careless renderer could let out
+/// of an attribute.
+fn check_contact(url: &str) -> Result<()> {
+    let unsafe_char = |c: char| c.is_whitespace() || c.is_control() || "\"'<>\\`".contains(c);
+    let problem = match url.strip_prefix("mailto:") {
+        _ if url.len() > 2000 => Some(format!("must be at most 2000 bytes, got {}", url.len())),
+        Some(rest) if !rest.contains('@') => {
+            Some(format!("a mailto: contact needs an address, got {url:?}"))
+        }
+        Some(rest) if rest.chars().any(unsafe_char) => Some(format!(
+            "must not contain spaces, quotes, angle brackets or backslashes: {url:?}"
+        )),
+        Some(_) => None,
+        None => crate::kb::check_url(url).err(),
+    };
+    problem.map_or(Ok(()), |message| {
+        Err(Error::Config {
+            var: "CONTACT_URL",
+            message,
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,6 +244,32 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         ChatConfig::from_lookup(|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn a_contact_is_a_mailto_address_or_a_safe_web_address() {
+        for ok in ["mailto:me@site.example", "https://site.example/contact"] {
+            assert_eq!(
+                config(&[("CONTACT_URL", ok)])
+                    .unwrap()
+                    .contact_url
+                    .as_deref(),
+                Some(ok)
+            );
+        }
+        for bad in [
+            "mailto:",
+            "mailto:nobody",
+            "mailto:me@site.example?body=\"><script>",
+            "javascript:alert(1)",
+            "https://user:pw@site.example/",
+            "/contact",
+        ] {
+            let err = config(&[("CONTACT_URL", bad)]).unwrap_err().to_string();
+            assert!(err.contains("CONTACT_URL"), "{bad}: {err}");
+        }
+        let long = format!("https://site.example/{}", "a".repeat(2000));
+        assert!(config(&[("CONTACT_URL", &long)]).is_err());
     }
 
     #[test]

@@ -27,13 +27,18 @@
 pub mod bot_check;
 pub mod client;
 mod config;
+pub mod feedback;
 mod offline;
 mod request;
 mod response;
 mod retrieve;
 pub mod session;
 mod storage;
+pub mod style;
+pub mod suggest;
 pub use storage::{HISTORY_BUDGET, RECORD_BUDGET};
+pub use style::AnswerStyle;
+pub use suggest::{Handoff, Suggestion};
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -44,15 +49,16 @@ pub use bot_check::{BotCheck, BotCheckError, Challenge};
 pub use client::client_network;
 pub(crate) use config::random_salt;
 pub use config::ChatConfig;
+pub use feedback::{FeedbackAck, FeedbackRequest};
 pub use offline::{is_chinese, offline_answer, offline_deltas, OfflineReason};
-pub use request::{is_valid_id, ChatRequest, MAX_ID_CHARS};
+pub use request::{is_valid_id, ChatRequest, Post, MAX_ID_CHARS};
 pub use response::{
     ChatEvent, ChatResponse, DoneEvent, Health, LimitsReport, RetrievalInfo, Source, SourcesEvent,
     Timings,
 };
 
-use crate::context::context_blocks;
 use crate::error::Error;
+use crate::grounding::{self, Grounding};
 use crate::limits::{ClientSalt, Counters, MemoryCounters, RateLimiter, Reservation, TokenBudget};
 use crate::llm::{CompletionRequest, LlmClient, LlmError, StreamEvent};
 use crate::message::Usage;
@@ -60,7 +66,7 @@ use crate::prompt::{build_prompt, Prompt, PromptInput, ANSWER_RESERVE};
 use crate::retrieval::Ranked;
 use crate::search::SearchIndex;
 use crate::secret::Secret;
-use crate::store::{AuditRecord, ConversationStore, Exchange, StoreError};
+use crate::store::{AuditRecord, ConversationStore, Exchange, FeedbackStored, StoreError};
 use crate::tokens::estimate_tokens;
 use sha2::{Digest, Sha256};
 
@@ -181,6 +187,13 @@ struct Turn {
     retrieval: RetrievalInfo,
     /// Every hit retrieved (the prompt may cite fewer).
     hits: Vec<Ranked>,
+    /// The blocks the prompt carries (the ones that fit its budget), `[1]` first: what
+    /// the model's answer is checked against.
+    blocks: Vec<String>,
+    /// Related entries to offer after the answer.
+    suggestions: Vec<Suggestion>,
+    /// The owner's contact, when the site had nothing on the question.
+    handoff: Option<Handoff>,
     /// The offline answer and why, when the model is not called.
     offline: Option<(String, OfflineReason)>,
     received: Instant,
@@ -188,6 +201,8 @@ struct Turn {
     retrieve: Duration,
     /// The salted hash of the caller's address, for the audit record.
     client_hash: Option<String>,
+    /// What lets this visitor rate the answer ([`feedback`]).
+    feedback_token: String,
 }
 
 /// How the model part of a turn ended.
@@ -354,6 +369,71 @@ impl ChatService {
         }
     }
 
+    /// Stores a visitor's rating of an earlier answer: the token must be the answer's
+    /// ([`Error::Forbidden`], 403), the rating is rate-limited per client and session like a
+    /// question but counted apart, so rating never uses up the visitor's questions
+    /// ([`Error::RateLimited`], 429), and the answer must be recorded in that session
+    /// ([`Error::NotFound`], 404). Nothing is written on any refusal; a second rating of
+    /// the same answer replaces the first. One conditional `UpdateItem`, no model call.
+    #[tracing::instrument(skip_all, fields(request_id = %ctx.request_id))]
+    pub async fn feedback(
+        &self,
+        req: &FeedbackRequest,
+        ctx: &RequestContext,
+    ) -> Result<FeedbackAck, Error> {
+        let secret =
+            self.salt.get().await.inspect_err(
+                |e| tracing::error!(error = %e, "cannot look up the client-hash salt"),
+            )?;
+        if !feedback::verify_feedback_token(secret, &req.request_id, &req.session_id, &req.token) {
+            return Err(Error::Forbidden(
+                "feedback.token is not the feedback_token of that answer in that session".into(),
+            ));
+        }
+        let client = self.client_key(ctx.client_ip.as_deref()).await?;
+        let limited = self
+            .rate
+            .check(
+                &format!("feedback:{client}"),
+                Some(&format!("feedback:{}", req.session_id)),
+                ctx.at,
+            )
+            .await
+            .inspect_err(|e| tracing::error!(error = %e, "cannot check the rate limits"))?;
+        if let Some(l) = limited {
+            return Err(Error::RateLimited {
+                scope: l.scope,
+                retry_after_secs: l.retry_after_secs,
+            });
+        }
+        let at_ms = crate::store::epoch_ms(ctx.at);
+        // Throttling and outages retried within the record budget: the update sets the same
+        // values every time, so an attempt that landed unseen is harmless to repeat.
+        let deadline = tokio::time::Instant::now() + RECORD_BUDGET;
+        let feedback = req.feedback(at_ms);
+        let stored = crate::retry::retry_until(deadline, StoreError::is_retryable, || {
+            self.store
+                .record_feedback(&req.request_id, &req.session_id, &feedback)
+        })
+        .await
+        .inspect_err(|e| tracing::error!(error = %e, "cannot store feedback"))?;
+        match stored {
+            FeedbackStored::Stored => {
+                tracing::info!(rating = req.rating.as_str(), rated = %req.request_id, "feedback stored");
+                Ok(FeedbackAck {
+                    request_id: req.request_id.clone(),
+                    rating: req.rating,
+                    comment: req.comment.is_some(),
+                })
+            }
+            FeedbackStored::UnknownRequest => Err(Error::NotFound(
+                "no recorded answer has that request_id in that session (an answer is recorded \
+                 just after its done event: retry in a moment)"
+                    .into(),
+            )),
+        }
+    }
+
     /// The most answer tokens one call may produce: the chat's reserve, capped by the
     /// client's `LLM_MAX_TOKENS`.
     pub fn max_tokens(&self) -> u32 {
@@ -390,6 +470,7 @@ impl ChatService {
             documents: index.kb().documents.len(),
             model: self.model_name().to_owned(),
             store: self.store.kind(),
+            contact_url: self.config.contact_url.clone(),
             limits: LimitsReport {
                 counters: self.budget.counters_kind(),
                 rate_limit_per_minute: self.rate.per_minute(),
@@ -435,15 +516,16 @@ impl ChatService {
                 };
                 self.settle(reservation, &outcome).await;
                 if let Err(e) = result {
-                    self.record(&turn, &outcome).await;
+                    self.record(&turn, &outcome, None).await;
                     return Err(Error::Llm(e));
                 }
                 outcome
             }
             _ => offline_outcome(&turn, started),
         };
-        let response = response(&turn, &outcome);
-        self.record(&turn, &outcome).await;
+        let grounding = grounded(index, &turn, &outcome);
+        let response = response(&turn, &outcome, grounding);
+        self.record(&turn, &outcome, grounding).await;
         Ok(response)
     }
 
@@ -460,7 +542,6 @@ impl ChatService {
     ) {
         let mut turn = self.prepare(&index, req, ctx).await;
         let reservation = self.reserve(&index, &mut turn).await;
-        drop(index);
         let sources = ChatEvent::Sources(SourcesEvent {
             sources: turn.sources.clone(),
             session_id: turn.session_id.clone(),
@@ -480,7 +561,7 @@ impl ChatService {
             if let Some(r) = reservation {
                 self.settle(r, &gone).await;
             }
-            self.record(&turn, &gone).await;
+            self.record(&turn, &gone, None).await;
             return;
         }
         let outcome = match (&self.llm, reservation) {
@@ -502,8 +583,11 @@ impl ChatService {
                 outcome
             }
         };
+        // Checked against the index the answer was retrieved from, kept (an `Arc`) for it.
+        let grounding = grounded(&index, &turn, &outcome);
+        drop(index);
         if outcome.reply.is_some() {
-            let done = response(&turn, &outcome);
+            let done = response(&turn, &outcome, grounding);
             sink.send(ChatEvent::Done(Box::new(DoneEvent {
                 session_id: done.session_id,
                 request_id: done.request_id,
@@ -514,10 +598,14 @@ impl ChatService {
                 timings_ms: done.timings_ms,
                 budget: done.budget,
                 retrieval: done.retrieval,
+                grounding: done.grounding,
+                suggestions: done.suggestions,
+                handoff: done.handoff,
+                feedback_token: done.feedback_token,
             })))
             .await;
         }
-        self.record(&turn, &outcome).await;
+        self.record(&turn, &outcome, grounding).await;
     }
 
     /// Streams the model's answer into `sink`; an `error` event on failure.
@@ -660,9 +748,10 @@ impl ChatService {
         let found = self
             .retrieve_turn(index, &req.question, &history, top_k, ctx.at)
             .await;
-        let blocks = context_blocks(index, &found.hits);
+        let style = self.config.answer_style;
+        let mut blocks = style.blocks(index, &found.hits);
         let prompt = build_prompt(&PromptInput {
-            system_prompt: &self.config.system_prompt,
+            system_prompt: &style.system_prompt(&self.config.system_prompt),
             blocks: &blocks,
             history: &history,
             question: &req.question,
@@ -683,6 +772,14 @@ impl ChatService {
             prompt.budget.blocks_kept
         };
         let sources = sources(index, &found.hits[..cited]);
+        blocks.truncate(prompt.budget.blocks_kept);
+        let suggestions = suggest::suggestions(index, &found.hits, &req.question);
+        let handoff = match &self.config.contact_url {
+            Some(contact) if found.hits.is_empty() => {
+                Some(suggest::handoff(contact, &req.question))
+            }
+            _ => None,
+        };
         tracing::info!(
             hits = found.hits.len(),
             followup = found.info.followup,
@@ -691,6 +788,7 @@ impl ChatService {
             "retrieved"
         );
         Turn {
+            feedback_token: feedback::feedback_token(&secret, &request_id, &session_id),
             session_id,
             request_id,
             doc_ids: sources.iter().map(|s| s.id.clone()).collect(),
@@ -699,6 +797,9 @@ impl ChatService {
             prompt,
             retrieval: found.info,
             hits: found.hits,
+            blocks,
+            suggestions,
+            handoff,
             offline,
             // Known here whenever the request was admitted first (the handler always does).
             client_hash: match self.client_key(ctx.client_ip.as_deref()).await {
@@ -716,7 +817,7 @@ impl ChatService {
 
     /// Writes the exchange, retrying within a budget; a failure is logged with the whole
     /// exchange ([`storage::record`]), never returned (the answer stands).
-    async fn record(&self, turn: &Turn, outcome: &Outcome) {
+    async fn record(&self, turn: &Turn, outcome: &Outcome, grounding: Option<Grounding>) {
         let exchange = Exchange {
             session_id: turn.session_id.clone(),
             request_id: turn.request_id.clone(),
@@ -732,6 +833,11 @@ impl ChatService {
                 latency_ms: u64::try_from(turn.received.elapsed().as_millis()).unwrap_or(u64::MAX),
                 outcome: audit_outcome(turn, outcome),
                 client_hash: turn.client_hash.clone(),
+                grounding,
+                question: Some(turn.question.clone()),
+                hits: Some(u32::try_from(turn.hits.len()).unwrap_or(u32::MAX)),
+                top_score: turn.hits.iter().map(|h| h.score).reduce(f32::max),
+                feedback: None,
             },
             at: turn.at,
         };
@@ -899,7 +1005,14 @@ fn failure(e: &LlmError, model: &str, generate: Duration, generated_tokens: u64)
     }
 }
 
-fn response(turn: &Turn, outcome: &Outcome) -> ChatResponse {
+/// The grounding of an answer the model wrote (an offline answer lists entries verbatim,
+/// and a failed or abandoned one has nothing to check).
+fn grounded(index: &SearchIndex, turn: &Turn, outcome: &Outcome) -> Option<Grounding> {
+    let reply = outcome.reply.as_deref().filter(|_| outcome.model_called)?;
+    Some(grounding::check(reply, &turn.blocks, index.retriever()))
+}
+
+fn response(turn: &Turn, outcome: &Outcome, grounding: Option<Grounding>) -> ChatResponse {
     let reply = outcome.reply.clone().unwrap_or_default();
     let offline = turn.offline.is_some();
     let offline_reason = turn.offline.as_ref().map(|(_, r)| r.as_str());
@@ -933,6 +1046,10 @@ fn response(turn: &Turn, outcome: &Outcome) -> ChatResponse {
         },
         budget: turn.prompt.budget,
         retrieval: turn.retrieval.clone(),
+        grounding,
+        suggestions: turn.suggestions.clone(),
+        handoff: turn.handoff.clone(),
+        feedback_token: turn.feedback_token.clone(),
     }
 }
 

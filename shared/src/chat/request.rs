@@ -5,6 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::config::ChatConfig;
+use super::feedback::FeedbackRequest;
 use crate::error::{Error, Result};
 use crate::message::{ChatMessage, Role};
 
@@ -37,25 +38,22 @@ impl ChatRequest {
     /// so that widgets sending extra data keep working. Every error is
     /// [`Error::InvalidInput`] with a message saying what to fix.
     pub fn from_json(body: &[u8], limits: &ChatConfig) -> Result<Self> {
-        let value: Value = serde_json::from_slice(body).map_err(|e| {
-            invalid(format!(
-                "body must be JSON like {{\"message\": \"...\"}} or {{\"messages\": [...]}}: {e}"
-            ))
-        })?;
-        let Value::Object(obj) = value else {
-            return Err(invalid("body must be a JSON object"));
-        };
-        let (question, history) = conversation(&obj, limits)?;
+        Self::from_object(&object(body)?, limits)
+    }
+
+    /// [`ChatRequest::from_json`] on a body already parsed into a JSON object.
+    fn from_object(obj: &Map<String, Value>, limits: &ChatConfig) -> Result<Self> {
+        let (question, history) = conversation(obj, limits)?;
         Ok(Self {
             question,
             history,
-            session_id: id_field(&obj, "session_id")?,
-            stream: match present(&obj, "stream") {
+            session_id: id_field(obj, "session_id")?,
+            stream: match present(obj, "stream") {
                 None => false,
                 Some(Value::Bool(b)) => *b,
                 Some(_) => return Err(invalid("stream must be true or false")),
             },
-            top_k: match present(&obj, "top_k") {
+            top_k: match present(obj, "top_k") {
                 None => None,
                 Some(v) => Some(
                     v.as_u64()
@@ -69,8 +67,8 @@ impl ChatRequest {
                         })?,
                 ),
             },
-            request_id: id_field(&obj, "request_id")?,
-            proof: match present(&obj, "proof") {
+            request_id: id_field(obj, "request_id")?,
+            proof: match present(obj, "proof") {
                 None => None,
                 Some(Value::String(s)) => Some(s.clone()),
                 Some(_) => {
@@ -80,6 +78,47 @@ impl ChatRequest {
                 }
             },
         })
+    }
+}
+
+/// What a chat `POST` asks for: an answer, or a rating of an earlier answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Post {
+    /// A question (`message`, `messages` or `query`).
+    Chat(ChatRequest),
+    /// A rating (`feedback`), see [`super::feedback`].
+    Feedback(FeedbackRequest),
+}
+
+impl Post {
+    /// Parses a body once and reads it as a rating when it has a `feedback` field, else as
+    /// a question ([`ChatRequest::from_json`]). Both at once is an error.
+    pub fn from_json(body: &[u8], limits: &ChatConfig) -> Result<Self> {
+        let obj = object(body)?;
+        match present(&obj, "feedback") {
+            None => ChatRequest::from_object(&obj, limits).map(Post::Chat),
+            Some(_)
+                if ["messages", "message", "query"]
+                    .iter()
+                    .any(|k| present(&obj, k).is_some()) =>
+            {
+                Err(invalid("send either a question or feedback, not both"))
+            }
+            Some(f) => FeedbackRequest::from_value(f).map(Post::Feedback),
+        }
+    }
+}
+
+/// The body as a JSON object.
+fn object(body: &[u8]) -> Result<Map<String, Value>> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| {
+        invalid(format!(
+            "body must be JSON like {{\"message\": \"...\"}} or {{\"messages\": [...]}}: {e}"
+        ))
+    })?;
+    match value {
+        Value::Object(obj) => Ok(obj),
+        _ => Err(invalid("body must be a JSON object")),
     }
 }
 

@@ -7,6 +7,8 @@
 
 use serde::Serialize;
 
+use super::suggest::{Handoff, Suggestion};
+use crate::grounding::Grounding;
 use crate::message::Usage;
 use crate::prompt::Budget;
 
@@ -88,6 +90,18 @@ pub struct ChatResponse {
     pub budget: Budget,
     /// What was searched.
     pub retrieval: RetrievalInfo,
+    /// How well the answer is backed by the blocks it was given (answers the model wrote).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grounding: Option<Grounding>,
+    /// Related entries the visitor may ask about next (at most three).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<Suggestion>,
+    /// The owner's contact, when the site had nothing on the question and one is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<Handoff>,
+    /// Sent back with a rating of this answer (`POST {"feedback": {...}}`): proves the
+    /// rating comes from the visitor who got the answer.
+    pub feedback_token: String,
 }
 
 /// The payload of the `sources` event.
@@ -123,6 +137,18 @@ pub struct DoneEvent {
     pub budget: Budget,
     /// What was searched.
     pub retrieval: RetrievalInfo,
+    /// How well the answer is backed by the blocks it was given (answers the model wrote).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grounding: Option<Grounding>,
+    /// Related entries the visitor may ask about next (at most three).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<Suggestion>,
+    /// The owner's contact, when the site had nothing on the question and one is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<Handoff>,
+    /// Sent back with a rating of this answer (`POST {"feedback": {...}}`): proves the
+    /// rating comes from the visitor who got the answer.
+    pub feedback_token: String,
 }
 
 /// One Server-Sent Event of a streamed chat.
@@ -198,6 +224,9 @@ pub struct Health {
     pub model: String,
     /// The conversation store backend (`dynamodb`, `memory`).
     pub store: &'static str,
+    /// The owner's contact (`CONTACT_URL`), for the widget's "contact the owner".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contact_url: Option<String>,
     /// The abuse and cost limits in force.
     pub limits: LimitsReport,
 }

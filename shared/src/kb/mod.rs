@@ -444,7 +444,7 @@ pub fn is_id_char(c: char) -> bool {
 /// (`https://user:pass@host` shows one host and opens another); no quotes, angle brackets
 /// or backslashes, which a careless renderer would let out of an attribute and which
 /// browsers read as `/`.
-fn check_url(url: &str) -> std::result::Result<(), String> {
+pub(crate) fn check_url(url: &str) -> std::result::Result<(), String> {
     let lower = url.to_ascii_lowercase();
     let rest = lower
         .strip_prefix("https://")

@@ -297,6 +297,17 @@ impl Retriever {
         self.units.len()
     }
 
+    /// Every index term of `text`, as a passage would be indexed (for comparing other
+    /// text, such as an answer, with indexed passages).
+    pub fn text_terms(&self, text: &str) -> Vec<String> {
+        self.analyzer.terms(text)
+    }
+
+    /// The index term of one lowercase Latin word, `None` for a stopword.
+    pub fn latin_term(&self, word: &str) -> Option<String> {
+        self.analyzer.latin_term(word)
+    }
+
     /// The underlying index (for statistics).
     pub fn index(&self) -> &Bm25Index {
         &self.index

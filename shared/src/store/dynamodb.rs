@@ -8,7 +8,10 @@
 //!
 //! Audit: partition key `request_id` (S). Attributes: `action`, `session_id`, `doc_ids` (L of
 //! S, in retrieval order), `model`, `prompt_tokens`, `completion_tokens`, `total_tokens`,
-//! `latency_ms`, `outcome`, `client_hash`, `at` (N, epoch ms), `expires_at` (N, epoch s).
+//! `latency_ms`, `outcome`, `client_hash`, `at` (N, epoch ms), `expires_at` (N, epoch s);
+//! for chat, also `question` (S, the visitor's message, as in the turn), `hits` (N) and
+//! `top_score` (N); once the visitor rated the answer, `feedback_rating` (`up`/`down`),
+//! `feedback_comment` and `feedback_at` (N, epoch ms), set by one `UpdateItem`.
 //! Optional fields are absent rather than null.
 //!
 //! Both tables use `expires_at` as their TTL attribute and on-demand billing.
@@ -32,10 +35,11 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 
 use super::{
-    check_exchange, epoch_millis, turn_key, AuditRecord, ConversationStore, Exchange, Recorded,
-    StoreError,
+    check_exchange, epoch_millis, turn_key, AuditEntry, AuditRecord, ConversationStore, Exchange,
+    Feedback, FeedbackStored, Rating, Recorded, StoreError,
 };
-use crate::message::{ChatMessage, Role};
+use crate::grounding::Grounding;
+use crate::message::{ChatMessage, Role, Usage};
 
 /// Name of the TTL attribute on both tables (epoch seconds).
 const EXPIRES_AT: &str = "expires_at";
@@ -113,6 +117,7 @@ impl DynamoConversationStore {
             ("session_id", rec.session_id.as_deref()),
             ("model", rec.model.as_deref()),
             ("client_hash", rec.client_hash.as_deref()),
+            ("question", rec.question.as_deref()),
         ];
         for (name, value) in optional {
             if let Some(v) = value {
@@ -124,7 +129,67 @@ impl DynamoConversationStore {
             item.insert("completion_tokens".to_owned(), n(u.completion_tokens));
             item.insert("total_tokens".to_owned(), n(u.total_tokens));
         }
+        if let Some(g) = rec.grounding {
+            let figures = [
+                ("sentences", g.sentences),
+                ("cited", g.cited),
+                ("uncited_sentences", g.uncited_sentences),
+                ("unsupported_sentences", g.unsupported_sentences),
+                ("invalid_citations", g.invalid_citations),
+            ];
+            let map = figures.iter().map(|(k, v)| ((*k).to_owned(), n(*v)));
+            item.insert("grounding".to_owned(), AttributeValue::M(map.collect()));
+        }
+        if let Some(hits) = rec.hits {
+            item.insert("hits".to_owned(), n(hits));
+        }
+        if let Some(score) = rec.top_score.filter(|s| s.is_finite()) {
+            item.insert("top_score".to_owned(), n(score));
+        }
+        if let Some(f) = &rec.feedback {
+            item.extend(feedback_attributes(f));
+        }
         item
+    }
+
+    /// The audit records written from `since_ms` to `until_ms` (epoch ms, both included), at
+    /// most `max` of them; the flag is true when there were more.
+    ///
+    /// A `Scan` with a filter: the table has no index on time, and a report is an owner's
+    /// occasional read, so it pays one read of the whole table (1 MB pages, 0.5 RCU per
+    /// 4 KB eventually consistent) rather than every chat paying for an index.
+    pub async fn scan_audit(
+        &self,
+        since_ms: u64,
+        until_ms: u64,
+        max: usize,
+    ) -> Result<(Vec<AuditEntry>, bool), StoreError> {
+        let mut entries = Vec::new();
+        let mut start_key = None;
+        loop {
+            let page = self
+                .client
+                .scan()
+                .table_name(&self.audit_table)
+                .filter_expression("#at BETWEEN :since AND :until")
+                .expression_attribute_names("#at", "at")
+                .expression_attribute_values(":since", n(since_ms))
+                .expression_attribute_values(":until", n(until_ms))
+                .set_exclusive_start_key(start_key)
+                .send()
+                .await
+                .map_err(|e| sdk_error("Scan audit", e))?;
+            for item in page.items() {
+                if entries.len() == max {
+                    return Ok((entries, true));
+                }
+                entries.push(parse_audit_item(item)?);
+            }
+            start_key = page.last_evaluated_key;
+            if start_key.is_none() {
+                return Ok((entries, false));
+            }
+        }
     }
 
     fn turn_put(
@@ -290,6 +355,143 @@ impl ConversationStore for DynamoConversationStore {
             Err(err) => Err(sdk_error("PutItem audit", err)),
         }
     }
+
+    async fn record_feedback(
+        &self,
+        request_id: &str,
+        session_id: &str,
+        feedback: &Feedback,
+    ) -> Result<FeedbackStored, StoreError> {
+        // One UpdateItem: SET replaces an earlier rating; a rating without a comment removes
+        // the earlier one's comment. The condition keeps it to an existing chat record of
+        // the same session, so a rating never creates an item.
+        let mut update = "SET feedback_rating = :r, feedback_at = :t".to_owned();
+        let mut req = self
+            .client
+            .update_item()
+            .table_name(&self.audit_table)
+            .key("request_id", s(request_id))
+            .condition_expression("attribute_exists(request_id) AND session_id = :s AND #a = :chat")
+            .expression_attribute_names("#a", "action")
+            .expression_attribute_values(":s", s(session_id))
+            .expression_attribute_values(":chat", s("chat"))
+            .expression_attribute_values(":r", s(feedback.rating.as_str()))
+            .expression_attribute_values(":t", n(feedback.at_ms));
+        match &feedback.comment {
+            Some(c) => {
+                update.push_str(", feedback_comment = :c");
+                req = req.expression_attribute_values(":c", s(c));
+            }
+            None => update.push_str(" REMOVE feedback_comment"),
+        }
+        match req.update_expression(update).send().await {
+            Ok(_) => Ok(FeedbackStored::Stored),
+            Err(err)
+                if err
+                    .as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Ok(FeedbackStored::UnknownRequest)
+            }
+            Err(err) => Err(sdk_error("UpdateItem audit feedback", err)),
+        }
+    }
+}
+
+/// The attributes a rating adds to an audit item.
+fn feedback_attributes(f: &Feedback) -> Vec<(String, AttributeValue)> {
+    let mut attrs = vec![
+        ("feedback_rating".to_owned(), s(f.rating.as_str())),
+        ("feedback_at".to_owned(), n(f.at_ms)),
+    ];
+    if let Some(c) = &f.comment {
+        attrs.push(("feedback_comment".to_owned(), s(c)));
+    }
+    attrs
+}
+
+/// An audit item read back (the inverse of `audit_item`); an error names what is missing.
+pub fn parse_audit_item(item: &HashMap<String, AttributeValue>) -> Result<AuditEntry, StoreError> {
+    let text = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
+    let number = |name: &str| -> Result<Option<u64>, StoreError> {
+        match item.get(name) {
+            None => Ok(None),
+            Some(v) => v
+                .as_n()
+                .ok()
+                .and_then(|n| n.parse().ok())
+                .map(Some)
+                .ok_or_else(|| StoreError::other(format!("audit item with a bad {name}"))),
+        }
+    };
+    let required = |name: &str| {
+        text(name).ok_or_else(|| StoreError::other(format!("audit item without string {name}")))
+    };
+    let small = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    let usage = match (
+        number("prompt_tokens")?,
+        number("completion_tokens")?,
+        number("total_tokens")?,
+    ) {
+        (Some(p), Some(c), Some(t)) => Some(Usage {
+            prompt_tokens: small(p),
+            completion_tokens: small(c),
+            total_tokens: small(t),
+        }),
+        _ => None,
+    };
+    let feedback = match (
+        text("feedback_rating").as_deref().and_then(Rating::parse),
+        number("feedback_at")?,
+    ) {
+        (Some(rating), Some(at_ms)) => Some(Feedback {
+            rating,
+            comment: text("feedback_comment"),
+            at_ms,
+        }),
+        _ => None,
+    };
+    let doc_ids = match item.get("doc_ids") {
+        Some(AttributeValue::L(list)) => {
+            list.iter().filter_map(|v| v.as_s().ok().cloned()).collect()
+        }
+        _ => Vec::new(),
+    };
+    Ok(AuditEntry {
+        at_ms: number("at")?.unwrap_or(0),
+        record: AuditRecord {
+            action: required("action")?,
+            session_id: text("session_id"),
+            request_id: required("request_id")?,
+            doc_ids,
+            model: text("model"),
+            usage,
+            latency_ms: number("latency_ms")?.unwrap_or(0),
+            outcome: required("outcome")?,
+            client_hash: text("client_hash"),
+            question: text("question"),
+            hits: number("hits")?.map(small),
+            top_score: item
+                .get("top_score")
+                .and_then(|v| v.as_n().ok())
+                .and_then(|n| n.parse().ok()),
+            feedback,
+            grounding: parse_grounding(item.get("grounding")),
+        },
+    })
+}
+
+/// The `grounding` map of an audit item; `None` when absent or not all five figures read.
+fn parse_grounding(value: Option<&AttributeValue>) -> Option<Grounding> {
+    let map = value?.as_m().ok()?;
+    let figure = |k: &str| -> Option<u32> { map.get(k)?.as_n().ok()?.parse().ok() };
+    Some(Grounding {
+        sentences: figure("sentences")?,
+        cited: figure("cited")?,
+        uncited_sentences: figure("uncited_sentences")?,
+        unsupported_sentences: figure("unsupported_sentences")?,
+        invalid_citations: figure("invalid_citations")?,
+    })
 }
 
 /// Creates the conversations and audit tables (on-demand billing, TTL on `expires_at`).

@@ -19,12 +19,18 @@ use crate::message::{ChatMessage, Usage};
 pub(crate) mod dynamodb;
 mod memory;
 
-pub use dynamodb::{create_tables, DynamoConversationStore};
+pub use dynamodb::{create_tables, parse_audit_item, DynamoConversationStore};
 pub use memory::MemoryConversationStore;
 
+/// Milliseconds since the Unix epoch of `t` (0 before it), the precision the stores keep.
+pub fn epoch_ms(t: SystemTime) -> u64 {
+    epoch_millis(t)
+}
+
 /// The store a function is configured for: DynamoDB (the client of `aws`) when
-/// `CONVERSATIONS_TABLE` and `AUDIT_TABLE` are both set, else process memory. Items written
-/// to DynamoDB live for `ttl`.
+/// `CONVERSATIONS_TABLE` and `AUDIT_TABLE` are both set, else process memory (appending
+/// its audit records to `AUDIT_DUMP_FILE` when that is set, for `rag report --dump`).
+/// Items written to DynamoDB live for `ttl`.
 pub async fn open_store(
     config: &crate::config::Config,
     ttl: Duration,
@@ -35,7 +41,10 @@ pub async fn open_store(
             let client = aws.dynamodb().await;
             std::sync::Arc::new(DynamoConversationStore::new(client, turns, audit, ttl))
         }
-        _ => std::sync::Arc::new(MemoryConversationStore::new()),
+        _ => match &config.audit_dump {
+            Some(path) => std::sync::Arc::new(MemoryConversationStore::with_dump(path)),
+            None => std::sync::Arc::new(MemoryConversationStore::new()),
+        },
     }
 }
 
@@ -68,13 +77,92 @@ pub trait ConversationStore: Send + Sync {
     ///
     /// Idempotent on `rec.request_id`: a record already stored under that id is kept as is.
     async fn append_audit(&self, rec: &AuditRecord) -> Result<(), StoreError>;
+
+    /// Attaches a visitor's rating to the chat audit record of `request_id` in `session_id`,
+    /// replacing an earlier rating (so a second click changes the rating, never duplicates
+    /// it). [`FeedbackStored::UnknownRequest`] when no chat record of that request and
+    /// session exists: nothing is written then.
+    ///
+    /// The default refuses: a backend that cannot update records in place says so.
+    async fn record_feedback(
+        &self,
+        request_id: &str,
+        session_id: &str,
+        feedback: &Feedback,
+    ) -> Result<FeedbackStored, StoreError> {
+        let _ = (request_id, session_id, feedback);
+        Err(StoreError::other(format!(
+            "the {} store keeps no feedback",
+            self.kind()
+        )))
+    }
+}
+
+/// What [`ConversationStore::record_feedback`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeedbackStored {
+    /// The rating is now on the audit record (the first, or replacing an earlier one).
+    Stored,
+    /// There is no chat audit record of that request in that session.
+    UnknownRequest,
+}
+
+/// A visitor's thumbs up or down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rating {
+    /// The answer helped.
+    Up,
+    /// The answer did not help.
+    Down,
+}
+
+impl Rating {
+    /// `"up"` or `"down"`, as sent and stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rating::Up => "up",
+            Rating::Down => "down",
+        }
+    }
+
+    /// The rating named `s` (`"up"`, `"down"`).
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "up" => Some(Rating::Up),
+            "down" => Some(Rating::Down),
+            _ => None,
+        }
+    }
+}
+
+/// A visitor's rating of one answer, kept on the answer's audit record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Feedback {
+    /// Up or down.
+    pub rating: Rating,
+    /// An optional short comment, already bounded and stripped of control characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+    /// When the rating was given, epoch milliseconds.
+    pub at_ms: u64,
+}
+
+/// An audit record as read back for reporting, with the time it was written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    /// When the audited request arrived, epoch milliseconds (the item's `at`).
+    pub at_ms: u64,
+    /// The record.
+    #[serde(flatten)]
+    pub record: AuditRecord,
 }
 
 /// One chat request's worth of writes.
 ///
 /// Serializes to JSON (`at` as `at_ms`, epoch milliseconds) so that an exchange the store
 /// refused can be logged whole and written later: see [`crate::chat`]'s `unrecorded_turn`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Exchange {
     /// The conversation this turn belongs to.
     pub session_id: String,
@@ -101,7 +189,10 @@ pub enum Recorded {
 }
 
 /// One audited action: who asked for what, what it cost and how it ended.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+///
+/// The fields after `client_hash` came with the question report (`rag report`): absent in
+/// records written before, hence `serde(default)`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AuditRecord {
     /// What was done: `"chat"`, `"ingest"`, ...
     pub action: String,
@@ -121,6 +212,23 @@ pub struct AuditRecord {
     pub outcome: String,
     /// The client's address, already salted and hashed by the caller; never a raw IP.
     pub client_hash: Option<String>,
+    /// How well the answer is backed by the retrieved blocks, for answers the model wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grounding: Option<crate::grounding::Grounding>,
+    /// The visitor's question, for chat actions. The same text the conversation turn
+    /// already holds, for the same time to live: the report groups questions without
+    /// reading the conversations table, and nothing is kept that was not kept before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
+    /// How many entries retrieval found (before the prompt's budget cut), for chat actions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hits: Option<u32>,
+    /// The best hit's score, for chat actions with hits: low values mark weak coverage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_score: Option<f32>,
+    /// The visitor's rating of the answer, when one was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<Feedback>,
 }
 
 /// Why a store operation failed.
@@ -198,7 +306,7 @@ fn check_exchange(ex: &Exchange) -> Result<(), StoreError> {
 }
 
 /// Milliseconds since the Unix epoch; times before it (a broken clock) count as 0.
-fn epoch_millis(t: SystemTime) -> u64 {
+pub(crate) fn epoch_millis(t: SystemTime) -> u64 {
     let ms = t
         .duration_since(UNIX_EPOCH)
         .unwrap_or(Duration::ZERO)

@@ -13,7 +13,8 @@ use async_trait::async_trait;
 use super::moto::unique_name;
 use crate::message::{ChatMessage, Role, Usage};
 use crate::store::{
-    AuditRecord, ConversationStore, Exchange, MemoryConversationStore, Recorded, StoreError,
+    AuditRecord, ConversationStore, Exchange, Feedback, FeedbackStored, MemoryConversationStore,
+    Rating, Recorded, StoreError,
 };
 
 /// Reads what a backend holds beneath the trait, for checks the trait cannot express.
@@ -63,6 +64,18 @@ pub fn exchange(
         }
         .into(),
         client_hash: Some("3f1c9a".into()),
+        grounding: assistant.map(|_| crate::grounding::Grounding {
+            sentences: 3,
+            cited: 2,
+            uncited_sentences: 1,
+            unsupported_sentences: 1,
+            invalid_citations: 0,
+        }),
+        question: Some(user.into()),
+        hits: Some(2),
+        // Exactly representable, so it reads back equal from DynamoDB's decimal.
+        top_score: Some(7.25),
+        feedback: None,
     };
     Exchange {
         session_id: session_id.into(),
@@ -320,4 +333,92 @@ pub async fn mismatched_request_ids_are_rejected(
     assert!(matches!(err, StoreError::Other { .. }), "{err:?}");
     assert_eq!(inspect.turn_count(&session).await, 0);
     assert!(inspect.audit(&ex.audit.request_id).await.is_none());
+}
+
+/// A rating lands on the answer's audit record; a second replaces it (a rating without a
+/// comment drops the earlier comment); a rating of an unknown request, of another session's
+/// answer or of a non-chat record writes nothing.
+pub async fn feedback_replaces_and_unknown_is_refused(
+    store: &dyn ConversationStore,
+    inspect: &dyn StoreInspector,
+) {
+    let (session, req) = (unique_name("s"), unique_name("req"));
+    let ex = exchange(
+        &session,
+        &req,
+        "question",
+        Some("answer"),
+        SystemTime::now(),
+    );
+    assert_eq!(record(store, &ex).await, Recorded::Written);
+    let down = Feedback {
+        rating: Rating::Down,
+        comment: Some("wrong year".into()),
+        at_ms: 1_000,
+    };
+    let rate = |req: String, session: String, f: Feedback| async move {
+        match store.record_feedback(&req, &session, &f).await {
+            Ok(r) => r,
+            Err(e) => panic!("record_feedback failed: {e:?}"),
+        }
+    };
+    assert_eq!(
+        rate(req.clone(), session.clone(), down.clone()).await,
+        FeedbackStored::Stored
+    );
+    let stored = inspect.audit(&req).await.expect("audit record");
+    assert_eq!(stored.feedback.as_ref(), Some(&down));
+    assert_eq!(
+        stored.question.as_deref(),
+        Some("question"),
+        "the rest is kept"
+    );
+
+    let up = Feedback {
+        rating: Rating::Up,
+        comment: None,
+        at_ms: 2_000,
+    };
+    assert_eq!(
+        rate(req.clone(), session.clone(), up.clone()).await,
+        FeedbackStored::Stored
+    );
+    assert_eq!(
+        inspect.audit(&req).await.expect("audit record").feedback,
+        Some(up.clone())
+    );
+
+    assert_eq!(
+        rate(unique_name("req"), session.clone(), down.clone()).await,
+        FeedbackStored::UnknownRequest
+    );
+    assert_eq!(
+        rate(req.clone(), unique_name("s"), down.clone()).await,
+        FeedbackStored::UnknownRequest
+    );
+    assert_eq!(
+        inspect.audit(&req).await.expect("audit record").feedback,
+        Some(up)
+    );
+
+    let ingest = AuditRecord {
+        action: "ingest".into(),
+        request_id: unique_name("req"),
+        session_id: Some(session.clone()),
+        outcome: "ok".into(),
+        ..AuditRecord::default()
+    };
+    store.append_audit(&ingest).await.expect("append");
+    assert_eq!(
+        rate(ingest.request_id.clone(), session, down).await,
+        FeedbackStored::UnknownRequest
+    );
+    assert_eq!(
+        inspect
+            .audit(&ingest.request_id)
+            .await
+            .expect("ingest record")
+            .feedback,
+        None
+    );
 }

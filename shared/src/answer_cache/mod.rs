@@ -1,0 +1,115 @@
+//! The answer cache: a first-turn question asked again under the same knowledge base, in
+//! the same answer style, that retrieves the same entries, gets the answer the model gave
+//! the first time, without a model call or any of the token budget.
+//!
+//! # Key
+//! SHA-256 of the knowledge base version, the answer style, the question normalised
+//! ([`normalize_question`]: folded, spaces collapsed, closing punctuation dropped) and the
+//! ids of the entries the prompt carried, in order. A knowledge base change gives every key
+//! a new version, so stale answers are never found; they expire with their time to live.
+//! Only first turns are cached (no history: the prompt then depends on nothing but these),
+//! and only answers that ended normally and passed the grounding check.
+//!
+//! # Where
+//! - [`DynamoAnswerCache`]: items in the conversations table under the partition
+//!   `answer-cache#<key>` (a session id the chat never issues, as sessions are signed),
+//!   sort key `answer`, with the table's `expires_at` TTL; the first write of a key wins
+//!   (a condition), so instances answering the same question at once store one answer.
+//! - [`MemoryAnswerCache`]: a bounded map in the instance's memory, when no tables are set.
+//!
+//! A cache that cannot be read or written is a miss, logged: the visitor still gets an
+//! answer from the model.
+
+mod dynamodb;
+mod memory;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+pub use dynamodb::DynamoAnswerCache;
+pub use memory::MemoryAnswerCache;
+
+use crate::grounding::Grounding;
+use crate::retrieval::tokenize::fold_char;
+use crate::store::StoreError;
+
+/// An answer kept for reuse.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CachedAnswer {
+    /// The answer's text.
+    pub reply: String,
+    /// The model that wrote it.
+    pub model: String,
+    /// Its grounding figures when it was written.
+    pub grounding: Option<Grounding>,
+}
+
+/// Where answers are kept between requests (and, in DynamoDB, between instances).
+#[async_trait]
+pub trait AnswerCache: Send + Sync {
+    /// The answer stored under `key`, if one is and has not expired.
+    async fn get(&self, key: &str) -> Result<Option<CachedAnswer>, StoreError>;
+
+    /// Stores `answer` under `key` unless an answer is already there (the first one stays).
+    async fn put(&self, key: &str, answer: &CachedAnswer) -> Result<(), StoreError>;
+}
+
+/// The cache key of a first-turn question (see the module docs).
+pub fn cache_key(kb_version: &str, style: &str, question: &str, doc_ids: &[String]) -> String {
+    let mut h = Sha256::new();
+    for part in [kb_version, style, &normalize_question(question)] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    for id in doc_ids {
+        h.update(id.as_bytes());
+        h.update([0]);
+    }
+    hex::encode(&h.finalize()[..16])
+}
+
+/// A question as compared for caching: characters folded (full-width to ASCII, lowercase),
+/// runs of whitespace as one space, and closing punctuation and spaces at the ends dropped,
+/// so "What is Partial FC?" and "what is  partial fc" are one question.
+pub fn normalize_question(question: &str) -> String {
+    let folded: String = question.chars().map(fold_char).collect();
+    let spaced = folded.split_whitespace().collect::<Vec<_>>().join(" ");
+    spaced
+        .trim_matches(|c: char| c.is_whitespace() || "?？!！.。,，;；~～".contains(c))
+        .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn questions_differing_in_case_spacing_and_closing_marks_are_one() {
+        assert_eq!(
+            normalize_question("What is  Partial FC？"),
+            "what is partial fc"
+        );
+        assert_eq!(
+            normalize_question(" what is partial fc "),
+            "what is partial fc"
+        );
+        assert_eq!(normalize_question("ＧＰＵ 是什么。"), "gpu 是什么");
+    }
+
+    #[test]
+    fn the_key_changes_with_version_style_question_and_entries() {
+        let ids = vec!["a".to_owned(), "b".to_owned()];
+        let base = cache_key("v1", "standard", "What is X?", &ids);
+        assert_eq!(base, cache_key("v1", "standard", "what is x", &ids));
+        assert_ne!(base, cache_key("v2", "standard", "What is X?", &ids));
+        assert_ne!(base, cache_key("v1", "concise", "What is X?", &ids));
+        assert_ne!(base, cache_key("v1", "standard", "What is Y?", &ids));
+        assert_ne!(base, cache_key("v1", "standard", "What is X?", &ids[..1]));
+        // Parts are separated: moving a character between them changes the key.
+        assert_ne!(
+            cache_key("v1", "standard", "q", &["ab".to_owned()]),
+            cache_key("v1", "standard", "q", &["a".to_owned(), "b".to_owned()])
+        );
+    }
+}
