@@ -10,6 +10,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
+use shared::grounding::Grounding;
 use shared::store::{create_tables, AuditRecord, Exchange, Feedback, Rating};
 use shared::testing::moto::unique_name;
 use shared::testing::MotoServer;
@@ -68,7 +69,7 @@ fn exchange(
 /// timeout; day 2: nothing; day 3 (outside the range): one question. Plus an ingest record.
 async fn seed(store: &dyn ConversationStore) {
     let s = "s-visitor";
-    let items = [
+    let mut items = [
         exchange(s, "What is Partial FC?", at(0, 10), 3, "ok", 1200),
         exchange(s, "what is  partial FC", at(0, 20), 3, "ok", 1300),
         exchange(s, "What is Partial FC？", at(0, 30), 3, "ok", 1500),
@@ -85,6 +86,15 @@ async fn seed(store: &dyn ConversationStore) {
         ),
         exchange(s, "Too late", at(3, 10), 2, "ok", 9999),
     ];
+    // The grounding check passed the first answer and flagged the second.
+    let figures = |unsupported| Grounding {
+        sentences: 3,
+        cited: 3,
+        unsupported_sentences: unsupported,
+        ..Grounding::default()
+    };
+    items[0].audit.grounding = Some(figures(0));
+    items[1].audit.grounding = Some(figures(2));
     for ex in &items {
         store.record_exchange(ex).await.unwrap();
     }
@@ -185,6 +195,16 @@ fn check_json(json: &Value) {
     assert_eq!(neg["comment"], format!("{HOSTILE} wrong"));
     assert_eq!(json["model_errors"][0]["outcome"], "model_error:timeout");
     assert_eq!(json["model_errors"][0]["count"], 1);
+    let flagged = json["poorly_grounded"].as_array().unwrap();
+    assert_eq!(flagged.len(), 1, "{flagged:?}");
+    assert_eq!(flagged[0]["question"], "what is  partial FC");
+    assert_eq!(
+        (
+            flagged[0]["unsupported_sentences"].as_u64(),
+            flagged[0]["sentences"].as_u64()
+        ),
+        (Some(2), Some(3))
+    );
 }
 
 /// Splits RFC 4180 CSV into rows of fields.
@@ -281,6 +301,9 @@ async fn the_report_of_a_seeded_audit_table_in_every_format() {
     assert_eq!(down.len(), 1);
     assert_eq!(down[0][5], format!("{HOSTILE} wrong"));
     assert_eq!(section("model_error")[0][5], "model_error:timeout");
+    let flagged = section("poorly_grounded");
+    assert_eq!(flagged.len(), 1);
+    assert_eq!(flagged[0][5], "unsupported 2 of 3, invalid citations 0");
 
     let html = with(&["--html"]);
     assert!(html.starts_with("<!doctype html>"), "{html:.80}");
@@ -293,6 +316,7 @@ async fn the_report_of_a_seeded_audit_table_in_every_format() {
         html.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;quotes&quot;")
     );
     assert!(html.contains("<svg") && html.contains("<polyline"));
+    assert!(html.contains("Poorly grounded answers"));
     // Self-contained: no external reference (the SVG namespace is a name, not a fetch).
     for needle in ["src=", "href=", "@import", "url("] {
         assert!(!html.contains(needle), "{needle} in the page");

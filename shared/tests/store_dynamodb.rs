@@ -530,3 +530,65 @@ async fn reset_drops_every_table() {
         tables.table_names()
     );
 }
+
+// ---------------------------------------------------------------- answer cache
+
+fn cached(reply: &str) -> shared::answer_cache::CachedAnswer {
+    shared::answer_cache::CachedAnswer {
+        reply: reply.to_owned(),
+        model: "qwen-plus".to_owned(),
+        grounding: Some(Grounding {
+            sentences: 1,
+            cited: 1,
+            ..Grounding::default()
+        }),
+    }
+}
+
+/// Instances storing the same question's answer at once leave one answer, which every
+/// instance then reads; the item lives in the conversations table with the table's TTL.
+#[tokio::test]
+async fn the_answer_cache_keeps_the_first_answer_of_concurrent_writers() {
+    use shared::answer_cache::{AnswerCache, DynamoAnswerCache};
+    let Some(f) = Fixture::start().await else {
+        return;
+    };
+    let caches: Vec<DynamoAnswerCache> = (0..8)
+        .map(|_| DynamoAnswerCache::new(f.client.clone(), &f.conversations, TTL))
+        .collect();
+    let key = unique_name("key");
+    assert_eq!(caches[0].get(&key).await.unwrap(), None);
+    let writes = caches
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let (key, answer) = (key.clone(), cached(&format!("answer {i}")));
+            async move { c.put(&key, &answer).await }
+        })
+        .collect::<Vec<_>>();
+    for result in futures_util::future::join_all(writes).await {
+        result.expect("a losing writer is not an error");
+    }
+    let seen: Vec<_> = futures_util::future::join_all(caches.iter().map(|c| c.get(&key)))
+        .await
+        .into_iter()
+        .map(|r| r.unwrap().expect("cached"))
+        .collect();
+    assert!(seen.iter().all(|a| *a == seen[0]), "{seen:?}");
+    assert!(seen[0].reply.starts_with("answer "));
+    // A later writer does not replace it.
+    caches[0].put(&key, &cached("later")).await.unwrap();
+    assert_eq!(caches[1].get(&key).await.unwrap().as_ref(), Some(&seen[0]));
+    let items = f.turn_items(&format!("answer-cache#{key}")).await;
+    assert_eq!(items.len(), 1);
+    let expires = n(&items[0], "expires_at").unwrap();
+    assert!(expires >= now_secs() + TTL.as_secs() - 60, "{expires}");
+
+    // An expired item is not served, and may be replaced.
+    let short = DynamoAnswerCache::new(f.client.clone(), &f.conversations, Duration::ZERO);
+    let other = unique_name("key");
+    short.put(&other, &cached("stale")).await.unwrap();
+    assert_eq!(short.get(&other).await.unwrap(), None);
+    caches[0].put(&other, &cached("fresh")).await.unwrap();
+    assert_eq!(caches[1].get(&other).await.unwrap(), Some(cached("fresh")));
+}

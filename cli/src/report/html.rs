@@ -115,6 +115,28 @@ pub(crate) fn page(s: &Summary) -> String {
             .iter()
             .map(|e| vec![e.count.to_string(), e.outcome.clone()]),
     );
+    table(
+        &mut h,
+        "Poorly grounded answers",
+        &[
+            "Date",
+            "Request",
+            "Question",
+            "Unsupported",
+            "Claims",
+            "Bad citations",
+        ],
+        s.poorly_grounded.iter().map(|u| {
+            vec![
+                u.date.clone(),
+                u.request_id.clone(),
+                u.question.clone(),
+                u.unsupported_sentences.to_string(),
+                u.sentences.to_string(),
+                u.invalid_citations.to_string(),
+            ]
+        }),
+    );
     h.push_str("</body></html>\n");
     h
 }

@@ -104,6 +104,25 @@ pub(crate) fn table(s: &Summary) -> String {
     for e in &s.model_errors {
         let _ = writeln!(out, "  {:>5}  {}", e.count, e.outcome);
     }
+    let _ = writeln!(
+        out,
+        "\nPoorly grounded answers (unsupported / claims, bad citations)"
+    );
+    if s.poorly_grounded.is_empty() {
+        let _ = writeln!(out, "  (none)");
+    }
+    for u in &s.poorly_grounded {
+        let _ = writeln!(
+            out,
+            "  {}  {}  {}/{}  {}  {}",
+            u.date,
+            u.request_id,
+            u.unsupported_sentences,
+            u.sentences,
+            u.invalid_citations,
+            terminal_text(&u.question)
+        );
+    }
     out
 }
 
@@ -135,7 +154,7 @@ pub(crate) const CSV_HEADER: &str =
     "section,date,text,language,count,detail,tokens,budget_used_pct";
 
 /// The report as one CSV table (RFC 4180), a `section` column saying what each row is:
-/// `day`, `question`, `gap`, `rated_down`, `model_error`.
+/// `day`, `question`, `gap`, `rated_down`, `model_error`, `poorly_grounded`.
 pub(crate) fn csv(s: &Summary) -> String {
     let mut out = format!("{CSV_HEADER}\r\n");
     let mut row = |fields: [&str; 8]| {
@@ -204,6 +223,22 @@ pub(crate) fn csv(s: &Summary) -> String {
             "",
             &e.count.to_string(),
             &e.outcome,
+            "",
+            "",
+        ]);
+    }
+    for u in &s.poorly_grounded {
+        let detail = format!(
+            "unsupported {} of {}, invalid citations {}",
+            u.unsupported_sentences, u.sentences, u.invalid_citations
+        );
+        row([
+            "poorly_grounded",
+            &u.date,
+            &u.question,
+            "",
+            "1",
+            &detail,
             "",
             "",
         ]);

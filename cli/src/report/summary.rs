@@ -43,6 +43,26 @@ pub(crate) struct Summary {
     pub(crate) negative_feedback: Vec<Rated>,
     /// Failed model calls by outcome, most frequent first.
     pub(crate) model_errors: Vec<ErrorCount>,
+    /// Answers with sentences the retrieved entries do not back, or wrong citations
+    /// (the grounding check), newest first.
+    pub(crate) poorly_grounded: Vec<Ungrounded>,
+}
+
+/// An answer the grounding check flagged.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Ungrounded {
+    /// Day of the question.
+    pub(crate) date: String,
+    /// The answer's request id.
+    pub(crate) request_id: String,
+    /// The question.
+    pub(crate) question: String,
+    /// Claims in the answer.
+    pub(crate) sentences: u32,
+    /// Claims the entries do not back.
+    pub(crate) unsupported_sentences: u32,
+    /// Citations naming no entry or the wrong one.
+    pub(crate) invalid_citations: u32,
 }
 
 /// One day's figures.
@@ -147,6 +167,7 @@ pub(crate) fn summarize(entries: &[AuditEntry], opts: Options, truncated: bool) 
     let mut gaps: BTreeMap<String, Gap> = BTreeMap::new();
     let mut errors: BTreeMap<String, usize> = BTreeMap::new();
     let mut negative: Vec<(u64, Rated)> = Vec::new();
+    let mut ungrounded: Vec<(u64, Ungrounded)> = Vec::new();
     let (mut up, mut down, mut total) = (0, 0, 0);
     let mut chats: Vec<&AuditEntry> = entries
         .iter()
@@ -202,6 +223,19 @@ pub(crate) fn summarize(entries: &[AuditEntry], opts: Options, truncated: bool) 
                 }
             }
         }
+        if let Some(g) = r.grounding.filter(|g| g.flagged()) {
+            ungrounded.push((
+                e.at_ms,
+                Ungrounded {
+                    date: format_day(day),
+                    request_id: r.request_id.clone(),
+                    question: text.to_owned(),
+                    sentences: g.sentences,
+                    unsupported_sentences: g.unsupported_sentences,
+                    invalid_citations: g.invalid_citations,
+                },
+            ));
+        }
         match r.feedback.as_ref().map(|f| f.rating) {
             Some(Rating::Up) => up += 1,
             Some(Rating::Down) => {
@@ -236,6 +270,8 @@ pub(crate) fn summarize(entries: &[AuditEntry], opts: Options, truncated: bool) 
     coverage_gaps.sort_by(|a, b| b.count.cmp(&a.count).then(a.text.cmp(&b.text)));
     coverage_gaps.truncate(opts.top);
     negative.sort_by_key(|n| std::cmp::Reverse(n.0));
+    ungrounded.sort_by_key(|n| std::cmp::Reverse(n.0));
+    ungrounded.truncate(opts.top);
     let mut model_errors: Vec<ErrorCount> = errors
         .into_iter()
         .map(|(outcome, count)| ErrorCount { outcome, count })
@@ -255,6 +291,7 @@ pub(crate) fn summarize(entries: &[AuditEntry], opts: Options, truncated: bool) 
         coverage_gaps,
         negative_feedback: negative.into_iter().map(|(_, r)| r).collect(),
         model_errors,
+        poorly_grounded: ungrounded.into_iter().map(|(_, u)| u).collect(),
     }
 }
 

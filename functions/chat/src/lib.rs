@@ -53,8 +53,12 @@ impl AppState {
             daily_token_budget = chat_config.daily_token_budget,
             "chat ready"
         );
+        let cache_ttl = chat_config.answer_cache_ttl();
         let mut state = Self::new(kb, llm, store, &config, chat_config);
         state.chat = state.chat.with_counters(counters, salt);
+        if let Some(cache) = shared::answer_cache::open_shared(&config, cache_ttl, &aws).await {
+            state.chat = state.chat.with_cache(cache);
+        }
         Ok(state)
     }
 

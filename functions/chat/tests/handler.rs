@@ -1159,3 +1159,145 @@ async fn a_question_the_site_has_nothing_on_hands_over_to_the_owner() {
     let (_, health, _) = call_json(&state, event("GET", None, &[])).await;
     assert!(health.get("contact_url").is_none(), "{health}");
 }
+
+// ---------------------------------------------------------------- answer cache
+
+/// A chat over `index` answering with `fake`, keeping answers in `cache` (`None`: the
+/// answer cache off).
+fn cached_state(
+    fake: &FakeLlm,
+    index: std::sync::Arc<shared::SearchIndex>,
+    cache: Option<std::sync::Arc<shared::answer_cache::MemoryAnswerCache>>,
+) -> (
+    chat::AppState,
+    std::sync::Arc<shared::store::MemoryConversationStore>,
+) {
+    use shared::chat::ChatConfig;
+    use shared::{LlmClient, OpenAiCompatClient};
+    use std::sync::Arc;
+    let client: Arc<dyn LlmClient> = Arc::new(OpenAiCompatClient::new(fake.config()).unwrap());
+    let store = Arc::new(shared::store::MemoryConversationStore::new());
+    let mut state = chat::AppState::new(
+        shared::KbHandle::fixed(index),
+        Some(client),
+        store.clone(),
+        &config(),
+        ChatConfig {
+            rate_limit_per_minute: 0,
+            query_rewrite: false,
+            answer_cache: cache.is_some(),
+            ..ChatConfig::default()
+        },
+    );
+    if let Some(cache) = cache {
+        state.chat = state.chat.with_cache(cache);
+    }
+    (state, store)
+}
+
+fn faithful_partial_fc() -> Behavior {
+    Behavior::Answer {
+        chunks: vec!["Partial FC trains face recognition models with 10 million \
+                      identities on a single machine."
+            .to_owned()],
+        delay: Duration::ZERO,
+    }
+}
+
+fn memory_cache() -> std::sync::Arc<shared::answer_cache::MemoryAnswerCache> {
+    std::sync::Arc::new(shared::answer_cache::MemoryAnswerCache::new(
+        16,
+        Duration::from_secs(600),
+    ))
+}
+
+#[tokio::test]
+async fn a_repeated_first_question_is_answered_from_the_cache_without_the_model() {
+    let fake = FakeLlm::start(vec![faithful_partial_fc()]).await;
+    let (state, store) = cached_state(&fake, index(), Some(memory_cache()));
+    let (status, first, _) = call_json(&state, post(r#"{"message": "What is Partial FC?"}"#)).await;
+    assert_eq!(status, 200, "{first}");
+    assert!(first.get("cached").is_none(), "{first}");
+    assert_eq!(fake.request_count(), 1);
+
+    // The same question, spelled differently, JSON then streamed: no model call, no tokens.
+    let (status, again, _) = call_json(
+        &state,
+        post(r#"{"message": "what is  partial fc", "request_id": "r2"}"#),
+    )
+    .await;
+    assert_eq!(status, 200, "{again}");
+    assert_eq!(again["cached"], true, "{again}");
+    assert_eq!(again["reply"], first["reply"]);
+    assert_eq!(again["usage"]["total_tokens"], 0);
+    assert_eq!(again["grounding"], first["grounding"]);
+    let s = call_stream(
+        &state,
+        post(r#"{"message": "What is Partial FC?", "stream": true, "request_id": "r3"}"#),
+        None,
+    )
+    .await;
+    assert_eq!(s.text(), first["reply"].as_str().unwrap());
+    assert_eq!(s.first("done").data["cached"], true);
+    assert_eq!(fake.request_count(), 1, "the model was asked again");
+    // A stream is recorded after its last event.
+    assert_eq!(audit_outcome(&store, "r3").await, "cached");
+    let outcomes: Vec<String> = store
+        .audit_records()
+        .into_iter()
+        .map(|r| r.outcome)
+        .collect();
+    assert_eq!(outcomes, ["ok", "cached", "cached"]);
+
+    // A follow-up in the same session depends on its history: never from the cache.
+    let session = first["session_id"].as_str().unwrap();
+    let body = json!({"message": "What is Partial FC?", "session_id": session}).to_string();
+    let (_, follow, _) = call_json(&state, post(&body)).await;
+    assert!(follow.get("cached").is_none(), "{follow}");
+    assert_eq!(fake.request_count(), 2);
+}
+
+#[tokio::test]
+async fn a_knowledge_base_change_or_a_flagged_answer_or_cache_off_asks_the_model_again() {
+    let question = r#"{"message": "What is Partial FC?"}"#;
+    // Two instances sharing one cache, the second serving an edited knowledge base.
+    let cache = memory_cache();
+    let fake = FakeLlm::start(vec![faithful_partial_fc()]).await;
+    let (old, _) = cached_state(&fake, index(), Some(cache.clone()));
+    let edited = {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../knowledge_base.json");
+        let mut kb: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        kb["documents"][0]["summary"] = json!("An edited summary.");
+        let kb = shared::kb::KnowledgeBase::from_value(&kb).unwrap();
+        std::sync::Arc::new(shared::SearchIndex::new(kb, "edited-version"))
+    };
+    let (new, _) = cached_state(&fake, edited, Some(cache.clone()));
+    call_json(&old, post(question)).await;
+    let (_, body, _) = call_json(&old, post(question)).await;
+    assert_eq!(body["cached"], true);
+    let (_, body, _) = call_json(&new, post(question)).await;
+    assert!(body.get("cached").is_none(), "{body}");
+    assert_eq!(fake.request_count(), 2);
+
+    // An answer the grounding check flags is not kept.
+    let invented = Behavior::Answer {
+        chunks: vec!["Partial FC was invented at Stanford University in 1998.".to_owned()],
+        delay: Duration::ZERO,
+    };
+    let fake = FakeLlm::start(vec![invented]).await;
+    let (state, _) = cached_state(&fake, index(), Some(memory_cache()));
+    for _ in 0..2 {
+        let (_, body, _) = call_json(&state, post(question)).await;
+        assert!(body.get("cached").is_none(), "{body}");
+    }
+    assert_eq!(fake.request_count(), 2);
+
+    // ANSWER_CACHE=off.
+    let fake = FakeLlm::start(vec![faithful_partial_fc()]).await;
+    let (state, _) = cached_state(&fake, index(), None);
+    for _ in 0..2 {
+        call_json(&state, post(question)).await;
+    }
+    assert_eq!(fake.request_count(), 2);
+}

@@ -34,6 +34,24 @@ use crate::grounding::Grounding;
 use crate::retrieval::tokenize::fold_char;
 use crate::store::StoreError;
 
+/// The cache a chat function shares with its other instances: DynamoDB's when
+/// `CONVERSATIONS_TABLE` is set (with the audit table, as the store), else `None` (the
+/// chat keeps its own [`MemoryAnswerCache`]).
+pub async fn open_shared(
+    config: &crate::config::Config,
+    ttl: std::time::Duration,
+    aws: &crate::aws::AwsClients,
+) -> Option<std::sync::Arc<dyn AnswerCache>> {
+    match (&config.conversations_table, &config.audit_table) {
+        (Some(table), Some(_)) => Some(std::sync::Arc::new(DynamoAnswerCache::new(
+            aws.dynamodb().await,
+            table,
+            ttl,
+        ))),
+        _ => None,
+    }
+}
+
 /// An answer kept for reuse.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CachedAnswer {

@@ -56,6 +56,12 @@ pub struct ChatConfig {
     pub bot_check: BotCheck,
     /// `ANSWER_STYLE`: `concise`, `standard` (default) or `detailed` (see [`AnswerStyle`]).
     pub answer_style: AnswerStyle,
+    /// `ANSWER_CACHE`: `on` (default) reuses the answer to a first-turn question asked
+    /// again (see [`crate::answer_cache`]); `off` never does.
+    pub answer_cache: bool,
+    /// `ANSWER_CACHE_TTL_SECS`: how long a cached answer is reused (default 86,400,
+    /// 60..=2,592,000).
+    pub answer_cache_ttl_secs: u64,
     /// `CONTACT_URL`: the owner's contact (`mailto:` or an http(s) address), offered when
     /// the site has nothing on a question and reported by health for the widget.
     pub contact_url: Option<String>,
@@ -95,12 +101,19 @@ impl Default for ChatConfig {
             query_rewrite: true,
             bot_check: BotCheck::Off,
             answer_style: AnswerStyle::Standard,
+            answer_cache: true,
+            answer_cache_ttl_secs: 86_400,
             contact_url: None,
         }
     }
 }
 
 impl ChatConfig {
+    /// How long a cached answer is reused.
+    pub fn answer_cache_ttl(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.answer_cache_ttl_secs)
+    }
+
     /// How long stored items live.
     pub fn ttl(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.ttl_days * 24 * 3600)
@@ -160,21 +173,14 @@ impl ChatConfig {
                 .map_or(defaults.ipv6_prefix, |n| n as u8),
             daily_token_budget: parse::<u64>(&trimmed, "DAILY_TOKEN_BUDGET")?
                 .unwrap_or(defaults.daily_token_budget),
-            query_rewrite: match trimmed("QUERY_REWRITE").map(|v| v.to_ascii_lowercase()) {
-                None => defaults.query_rewrite,
-                Some(v) if matches!(v.as_str(), "on" | "true" | "1") => true,
-                Some(v) if matches!(v.as_str(), "off" | "false" | "0") => false,
-                Some(v) => {
-                    return Err(Error::Config {
-                        var: "QUERY_REWRITE",
-                        message: format!("must be on or off, got {v:?}"),
-                    })
-                }
-            },
+            query_rewrite: on_off(&trimmed, "QUERY_REWRITE")?.unwrap_or(defaults.query_rewrite),
             answer_style: match trimmed("ANSWER_STYLE") {
                 Some(v) => AnswerStyle::parse(&v)?,
                 None => defaults.answer_style,
             },
+            answer_cache: on_off(&trimmed, "ANSWER_CACHE")?.unwrap_or(defaults.answer_cache),
+            answer_cache_ttl_secs: ranged(&trimmed, "ANSWER_CACHE_TTL_SECS", 60, 2_592_000)?
+                .map_or(defaults.answer_cache_ttl_secs, |n| n as u64),
             contact_url: trimmed("CONTACT_URL")
                 .map(|v| check_contact(&v).map(|()| v))
                 .transpose()?,
@@ -205,6 +211,19 @@ fn bot_check_config(get: &impl Fn(&str) -> Option<String>) -> Result<BotCheck> {
         Some(v) => Err(Error::Config {
             var: "BOT_CHECK",
             message: format!("must be off or pow, got {v:?}"),
+        }),
+    }
+}
+
+/// An on/off switch: `on`, `true`, `1` or `off`, `false`, `0` (any case); `None` unset.
+fn on_off(get: &impl Fn(&str) -> Option<String>, var: &'static str) -> Result<Option<bool>> {
+    match get(var).map(|v| v.to_ascii_lowercase()) {
+        None => Ok(None),
+        Some(v) if matches!(v.as_str(), "on" | "true" | "1") => Ok(Some(true)),
+        Some(v) if matches!(v.as_str(), "off" | "false" | "0") => Ok(Some(false)),
+        Some(v) => Err(Error::Config {
+            var,
+            message: format!("must be on or off, got {v:?}"),
         }),
     }
 }

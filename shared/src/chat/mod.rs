@@ -57,6 +57,7 @@ pub use response::{
     Timings,
 };
 
+use crate::answer_cache::{cache_key, AnswerCache, CachedAnswer, MemoryAnswerCache};
 use crate::error::Error;
 use crate::grounding::{self, Grounding};
 use crate::limits::{ClientSalt, Counters, MemoryCounters, RateLimiter, Reservation, TokenBudget};
@@ -72,6 +73,13 @@ use sha2::{Digest, Sha256};
 
 /// The `model` reported when no model is configured.
 pub const OFFLINE_MODEL: &str = "offline";
+
+/// Most answers an instance keeps in memory when the cache is not DynamoDB's. Each is at
+/// most [`reply_cap_chars`] characters, so this bounds the cache to a few MB.
+pub const MEMORY_CACHE_ANSWERS: usize = 256;
+
+/// Longest wait for the answer cache, read or write; past it the turn goes on without.
+pub const CACHE_BUDGET: Duration = Duration::from_millis(300);
 
 /// Where a streamed chat sends its events (the HTTP edge frames them as SSE).
 #[async_trait::async_trait]
@@ -162,6 +170,8 @@ pub struct ChatService {
     budget: TokenBudget,
     /// Salt of client-address hashes (audit records and rate-limit keys).
     salt: ClientSalt,
+    /// Answers to first-turn questions, reused without a model call (`ANSWER_CACHE`).
+    cache: Option<Arc<dyn AnswerCache>>,
 }
 
 impl std::fmt::Debug for ChatService {
@@ -194,6 +204,8 @@ struct Turn {
     suggestions: Vec<Suggestion>,
     /// The owner's contact, when the site had nothing on the question.
     handoff: Option<Handoff>,
+    /// The answer cache's key, for a first turn the model would answer.
+    cache_key: Option<String>,
     /// The offline answer and why, when the model is not called.
     offline: Option<(String, OfflineReason)>,
     received: Instant,
@@ -233,6 +245,7 @@ impl ChatService {
         min_score: f32,
     ) -> Self {
         let salt = ClientSalt::fixed(config.client_salt.clone().unwrap_or_else(random_salt));
+        let cache_ttl = config.answer_cache_ttl();
         let counters: Arc<dyn Counters> = Arc::new(MemoryCounters::default());
         let (rate, budget) = limits(&config, llm.as_deref(), counters);
         Self {
@@ -244,6 +257,61 @@ impl ChatService {
             rate,
             budget,
             salt,
+            cache: None,
+        }
+        .with_cache(Arc::new(MemoryAnswerCache::new(
+            MEMORY_CACHE_ANSWERS,
+            cache_ttl,
+        )))
+    }
+
+    /// The same service keeping reusable answers in `cache` (shared by all instances when
+    /// it is DynamoDB's); none at all when `ANSWER_CACHE=off`.
+    pub fn with_cache(mut self, cache: Arc<dyn AnswerCache>) -> Self {
+        self.cache = self.config.answer_cache.then_some(cache);
+        self
+    }
+
+    /// The cached answer of a turn that may have one; a cache that cannot be read is a
+    /// miss (logged), within [`CACHE_BUDGET`].
+    async fn cached(&self, turn: &Turn) -> Option<CachedAnswer> {
+        let (cache, key) = (self.cache.as_ref()?, turn.cache_key.as_deref()?);
+        match tokio::time::timeout(CACHE_BUDGET, cache.get(key)).await {
+            Ok(Ok(hit)) => hit,
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "answer cache unreadable; asking the model");
+                None
+            }
+            Err(_) => {
+                tracing::warn!("answer cache too slow; asking the model");
+                None
+            }
+        }
+    }
+
+    /// Keeps a turn's answer for reuse when it may be: a first turn, answered in full by
+    /// the model, and backed by its blocks (an answer the grounding check flags is not
+    /// handed to the next visitor).
+    async fn remember(&self, turn: &Turn, outcome: &Outcome, grounding: Option<Grounding>) {
+        let (Some(cache), Some(key), Some(reply)) = (
+            self.cache.as_ref(),
+            turn.cache_key.as_deref(),
+            outcome.reply.as_ref(),
+        ) else {
+            return;
+        };
+        if outcome.label != "ok" || grounding.is_none_or(|g| g.flagged()) {
+            return;
+        }
+        let answer = CachedAnswer {
+            reply: reply.clone(),
+            model: outcome.model.clone(),
+            grounding,
+        };
+        match tokio::time::timeout(CACHE_BUDGET, cache.put(key, &answer)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "answer not cached"),
+            Err(_) => tracing::warn!("answer cache too slow; answer not cached"),
         }
     }
 
@@ -490,8 +558,14 @@ impl ChatService {
         ctx: RequestContext,
     ) -> Result<ChatResponse, Error> {
         let mut turn = self.prepare(index, req, ctx).await;
-        let reservation = self.reserve(index, &mut turn).await;
         let started = Instant::now();
+        if let Some(hit) = self.cached(&turn).await {
+            let outcome = cached_outcome(&hit, started);
+            let response = response(&turn, &outcome, hit.grounding);
+            self.record(&turn, &outcome, hit.grounding).await;
+            return Ok(response);
+        }
+        let reservation = self.reserve(index, &mut turn).await;
         let outcome = match (&self.llm, reservation) {
             (Some(llm), Some(reservation)) => {
                 let request = completion_request(&turn.prompt, self.max_tokens());
@@ -525,6 +599,7 @@ impl ChatService {
         };
         let grounding = grounded(index, &turn, &outcome);
         let response = response(&turn, &outcome, grounding);
+        self.remember(&turn, &outcome, grounding).await;
         self.record(&turn, &outcome, grounding).await;
         Ok(response)
     }
@@ -541,7 +616,11 @@ impl ChatService {
         sink: &mut dyn EventSink,
     ) {
         let mut turn = self.prepare(&index, req, ctx).await;
-        let reservation = self.reserve(&index, &mut turn).await;
+        let hit = self.cached(&turn).await;
+        let reservation = match hit {
+            Some(_) => None,
+            None => self.reserve(&index, &mut turn).await,
+        };
         let sources = ChatEvent::Sources(SourcesEvent {
             sources: turn.sources.clone(),
             session_id: turn.session_id.clone(),
@@ -564,14 +643,18 @@ impl ChatService {
             self.record(&turn, &gone, None).await;
             return;
         }
-        let outcome = match (&self.llm, reservation) {
-            (Some(llm), Some(reservation)) => {
+        let outcome = match (&hit, &self.llm, reservation) {
+            (None, Some(llm), Some(reservation)) => {
                 let outcome = self.stream_model(llm.as_ref(), &turn, sink, started).await;
                 self.settle(reservation, &outcome).await;
                 outcome
             }
             _ => {
-                let mut outcome = offline_outcome(&turn, started);
+                // A cached answer is streamed as an offline one is: in pieces, at once.
+                let mut outcome = match &hit {
+                    Some(hit) => cached_outcome(hit, started),
+                    None => offline_outcome(&turn, started),
+                };
                 let text = outcome.reply.clone().unwrap_or_default();
                 for piece in offline_deltas(&text) {
                     if !sink.send(ChatEvent::Delta { text: piece }).await {
@@ -584,7 +667,10 @@ impl ChatService {
             }
         };
         // Checked against the index the answer was retrieved from, kept (an `Arc`) for it.
-        let grounding = grounded(&index, &turn, &outcome);
+        let grounding = match &hit {
+            Some(hit) => hit.grounding,
+            None => grounded(&index, &turn, &outcome),
+        };
         drop(index);
         if outcome.reply.is_some() {
             let done = response(&turn, &outcome, grounding);
@@ -602,9 +688,11 @@ impl ChatService {
                 suggestions: done.suggestions,
                 handoff: done.handoff,
                 feedback_token: done.feedback_token,
+                cached: done.cached,
             })))
             .await;
         }
+        self.remember(&turn, &outcome, grounding).await;
         self.record(&turn, &outcome, grounding).await;
     }
 
@@ -773,6 +861,12 @@ impl ChatService {
         };
         let sources = sources(index, &found.hits[..cited]);
         blocks.truncate(prompt.budget.blocks_kept);
+        // Only a first turn's prompt depends on nothing but the question and the entries.
+        let cache_key =
+            (self.cache.is_some() && offline.is_none() && history.is_empty()).then(|| {
+                let ids: Vec<String> = sources.iter().map(|s| s.id.clone()).collect();
+                cache_key(index.version(), style.as_str(), &req.question, &ids)
+            });
         let suggestions = suggest::suggestions(index, &found.hits, &req.question);
         let handoff = match &self.config.contact_url {
             Some(contact) if found.hits.is_empty() => {
@@ -800,6 +894,7 @@ impl ChatService {
             blocks,
             suggestions,
             handoff,
+            cache_key,
             offline,
             // Known here whenever the request was admitted first (the handler always does).
             client_hash: match self.client_key(ctx.client_ip.as_deref()).await {
@@ -902,6 +997,19 @@ fn sources(index: &SearchIndex, hits: &[Ranked]) -> Vec<Source> {
             }
         })
         .collect()
+}
+
+/// The outcome of a turn answered from the answer cache: no model call, nothing spent.
+fn cached_outcome(hit: &CachedAnswer, started: Instant) -> Outcome {
+    Outcome {
+        reply: Some(hit.reply.clone()),
+        model: hit.model.clone(),
+        usage: None,
+        label: "cached".into(),
+        generate: started.elapsed(),
+        model_called: false,
+        refused: false,
+    }
 }
 
 /// The outcome of a turn answered without the model.
@@ -1016,7 +1124,8 @@ fn response(turn: &Turn, outcome: &Outcome, grounding: Option<Grounding>) -> Cha
     let reply = outcome.reply.clone().unwrap_or_default();
     let offline = turn.offline.is_some();
     let offline_reason = turn.offline.as_ref().map(|(_, r)| r.as_str());
-    let usage = match (outcome.usage, offline) {
+    let cached = outcome.label == "cached";
+    let usage = match (outcome.usage, offline || cached) {
         (Some(u), _) => u,
         (None, true) => Usage::default(),
         // The provider did not report usage: the estimates are better than nothing.
@@ -1050,6 +1159,7 @@ fn response(turn: &Turn, outcome: &Outcome, grounding: Option<Grounding>) -> Cha
         suggestions: turn.suggestions.clone(),
         handoff: turn.handoff.clone(),
         feedback_token: turn.feedback_token.clone(),
+        cached,
     }
 }
 

@@ -102,6 +102,9 @@ pub struct ChatResponse {
     /// Sent back with a rating of this answer (`POST {"feedback": {...}}`): proves the
     /// rating comes from the visitor who got the answer.
     pub feedback_token: String,
+    /// True when the answer came from the answer cache (no model call, nothing spent).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
 }
 
 /// The payload of the `sources` event.
@@ -149,6 +152,9 @@ pub struct DoneEvent {
     /// Sent back with a rating of this answer (`POST {"feedback": {...}}`): proves the
     /// rating comes from the visitor who got the answer.
     pub feedback_token: String,
+    /// True when the answer came from the answer cache (no model call, nothing spent).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
 }
 
 /// One Server-Sent Event of a streamed chat.
