@@ -615,7 +615,8 @@
     launcher.setAttribute('aria-expanded', String(open));
     launcher.setAttribute('aria-label', open ? T.close : T.open);
     try { sessionStorage.setItem(OPEN_KEY, open ? '1' : ''); } catch (e) { /* ignore */ }
-    if (open) { scrollDown(); if (focus) input.focus(); }
+    // The bot-check puzzle (if the function sets one) is solved while the visitor types.
+    if (open) { getProof(); scrollDown(); if (focus) input.focus(); }
     else if (focus) launcher.focus();
   }
   launcher.addEventListener('click', function () { setOpen(panel.hidden, true); });
@@ -655,6 +656,49 @@
     goBtn.setAttribute('aria-label', on ? T.stop : T.send);
   }
 
+  // ---------------------------------------------------------------- bot check
+  // With BOT_CHECK=pow the function answers only requests carrying a solved challenge
+  // (docs/architecture.md, "Bot check"): a counter n for which SHA-256("<challenge>:n")
+  // starts with `difficulty` zero bits. One solution serves until it expires. `proof` is
+  // the promise of it ('' when the check is off or the challenge could not be had: the
+  // function then says so, and the question is retried with a fresh one).
+  var proof = null, proofExp = 0;
+  function getProof(fresh) {
+    if (fresh || !proof || Date.now() / 1000 > proofExp - 10) {
+      var t0 = performance.now();
+      proofExp = Infinity;
+      proof = fetch(endpoint + (endpoint.indexOf('?') < 0 ? '?' : '&') + 'challenge', { credentials: 'omit' })
+        .then(function (r) { return r.json(); })
+        .then(function (c) {
+          if (!c.challenge) return '';
+          proofExp = c.expires_at;
+          return solve(c.challenge, c.difficulty).then(function (p) {
+            host.dataset.proofMs = Math.round(performance.now() - t0);   // for tests
+            return p;
+          });
+        }).catch(function () { proofExp = 0; return ''; });
+    }
+    return proof;
+  }
+  // Hashes go to WebCrypto 64 at a time; the page stays responsive between batches.
+  function solve(challenge, bits) {
+    var enc = new TextEncoder(), n = 0;
+    function zeros(h) {
+      for (var i = 0, z = 0; i < h.length; i++, z += 8) if (h[i]) return z + Math.clz32(h[i]) - 24;
+      return z;
+    }
+    function batch() {
+      var tries = [];
+      for (var i = 0; i < 64; i++) tries.push(crypto.subtle.digest('SHA-256', enc.encode(challenge + ':' + (n + i))));
+      return Promise.all(tries).then(function (hs) {
+        for (var i = 0; i < hs.length; i++) if (zeros(new Uint8Array(hs[i])) >= bits) return challenge + ':' + (n + i);
+        n += 64;
+        return batch();
+      });
+    }
+    return batch();
+  }
+
   // ---------------------------------------------------------------- network
   function send(q) {
     if (controller) return;
@@ -691,7 +735,7 @@
 
   function ask() {
     var a = { role: 'assistant', text: '', sources: [], status: 'pending' };
-    var body = JSON.stringify({ messages: context(), session_id: state.session_id || undefined, stream: true });
+    var req = { messages: context(), session_id: state.session_id || undefined, stream: true };
     state.messages.push(a);
     log.appendChild(a.node = bubble(a));
     scrollDown();
@@ -700,13 +744,25 @@
     controller = new AbortController();
     busy(true);
     var ctl = controller;
-    fetch(endpoint, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream, application/json' },
-      body: body,
-      signal: ctl.signal,
-      credentials: 'omit'
-    }).then(function (res) {
+    // A refused or expired proof is solved afresh and the question sent once more.
+    function post(again) {
+      return getProof(again).then(function (p) {
+        req.proof = p || undefined;
+        return fetch(endpoint, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream, application/json' },
+          body: JSON.stringify(req),
+          signal: ctl.signal,
+          credentials: 'omit'
+        });
+      }).then(function (res) {
+        if (res.status !== 403 || again) return res;
+        return res.clone().json().then(function (d) {
+          return /^bot_check_/.test(d.error && d.error.code) ? post(true) : res;
+        }, function () { return res; });
+      });
+    }
+    post().then(function (res) {
       if (!res.ok) return httpError(res, a);
       var type = res.headers.get('content-type') || '';
       if (type.indexOf('text/event-stream') >= 0 && res.body && res.body.getReader) return stream(res, a);

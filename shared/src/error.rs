@@ -119,6 +119,10 @@ pub enum Error {
     /// The credentials are wrong, or the action is switched off (maps to 403).
     #[error("{0}")]
     Forbidden(String),
+    /// The bot check is on and the request's proof of work is missing, wrong or expired
+    /// (maps to 403 with the error's own code).
+    #[error("{}", .0.message())]
+    BotCheck(crate::chat::BotCheckError),
     /// The request names something that does not exist, which the message says (maps to
     /// 404).
     #[error("{0}")]

@@ -135,6 +135,7 @@ impl From<&Error> for ApiError {
             Error::TooLarge(m) => Self::new(413, "payload_too_large", m.clone()),
             Error::Unauthorized(m) => Self::new(401, "unauthorized", m.clone()),
             Error::Forbidden(m) => Self::new(403, "forbidden", m.clone()),
+            Error::BotCheck(e) => Self::new(403, e.code(), e.message()),
             Error::NotFound(m) => Self::new(404, "not_found", m.clone()),
             Error::RateLimited {
                 retry_after_secs, ..

@@ -239,6 +239,7 @@ fn valid_request() -> impl Strategy<Value = (ChatRequest, Value)> {
                     stream,
                     top_k,
                     request_id,
+                    proof: None,
                 };
                 (request, body)
             },

@@ -1,5 +1,6 @@
 // The widget (through demo.html) against the REAL chat function, served by `cargo lambda
-// watch` in offline mode (no model key) on the sample knowledge base. Skipped when
+// watch` in offline mode (no model key) on the sample knowledge base, with the bot check on
+// (BOT_CHECK=pow at its default difficulty): the widget must solve the function's challenge. Skipped when
 // cargo-lambda is not installed (infra/venv.sh installs it into .venv; infra/test.sh runs
 // that first). The first run may have to build the function: allow a long wait.
 import { test, before, after } from 'node:test';
@@ -29,7 +30,7 @@ before(async () => {
   if (skip) return;
   const port = await freePort();
   const env = { ...process.env, PATH: `${path.dirname(cargoLambda)}:${process.env.PATH}`,
-    KB_SOURCE: path.join(repo, 'knowledge_base.json'), ALLOWED_ORIGINS: '*' };
+    KB_SOURCE: path.join(repo, 'knowledge_base.json'), ALLOWED_ORIGINS: '*', BOT_CHECK: 'pow' };
   // Offline answers: no model key reaches the function.
   for (const k of ['DASHSCOPE_API_KEY', 'OPENAI_API_KEY', 'LLM_API_KEY']) delete env[k];
   // The owner's contact: handoff on a question the site has nothing on, and in health.
@@ -94,6 +95,10 @@ test('demo.html + real chat function (offline mode): streamed answer with source
   const hrefs = await answer.locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
   for (const h of hrefs) assert.match(h, /^https?:\/\//);
   assert.ok((await answer.locator('a.cite').count()) >= 1, '[n] markers linked to sources');
+  // Answered through the bot check: the widget solved the function's challenge.
+  const ms = await page.locator('rag-chat-widget').getAttribute('data-proof-ms');
+  assert.ok(ms !== null, 'a challenge was solved');
+  console.log(`# widget solve time against the real function (BOT_CHECK=pow): ${ms} ms`);
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -16,6 +16,13 @@
 //   "INVENT"  `done` says the grounding check found unsupported sentences
 //   anything else: a streamed Partial FC answer, cut into 7-byte chunks (splitting lines,
 //   events and UTF-8 characters) with CRLF line ends, as a hostile proxy might deliver it.
+//
+// `GET /chat/?challenge` answers {"bot_check": "off"}, or with startServer({ botCheck: bits })
+// issues proof-of-work challenges like the chat function's BOT_CHECK=pow, and every POST then
+// needs a solution of one it issued (else 403 bot_check_required / bot_check_failed). The
+// first question containing "EXPIRE" is refused as bot_check_expired and its challenge
+// forgotten, as when a visitor comes back after the challenge's lifetime.
+import crypto from 'node:crypto';
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -102,15 +109,42 @@ const attr = (v) => v.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-export async function startServer() {
+// Leading zero bits of a hash.
+function zeroBits(hash) {
+  let z = 0;
+  for (const b of hash) {
+    if (b) return z + Math.clz32(b) - 24;
+    z += 8;
+  }
+  return z;
+}
+
+const json403 = (res, code) => {
+  res.writeHead(403, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ error: { code, message: `${code} (test server)`, request_id: 'req-403' } }));
+};
+
+export async function startServer({ botCheck = 0 } = {}) {
   const requests = [];           // every chat request body, for assertions
+  const challenges = [];         // every challenge issued
+  const issued = new Set();      // challenges whose solutions are accepted
   const open = new Set();        // hanging responses, ended on close()
   const feedback = [];           // every accepted rating
   let rateHits = 0;
   let sessions = 0;
+  let expired = false;
 
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
+    if (url.pathname === '/chat/' && req.method === 'GET' && url.searchParams.has('challenge')) {
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      if (!botCheck) return res.end(JSON.stringify({ bot_check: 'off' }));
+      const expires_at = Math.floor(Date.now() / 1000) + 300;
+      const challenge = `pow1.${botCheck}.${expires_at}.${crypto.randomBytes(16).toString('hex')}.${'0'.repeat(32)}`;
+      challenges.push(challenge);
+      issued.add(challenge);
+      return res.end(JSON.stringify({ bot_check: 'pow', challenge, difficulty: botCheck, expires_at }));
+    }
     if (url.pathname === '/chat/' && req.method === 'POST') {
       let body = '';
       for await (const c of req) body += c;
@@ -128,6 +162,18 @@ export async function startServer() {
       const msgs = json.messages || [];
       const q = json.message || (msgs.length ? msgs[msgs.length - 1].content : '');
       const sid = json.session_id || `sess-${++sessions}`;
+      if (botCheck) {
+        const proof = json.proof;
+        if (typeof proof !== 'string') return json403(res, 'bot_check_required');
+        const challenge = proof.slice(0, proof.lastIndexOf(':'));
+        const work = zeroBits(crypto.createHash('sha256').update(proof).digest());
+        if (!issued.has(challenge) || work < botCheck) return json403(res, 'bot_check_failed');
+        if (q.includes('EXPIRE') && !expired) {
+          expired = true;
+          issued.delete(challenge);
+          return json403(res, 'bot_check_expired');
+        }
+      }
 
       if (q.includes('FAIL')) {
         res.writeHead(500, { 'content-type': 'application/json' });
@@ -203,6 +249,7 @@ export async function startServer() {
   return {
     base,
     requests,
+    challenges,
     close: () => {
       for (const r of open) r.destroy();
       server.closeAllConnections();

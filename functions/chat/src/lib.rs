@@ -5,7 +5,7 @@ mod sse;
 
 use lambda_http::http::{header, Method};
 use lambda_http::lambda_runtime::streaming::Body;
-use lambda_http::{Error, Request, Response};
+use lambda_http::{Error, Request, RequestExt, Response};
 use shared::aws::AwsClients;
 use shared::chat::{ChatConfig, ChatRequest, ChatService, Post, RequestContext};
 use shared::http::{self, ApiError, Cors};
@@ -79,13 +79,17 @@ impl AppState {
 }
 
 /// `POST` answers (JSON, or SSE when asked) or stores a rating (`{"feedback": ...}`), `GET`
-/// reports health, `OPTIONS` is the CORS preflight.
+/// reports health (`GET ?challenge` issues a bot-check challenge), `OPTIONS` is the CORS
+/// preflight.
 pub async fn function_handler(state: &AppState, event: Request) -> Result<Response<Body>, Error> {
     let origin = http::origin(&event);
     let request_id = http::request_id(&event);
     let log = RequestLog::start("chat", &request_id);
     let mut res = match *event.method() {
         Method::OPTIONS => sse::whole(state.cors.preflight(origin, "GET, POST, OPTIONS")),
+        Method::GET if wants_challenge(&event) => {
+            sse::whole(challenge(state, &event, &request_id).await)
+        }
         Method::GET => {
             let index = state.kb.current().await;
             sse::whole(http::json_response(200, &state.chat.health(&index).await))
@@ -155,6 +159,40 @@ async fn answer(
     log.status = res.status().as_u16();
     log.finish_with_metrics();
     sse::whole(res)
+}
+
+/// Whether a `GET` asks for a bot-check challenge (`?challenge`, with or without a value).
+fn wants_challenge(event: &Request) -> bool {
+    event
+        .query_string_parameters_ref()
+        .is_some_and(|q| q.first("challenge").is_some())
+}
+
+/// A fresh bot-check challenge for the caller's address, or `{"bot_check": "off"}`; never
+/// cached, since every challenge is new. Writes nothing.
+async fn challenge(
+    state: &AppState,
+    event: &Request,
+    request_id: &str,
+) -> lambda_http::Response<lambda_http::Body> {
+    let ip = http::source_ip(event);
+    let mut res = match state
+        .chat
+        .challenge(ip.as_deref(), std::time::SystemTime::now())
+        .await
+    {
+        Ok(Some(c)) => http::json_response(200, &c),
+        Ok(None) => http::json_response(200, &shared::chat::bot_check::DISABLED),
+        Err(e) => {
+            let e = shared::Error::from(e);
+            http::error_response(&ApiError::from(&e), request_id, Some(&e))
+        }
+    };
+    res.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-store"),
+    );
+    res
 }
 
 /// The validated question or rating; for a question, `Accept: text/event-stream` asks for

@@ -1,5 +1,8 @@
 //! Settings only the chat function reads (the shared ones are in [`crate::Config`]).
 
+use std::time::Duration;
+
+use super::bot_check::{self, BotCheck};
 use crate::config::{parse, ranged};
 use crate::error::{Error, Result};
 use crate::prompt::{ANSWER_RESERVE, DEFAULT_SYSTEM_PROMPT};
@@ -46,6 +49,11 @@ pub struct ChatConfig {
     /// `QUERY_REWRITE`: `on` (default) lets a weak or back-referring question be rewritten
     /// by one short model call before retrieval (see [`crate::rewrite`]); `off` never does.
     pub query_rewrite: bool,
+    /// `BOT_CHECK`: `off` (default) or `pow`, a proof-of-work challenge every chat request
+    /// must carry solved (see [`super::bot_check`]); with `pow`, `BOT_CHECK_DIFFICULTY`
+    /// (leading zero bits, default 13, 1..=24) and `BOT_CHECK_TTL_SECS` (how long a
+    /// challenge stays valid, default 300, 30..=3600).
+    pub bot_check: BotCheck,
     /// `ANSWER_STYLE`: `concise`, `standard` (default) or `detailed` (see [`AnswerStyle`]).
     pub answer_style: AnswerStyle,
     /// `ANSWER_CACHE`: `on` (default) reuses the answer to a first-turn question asked
@@ -91,6 +99,7 @@ impl Default for ChatConfig {
             ipv6_prefix: super::client::DEFAULT_IPV6_PREFIX,
             daily_token_budget: 1_000_000,
             query_rewrite: true,
+            bot_check: BotCheck::Off,
             answer_style: AnswerStyle::Standard,
             answer_cache: true,
             answer_cache_ttl_secs: 86_400,
@@ -175,7 +184,34 @@ impl ChatConfig {
             contact_url: trimmed("CONTACT_URL")
                 .map(|v| check_contact(&v).map(|()| v))
                 .transpose()?,
+            bot_check: bot_check_config(&trimmed)?,
         })
+    }
+}
+
+/// `BOT_CHECK`, `BOT_CHECK_DIFFICULTY` and `BOT_CHECK_TTL_SECS`. The two numbers are
+/// checked even while the check is off, so that switching it on cannot fail a deploy later.
+fn bot_check_config(get: &impl Fn(&str) -> Option<String>) -> Result<BotCheck> {
+    let range = &bot_check::DIFFICULTY_RANGE;
+    let difficulty = ranged(
+        get,
+        "BOT_CHECK_DIFFICULTY",
+        usize::from(*range.start()),
+        usize::from(*range.end()),
+    )?
+    .map_or(bot_check::DEFAULT_DIFFICULTY, |d| d as u8);
+    let ttl_secs = ranged(get, "BOT_CHECK_TTL_SECS", 30, 3600)?
+        .map_or(bot_check::DEFAULT_TTL_SECS, |s| s as u64);
+    match get("BOT_CHECK").map(|v| v.to_ascii_lowercase()).as_deref() {
+        None | Some("off") => Ok(BotCheck::Off),
+        Some("pow") => Ok(BotCheck::Pow {
+            difficulty,
+            ttl: Duration::from_secs(ttl_secs),
+        }),
+        Some(v) => Err(Error::Config {
+            var: "BOT_CHECK",
+            message: format!("must be off or pow, got {v:?}"),
+        }),
     }
 }
 
@@ -274,9 +310,19 @@ mod tests {
             ("RATE_LIMIT_PER_MINUTE", "0"),
             ("DAILY_TOKEN_BUDGET", "250000"),
             ("QUERY_REWRITE", "OFF"),
+            ("BOT_CHECK", "PoW"),
+            ("BOT_CHECK_DIFFICULTY", "18"),
+            ("BOT_CHECK_TTL_SECS", "60"),
         ])
         .unwrap();
         assert!(!c.query_rewrite);
+        assert_eq!(
+            c.bot_check,
+            BotCheck::Pow {
+                difficulty: 18,
+                ttl: Duration::from_secs(60)
+            }
+        );
         assert_eq!(c.client_salt.as_ref().map(Secret::expose), Some("pepper"));
         assert_eq!(
             (c.rate_limit_per_minute, c.daily_token_budget),
@@ -293,6 +339,24 @@ mod tests {
             (32768, 1000, 10, 0)
         );
         assert_eq!(c.ttl_days, 7);
+    }
+
+    #[test]
+    fn the_bot_check_is_off_by_default_and_pow_takes_the_default_difficulty() {
+        assert_eq!(config(&[]).unwrap().bot_check, BotCheck::Off);
+        assert_eq!(
+            config(&[("BOT_CHECK", "off"), ("BOT_CHECK_DIFFICULTY", "20")])
+                .unwrap()
+                .bot_check,
+            BotCheck::Off
+        );
+        assert_eq!(
+            config(&[("BOT_CHECK", " pow ")]).unwrap().bot_check,
+            BotCheck::Pow {
+                difficulty: 13,
+                ttl: Duration::from_secs(300)
+            }
+        );
     }
 
     #[test]
@@ -322,6 +386,12 @@ mod tests {
             ("RATE_LIMIT_PER_MINUTE", "100001"),
             ("DAILY_TOKEN_BUDGET", "a lot"),
             ("QUERY_REWRITE", "sometimes"),
+            ("BOT_CHECK", "captcha"),
+            ("BOT_CHECK_DIFFICULTY", "0"),
+            ("BOT_CHECK_DIFFICULTY", "25"),
+            ("BOT_CHECK_DIFFICULTY", "hard"),
+            ("BOT_CHECK_TTL_SECS", "5"),
+            ("BOT_CHECK_TTL_SECS", "86400"),
         ] {
             let err = config(&[(var, value)]).unwrap_err().to_string();
             assert!(err.contains(var), "{var}={value}: {err}");

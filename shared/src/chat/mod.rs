@@ -24,6 +24,7 @@
 //!
 //! Nothing here knows about HTTP or Lambda: the `chat` function maps requests and results.
 
+pub mod bot_check;
 pub mod client;
 mod config;
 pub mod feedback;
@@ -44,6 +45,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::StreamExt;
 
+pub use bot_check::{BotCheck, BotCheckError, Challenge};
 pub use client::client_network;
 pub(crate) use config::random_salt;
 pub use config::ChatConfig;
@@ -339,15 +341,46 @@ impl ChatService {
         }
     }
 
-    /// Applies the rate limits to a validated request, before anything is answered:
-    /// [`Error::RateLimited`] (429) when the client (by its source address) or the session
-    /// has used up this minute, [`Error::Store`] (503 when retryable) when the counters
-    /// cannot be reached: refusing is safer than serving unmetered.
+    /// A bot-check challenge for the client at `ip` (`GET ?challenge`); `None` when the
+    /// check is off. Writes nothing; an error only when the salt is still unknown and
+    /// cannot be looked up.
+    pub async fn challenge(
+        &self,
+        ip: Option<&str>,
+        now: SystemTime,
+    ) -> Result<Option<Challenge>, StoreError> {
+        let BotCheck::Pow { difficulty, ttl } = self.config.bot_check else {
+            return Ok(None);
+        };
+        let client = self.client_key(ip).await?;
+        let secret = self.salt.get().await?;
+        Ok(Some(bot_check::issue(
+            secret, &client, difficulty, ttl, now,
+        )))
+    }
+
+    /// Admits a validated request, before anything is answered or counted: with
+    /// `BOT_CHECK=pow` its proof must solve a live challenge issued to this client
+    /// ([`Error::BotCheck`], 403); then the rate limits: [`Error::RateLimited`] (429) when
+    /// the client (by its source address) or the session has used up this minute,
+    /// [`Error::Store`] (503 when retryable) when the counters cannot be reached: refusing
+    /// is safer than serving unmetered.
     pub async fn admit(&self, req: &ChatRequest, ctx: &RequestContext) -> Result<(), Error> {
         let client = self
             .client_key(ctx.client_ip.as_deref())
             .await
             .inspect_err(|e| tracing::error!(error = %e, "cannot look up the client-hash salt"))?;
+        if let BotCheck::Pow { difficulty, .. } = self.config.bot_check {
+            // The salt is known: `client_key` just found it (or there is no address, and
+            // then the lookup below is the first).
+            let secret = self.salt.get().await?;
+            bot_check::verify(secret, &client, req.proof.as_deref(), difficulty, ctx.at).map_err(
+                |e| {
+                    tracing::info!(code = e.code(), client = %client, "bot check refused");
+                    Error::BotCheck(e)
+                },
+            )?;
+        }
         let session = self
             .issued_session(req)
             .await

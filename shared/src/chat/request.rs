@@ -27,11 +27,14 @@ pub struct ChatRequest {
     pub top_k: Option<usize>,
     /// The client's idempotency key; `None` to use the invocation's request id.
     pub request_id: Option<String>,
+    /// The solved bot-check challenge (`<challenge>:<counter>`, see
+    /// [`super::bot_check`]); only looked at when `BOT_CHECK=pow`.
+    pub proof: Option<String>,
 }
 
 impl ChatRequest {
     /// Parses and validates a JSON body: one of `messages`, `message` or `query`, and the
-    /// optional `session_id`, `stream`, `top_k`, `request_id`. Unknown fields are ignored
+    /// optional `session_id`, `stream`, `top_k`, `request_id`, `proof`. Unknown fields are ignored
     /// so that widgets sending extra data keep working. Every error is
     /// [`Error::InvalidInput`] with a message saying what to fix.
     pub fn from_json(body: &[u8], limits: &ChatConfig) -> Result<Self> {
@@ -65,6 +68,15 @@ impl ChatRequest {
                 ),
             },
             request_id: id_field(obj, "request_id")?,
+            proof: match present(obj, "proof") {
+                None => None,
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(_) => {
+                    return Err(invalid(
+                        "proof must be a string: the solved challenge from GET ?challenge",
+                    ))
+                }
+            },
         })
     }
 }
@@ -265,7 +277,7 @@ mod tests {
         let r = parse(
             r#"{"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
                 {"role": "user", "content": "c"}], "session_id": "s-1", "stream": true, "top_k": 5,
-                "request_id": "r.1:x", "widget_version": "2"}"#,
+                "request_id": "r.1:x", "widget_version": "2", "proof": "pow1.c:7"}"#,
         )
         .unwrap();
         assert_eq!(r.question, "c");
@@ -280,6 +292,7 @@ mod tests {
         assert_eq!(r.request_id.as_deref(), Some("r.1:x"));
         assert!(r.stream);
         assert_eq!(r.top_k, Some(5));
+        assert_eq!(r.proof.as_deref(), Some("pow1.c:7"));
     }
 
     #[test]
@@ -335,6 +348,10 @@ mod tests {
             (
                 r#"{"message": "q", "request_id": ""}"#,
                 "request_id must be",
+            ),
+            (
+                r#"{"message": "q", "proof": 12345}"#,
+                "proof must be a string",
             ),
         ];
         for (body, needle) in cases {
