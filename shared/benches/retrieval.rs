@@ -85,7 +85,8 @@ fn adversarial(c: &mut Criterion) {
     group.finish();
 }
 
-/// The grounding check of a typical answer (English, Chinese) against its three blocks,
+/// The suggestions after an answer (one ranking of the best hit's title and keywords), and
+/// the grounding check of a typical answer (English, Chinese) against its three blocks,
 /// and of the longest reply chat relays (the 512-token cap, 16,384 characters).
 fn grounding(c: &mut Criterion) {
     let index = SearchIndex::load_file(&sample_kb()).expect("sample KB loads");
@@ -98,6 +99,11 @@ fn grounding(c: &mut Criterion) {
     let zh = "Partial FC 可以在单台机器上训练包含 1000 万个身份的人脸识别模型【1】。\
               CVPR 2022 的后续工作让训练既高效又鲁棒【2】。相关代码在 InsightFace 仓库中【1】。";
     let long: String = en.chars().cycle().take(16_384).collect();
+    c.bench_function("suggestions/partial_fc", |b| {
+        b.iter(|| {
+            shared::chat::suggest::suggestions(&index, black_box(&hits), "What is Partial FC?")
+        })
+    });
     let mut group = c.benchmark_group("grounding");
     for (name, answer) in [
         ("en_4_sentences", en),
