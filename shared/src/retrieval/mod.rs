@@ -32,6 +32,12 @@ pub struct QueryTerm {
 /// keeps a run of thousands of name characters from costing more than a short one.
 pub const MAX_NAME_PROBES: usize = 512;
 
+/// Most Han characters of one query that are segmented, translated and tried as names;
+/// past them, Han text only adds its bigrams. Segmentation is the costliest step per
+/// character, and a real question is far shorter: this keeps 4,000 pasted characters from
+/// costing more than a long question does.
+pub const MAX_ANALYSED_HAN_CHARS: usize = 256;
+
 /// Most distinct terms one query analyses to. Ranking costs one posting list per term, so
 /// this bounds its work whatever a visitor pastes; a real question has a few dozen.
 pub const MAX_QUERY_TERMS: usize = 256;
@@ -332,6 +338,7 @@ impl Retriever {
     pub fn analyze(&self, query: &str) -> Analysis {
         let mut terms = TermSet::default();
         let mut name_probes = MAX_NAME_PROBES;
+        let mut han_left = MAX_ANALYSED_HAN_CHARS;
         // Per query: words already looked up (a long query repeats its words).
         let mut translated: FxHashMap<String, Vec<(Vec<String>, f32)>> = FxHashMap::default();
         let attested: std::cell::RefCell<FxHashMap<String, bool>> = Default::default();
@@ -353,7 +360,11 @@ impl Retriever {
                     }
                 }
                 Script::Han => {
-                    let expansions = self.lexicon.expand_in(&run.text, |word| {
+                    // Past the budget, only bigrams (added last, standing for no word in
+                    // particular), the first one joining the analysed part to the rest.
+                    let (head, tail) = split_chars(&run.text, han_left);
+                    han_left -= head.chars().count();
+                    let expansions = self.lexicon.expand_in(head, |word| {
                         *attested
                             .borrow_mut()
                             .entry(word.to_owned())
@@ -366,7 +377,7 @@ impl Retriever {
                     // out, so those do not match every Chinese page. A word's own bigrams
                     // and translations stand for it; a bigram across two words for neither.
                     let mut prev: Option<char> = None;
-                    let whole_run = expansions.len() == 1;
+                    let whole_run = expansions.len() == 1 && tail.is_empty();
                     for (ex, &name) in expansions.iter().zip(&is_name) {
                         if ex.stopword {
                             prev = None;
@@ -395,6 +406,11 @@ impl Retriever {
                             }
                         }
                         terms.end_word();
+                    }
+                    if !tail.is_empty() {
+                        let joined = head.chars().last().map_or(0, char::len_utf8);
+                        let rest = &run.text[head.len() - joined..];
+                        han_bigrams(rest, &mut |t| terms.add(t, 1.0, None));
                     }
                 }
             }
@@ -726,6 +742,12 @@ impl Retriever {
     }
 }
 
+/// `text` cut after its first `n` characters.
+fn split_chars(text: &str, n: usize) -> (&str, &str) {
+    let at = text.char_indices().nth(n).map_or(text.len(), |(i, _)| i);
+    text.split_at(at)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -937,8 +959,13 @@ mod tests {
             skeletons <= MAX_NAME_PROBES,
             "{skeletons} skeletons for {chars} chars"
         );
-        // Segmentation probes each of the three tables at most once per prefix length.
-        assert!(probes <= 3 * 8 * chars, "{probes} probes for {chars} chars");
+        // Segmentation probes each of the three tables at most once per prefix length, for
+        // the first MAX_ANALYSED_HAN_CHARS Han characters only.
+        let analysed = chars.min(MAX_ANALYSED_HAN_CHARS);
+        assert!(
+            probes <= 3 * 8 * analysed,
+            "{probes} probes for {chars} chars"
+        );
         assert!(terms.len() <= MAX_QUERY_TERMS, "{} terms", terms.len());
     }
 
@@ -954,10 +981,40 @@ mod tests {
     }
 
     #[test]
+    fn han_text_past_the_budget_is_matched_by_its_bigrams_only() {
+        let r = Retriever::build(
+            [
+                ["人脸识别 face recognition".to_string()],
+                ["苹果派的做法".to_string()],
+            ],
+            &[],
+        );
+        let filler = "的".repeat(MAX_ANALYSED_HAN_CHARS);
+        // Within the budget, 人脸识别 is a word with its English translation...
+        let near = r.analyze(&format!("人脸识别{filler}"));
+        assert!(
+            near.terms.iter().any(|t| t.term == "recognit"),
+            "{:?}",
+            near.terms
+        );
+        // ...past it, only its bigrams: the Chinese page still matches, nothing is
+        // translated, and the analysed part's words come first.
+        let far = r.analyze(&format!("{filler}人脸识别"));
+        assert!(
+            far.terms.iter().all(|t| t.from.is_none()),
+            "{:?}",
+            far.terms
+        );
+        assert!(far.terms.iter().any(|t| t.term == "识别"));
+        let (_, hits) = r.search_covering(&format!("{filler}人脸识别"), 2, 0.0, 0.0);
+        assert_eq!(hits.first().map(|h| h.doc), Some(0));
+    }
+
+    #[test]
     fn names_are_still_found_inside_long_runs_of_name_characters() {
         // The corpus is built here so the expected name is certain.
         let r = Retriever::build([["Jared Allen met Norman".to_string()]], &[]);
-        let terms = r.analyze_query(&format!("{}贾里德{}", "临".repeat(300), "临".repeat(300)));
+        let terms = r.analyze_query(&format!("{}贾里德{}", "临".repeat(200), "临".repeat(600)));
         assert!(
             terms.iter().any(|t| t.from.as_deref() == Some("贾里德")),
             "{terms:?}"
