@@ -20,6 +20,7 @@ pub use intent::{Intent, Vocabulary};
 pub use request::{SearchCall, SearchRequest, MAX_BATCH};
 
 use crate::error::{Error, Result};
+use crate::index::IndexError;
 use crate::kb::{split_passages, Document, KnowledgeBase};
 use crate::retrieval::{QueryTerm, Ranked, Retriever};
 use serde::Serialize;
@@ -45,6 +46,8 @@ pub struct SearchIndex {
     /// Venues and authors of this knowledge base, for the question recogniser.
     vocabulary: Vocabulary,
     version: String,
+    /// Whether the retrieval index was read from a prebuilt file.
+    prebuilt: bool,
 }
 
 /// How a query is answered: ranked as it is, or as a filtered (and maybe ordered) listing.
@@ -65,6 +68,33 @@ pub struct Plan {
 impl SearchIndex {
     /// Indexes a knowledge base; `version` identifies it (an ETag, a hash) in health output.
     pub fn new(kb: KnowledgeBase, version: impl Into<String>) -> Self {
+        Self::assemble(kb, version.into(), None)
+    }
+
+    /// Like [`SearchIndex::new`], reading the retrieval index from `prebuilt` (a file
+    /// [`crate::index::encode`] wrote) when it was built from the knowledge base whose
+    /// JSON hashes to `kb_hash` and is whole; else the knowledge base is indexed as usual
+    /// and the second value says why the file was not used.
+    pub fn with_prebuilt(
+        kb: KnowledgeBase,
+        version: impl Into<String>,
+        kb_hash: u64,
+        prebuilt: &[u8],
+    ) -> (Self, Option<IndexError>) {
+        match crate::index::decode(prebuilt, kb_hash, &kb.glossary) {
+            Ok(retriever) if retriever.documents() == kb.documents.len() => {
+                (Self::assemble(kb, version.into(), Some(retriever)), None)
+            }
+            Ok(_) => (
+                Self::new(kb, version),
+                Some(IndexError::Malformed("document count")),
+            ),
+            Err(e) => (Self::new(kb, version), Some(e)),
+        }
+    }
+
+    fn assemble(kb: KnowledgeBase, version: String, retriever: Option<Retriever>) -> Self {
+        let prebuilt = retriever.is_some();
         let chunks: Vec<Vec<String>> = kb
             .documents
             .iter()
@@ -75,12 +105,14 @@ impl SearchIndex {
                     .map_or_else(Vec::new, split_passages)
             })
             .collect();
-        let texts = kb
-            .documents
-            .iter()
-            .zip(&chunks)
-            .map(|(d, c)| index_texts(d, c));
-        let retriever = Retriever::build(texts, &kb.glossary);
+        let retriever = retriever.unwrap_or_else(|| {
+            let texts = kb
+                .documents
+                .iter()
+                .zip(&chunks)
+                .map(|(d, c)| index_texts(d, c));
+            Retriever::build(texts, &kb.glossary)
+        });
         let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
         let vocabulary = Vocabulary::of(&kb, &facets);
         Self {
@@ -89,8 +121,14 @@ impl SearchIndex {
             retriever,
             facets,
             vocabulary,
-            version: version.into(),
+            version,
+            prebuilt,
         }
+    }
+
+    /// Whether the retrieval index was read from a prebuilt file rather than built here.
+    pub fn is_prebuilt(&self) -> bool {
+        self.prebuilt
     }
 
     /// Reads, validates and indexes a knowledge-base file; the version is a hash of its bytes.
