@@ -97,20 +97,21 @@ impl KbHandle {
             }
         };
         let prebuilt = fetch_index(source.as_ref()).await;
-        let index = index_object(&object, prebuilt.as_deref(), &location).map_err(load_error)?;
+        let index = index_object(object, prebuilt.as_deref(), &location).map_err(load_error)?;
         tracing::info!(
             %location,
-            version = %object.etag,
+            version = %index.version(),
             documents = index.kb().documents.len(),
             "knowledge base loaded"
         );
+        let seen = index.version().to_owned();
         Ok(Self {
             source,
             interval,
             current: Arc::new(RwLock::new(Arc::new(index))),
             refresh: Arc::new(Mutex::new(RefreshState {
                 checked_at: Instant::now(),
-                seen: object.etag,
+                seen,
             })),
         })
     }
@@ -194,11 +195,11 @@ impl KbHandle {
         let location = self.source.location();
         tokio::task::spawn_blocking(move || {
             let _refreshing = guard;
-            match index_object(&object, prebuilt.as_deref(), &location) {
+            match index_object(object, prebuilt.as_deref(), &location) {
                 Ok(index) => {
                     tracing::info!(
                         %location,
-                        version = %object.etag,
+                        version = %index.version(),
                         documents = index.kb().documents.len(),
                         "knowledge base updated"
                     );
@@ -265,17 +266,16 @@ impl KbHandle {
             return Ok(Refresh::Unchanged);
         };
         let location = self.source.location();
-        let index = index_object(&object, prebuilt.as_deref(), &location)?;
+        let index = index_object(object, prebuilt.as_deref(), &location)?;
         tracing::info!(
             %location,
-            version = %object.etag,
+            version = %index.version(),
             documents = index.kb().documents.len(),
             "knowledge base updated"
         );
+        let version = index.version().to_owned();
         *self.current.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(index);
-        Ok(Refresh::Updated {
-            version: object.etag,
-        })
+        Ok(Refresh::Updated { version })
     }
 }
 
@@ -306,19 +306,22 @@ async fn fetch_index(source: &dyn KbSource) -> Option<Vec<u8>> {
 
 /// Parses, validates and indexes a stored object; the index's version is its ETag. The
 /// retrieval index is read from `prebuilt` when that was built from exactly these bytes
-/// and is whole; otherwise the JSON is indexed, and why is logged.
+/// and is whole; otherwise the JSON is indexed, and why is logged. The bytes are dropped
+/// once parsed, before the index is built or read, so the two never share the peak.
 pub fn index_object(
-    object: &KbObject,
+    object: KbObject,
     prebuilt: Option<&[u8]>,
     origin: &str,
 ) -> Result<SearchIndex> {
-    let kb = parse_kb_bytes(&object.bytes, origin)?;
-    let Some(prebuilt) = prebuilt else {
+    let KbObject { bytes, etag } = object;
+    let kb = parse_kb_bytes(&bytes, origin)?;
+    let hash = prebuilt.map(|_| crate::index::content_hash(&bytes));
+    drop(bytes);
+    let (Some(prebuilt), Some(hash)) = (prebuilt, hash) else {
         tracing::info!(%origin, "no prebuilt index; indexing the JSON");
-        return Ok(SearchIndex::new(kb, object.etag.clone()));
+        return Ok(SearchIndex::new(kb, etag));
     };
-    let hash = crate::index::content_hash(&object.bytes);
-    let (index, refused) = SearchIndex::with_prebuilt(kb, object.etag.clone(), hash, prebuilt);
+    let (index, refused) = SearchIndex::with_prebuilt(kb, etag, hash, prebuilt);
     match refused {
         None => tracing::info!(%origin, "prebuilt index loaded"),
         Some(reason) => tracing::warn!(
