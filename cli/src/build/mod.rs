@@ -186,7 +186,7 @@ pub(crate) fn index_path(path: &Path) -> std::path::PathBuf {
 }
 
 /// Writes through a temporary file, so a reader never sees half a file.
-fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub(crate) fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
