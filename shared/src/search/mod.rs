@@ -38,8 +38,8 @@ const SNIPPET_CHARS: usize = 240;
 #[derive(Debug)]
 pub struct SearchIndex {
     kb: KnowledgeBase,
-    /// Each document's content passages (empty when it has no content).
-    chunks: Vec<Vec<String>>,
+    /// Each document's content passages.
+    chunks: Vec<Chunks>,
     retriever: Retriever,
     /// Each document's typed fields, parsed for filters and listing orders.
     facets: Vec<Facets>,
@@ -95,22 +95,13 @@ impl SearchIndex {
 
     fn assemble(kb: KnowledgeBase, version: String, retriever: Option<Retriever>) -> Self {
         let prebuilt = retriever.is_some();
-        let chunks: Vec<Vec<String>> = kb
-            .documents
-            .iter()
-            .map(|d| {
-                d.content
-                    .as_deref()
-                    .filter(|c| !c.trim().is_empty())
-                    .map_or_else(Vec::new, split_passages)
-            })
-            .collect();
+        let chunks: Vec<Chunks> = kb.documents.iter().map(Chunks::of).collect();
         let retriever = retriever.unwrap_or_else(|| {
             let texts = kb
                 .documents
                 .iter()
                 .zip(&chunks)
-                .map(|(d, c)| index_texts(d, c));
+                .map(|(d, c)| index_texts(d, &c.passages(d)));
             Retriever::build(texts, &kb.glossary)
         });
         let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
@@ -161,7 +152,12 @@ impl SearchIndex {
     /// description otherwise.
     pub fn passage_text(&self, hit: &Ranked) -> &str {
         let doc = &self.kb.documents[hit.doc as usize];
-        if let Some(p) = self.chunks[hit.doc as usize].get(hit.passage as usize) {
+        let passage = match &self.chunks[hit.doc as usize] {
+            Chunks::Whole if hit.passage == 0 => doc.content.as_deref().map(str::trim),
+            Chunks::Split(parts) => parts.get(hit.passage as usize).map(String::as_str),
+            _ => None,
+        };
+        if let Some(p) = passage {
             return p;
         }
         doc.summary
@@ -321,10 +317,43 @@ impl SearchIndex {
     }
 }
 
+/// A document's content passages. Content short enough to be one passage is not copied:
+/// on a site of short pages, the copies were as large as the knowledge base itself.
+#[derive(Debug)]
+enum Chunks {
+    /// No content.
+    None,
+    /// The trimmed content is the only passage.
+    Whole,
+    /// Several passages.
+    Split(Vec<String>),
+}
+
+impl Chunks {
+    fn of(doc: &Document) -> Self {
+        let Some(content) = doc.content.as_deref().filter(|c| !c.trim().is_empty()) else {
+            return Self::None;
+        };
+        match split_passages(content) {
+            parts if parts.len() == 1 && parts[0] == content.trim() => Self::Whole,
+            parts => Self::Split(parts),
+        }
+    }
+
+    /// The passages' texts (`doc` is the document they were cut from).
+    fn passages<'a>(&'a self, doc: &'a Document) -> Vec<&'a str> {
+        match self {
+            Self::None => Vec::new(),
+            Self::Whole => doc.content.as_deref().map(str::trim).into_iter().collect(),
+            Self::Split(parts) => parts.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
 /// The texts retrieval indexes for one document: its metadata alone, or, with content,
 /// metadata + first passage and then each further passage under the title (so a passage
 /// found on its own still names its page).
-fn index_texts(doc: &Document, chunks: &[String]) -> Vec<String> {
+fn index_texts(doc: &Document, chunks: &[&str]) -> Vec<String> {
     let meta = doc.metadata_text();
     if chunks.is_empty() {
         return vec![meta];
