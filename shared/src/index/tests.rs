@@ -120,7 +120,7 @@ fn round_trip(json: &[u8]) {
     let hash = content_hash(json);
     let built = SearchIndex::new(kb_of(json), "v");
     let bytes = encode(built.retriever(), hash);
-    let (loaded, why) = SearchIndex::with_prebuilt(kb_of(json), "v", hash, &bytes);
+    let (loaded, why) = SearchIndex::with_prebuilt(kb_of(json), "v", hash, bytes);
     assert_eq!(why, None);
     let (a, b) = (built.retriever(), loaded.retriever());
     assert_eq!(a.index(), b.index());
@@ -156,7 +156,8 @@ fn a_generated_1k_page_kb_round_trips_with_the_same_hits_and_scores() {
 /// result is served all the same.
 fn refused(bytes: &[u8]) -> IndexError {
     let json = sample_json();
-    let (index, why) = SearchIndex::with_prebuilt(kb_of(&json), "v", content_hash(&json), bytes);
+    let (index, why) =
+        SearchIndex::with_prebuilt(kb_of(&json), "v", content_hash(&json), bytes.to_vec());
     assert_eq!(
         answers(&index),
         answers(&SearchIndex::new(kb_of(&json), "v"))

@@ -97,7 +97,7 @@ impl KbHandle {
             }
         };
         let prebuilt = fetch_index(source.as_ref()).await;
-        let index = index_object(object, prebuilt.as_deref(), &location).map_err(load_error)?;
+        let index = index_object(object, prebuilt, &location).map_err(load_error)?;
         tracing::info!(
             %location,
             version = %index.version(),
@@ -195,7 +195,7 @@ impl KbHandle {
         let location = self.source.location();
         tokio::task::spawn_blocking(move || {
             let _refreshing = guard;
-            match index_object(object, prebuilt.as_deref(), &location) {
+            match index_object(object, prebuilt, &location) {
                 Ok(index) => {
                     tracing::info!(
                         %location,
@@ -266,7 +266,7 @@ impl KbHandle {
             return Ok(Refresh::Unchanged);
         };
         let location = self.source.location();
-        let index = index_object(object, prebuilt.as_deref(), &location)?;
+        let index = index_object(object, prebuilt, &location)?;
         tracing::info!(
             %location,
             version = %index.version(),
@@ -310,12 +310,12 @@ async fn fetch_index(source: &dyn KbSource) -> Option<Vec<u8>> {
 /// once parsed, before the index is built or read, so the two never share the peak.
 pub fn index_object(
     object: KbObject,
-    prebuilt: Option<&[u8]>,
+    prebuilt: Option<Vec<u8>>,
     origin: &str,
 ) -> Result<SearchIndex> {
     let KbObject { bytes, etag } = object;
     let kb = parse_kb_bytes(&bytes, origin)?;
-    let hash = prebuilt.map(|_| crate::index::content_hash(&bytes));
+    let hash = prebuilt.as_ref().map(|_| crate::index::content_hash(&bytes));
     drop(bytes);
     let (Some(prebuilt), Some(hash)) = (prebuilt, hash) else {
         tracing::info!(%origin, "no prebuilt index; indexing the JSON");

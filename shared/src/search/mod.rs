@@ -79,9 +79,12 @@ impl SearchIndex {
         kb: KnowledgeBase,
         version: impl Into<String>,
         kb_hash: u64,
-        prebuilt: &[u8],
+        prebuilt: Vec<u8>,
     ) -> (Self, Option<IndexError>) {
-        match crate::index::decode(prebuilt, kb_hash, &kb.glossary) {
+        // The file is dropped as soon as it is read, before the passages are cut.
+        let decoded = crate::index::decode(&prebuilt, kb_hash, &kb.glossary);
+        drop(prebuilt);
+        match decoded {
             Ok(retriever) if retriever.documents() == kb.documents.len() => {
                 (Self::assemble(kb, version.into(), Some(retriever)), None)
             }
