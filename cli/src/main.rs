@@ -56,6 +56,13 @@ enum Command {
         /// The file to check.
         path: PathBuf,
     },
+    /// Write the prebuilt index beside a knowledge base file (`knowledge_base.json` →
+    /// `knowledge_base.index`; docs/prebuilt-index.md), for a file uploaded without the
+    /// ingest function, which writes its own.
+    Index {
+        /// The knowledge base file.
+        path: PathBuf,
+    },
     /// Evaluate retrieval on a BEIR-format set (corpus, queries, qrels).
     Eval {
         /// BEIR corpus.jsonl, or a knowledge_base.json.
@@ -134,6 +141,7 @@ fn main() -> ExitCode {
         Command::Search { kb, k, json, query } => search(kb, k.as_deref(), json, &query),
         Command::Validate { path } => validate(&path),
         Command::Report(args) => report::run(*args),
+        Command::Index { path } => write_index(&path),
         Command::Build(args) => return build::run(*args),
         Command::Eval {
             corpus,
@@ -226,6 +234,21 @@ fn search(kb: Option<PathBuf>, k: Option<&str>, json: bool, query: &str) -> Resu
         }
     }
     outln!("took {} µs", res.took_us);
+    Ok(())
+}
+
+fn write_index(path: &std::path::Path) -> Result<(), String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let kb = shared::KnowledgeBase::from_json_str(
+        &String::from_utf8_lossy(&bytes),
+        &path.display().to_string(),
+    )
+    .map_err(|e| e.to_string())?;
+    let index = SearchIndex::new(kb, String::new());
+    let file = shared::index::encode(index.retriever(), shared::index::content_hash(&bytes));
+    let out = build::index_path(path);
+    build::write(&out, &file)?;
+    outln!("wrote {} ({} bytes)", out.display(), file.len());
     Ok(())
 }
 

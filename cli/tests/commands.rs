@@ -103,6 +103,26 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
+fn index_writes_a_prebuilt_index_the_functions_accept_beside_the_file() {
+    let dir = scratch("index");
+    let kb = dir.join("site.json");
+    std::fs::copy(sample_kb(), &kb).unwrap();
+    let out = rag(&["index", kb.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let bytes = std::fs::read(dir.join("site.index")).unwrap();
+    let json = std::fs::read(&kb).unwrap();
+    let parsed =
+        shared::KnowledgeBase::from_json_str(std::str::from_utf8(&json).unwrap(), "kb").unwrap();
+    let hash = shared::index::content_hash(&json);
+    assert!(shared::index::decode(&bytes, hash, &parsed.glossary).is_ok());
+    // An invalid file gets no index.
+    std::fs::write(dir.join("bad.json"), "{\"documents\": 3}").unwrap();
+    let out = rag(&["index", dir.join("bad.json").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!dir.join("bad.index").exists());
+}
+
+#[test]
 fn eval_reports_metrics_as_json_and_writes_the_run() {
     let dir = scratch("eval");
     let corpus = dir.join("corpus.jsonl");

@@ -150,7 +150,7 @@ async fn sync_patches_an_edit_a_new_page_and_a_deletion_and_search_serves_the_ne
         Fetched::Object(o) => o,
         Fetched::NotModified => unreachable!(),
     };
-    let index = index_object(&object, "s3").unwrap();
+    let index = index_object(object, None, "s3").unwrap();
     let hits = index.search("kiwi trellis", 3, 0.0).hits;
     assert_eq!(hits.first().map(|h| h.id.as_str()), Some("kiwi"));
     assert!(index

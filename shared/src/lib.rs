@@ -9,6 +9,8 @@
 //! - [`ingest`]: authenticated knowledge-base updates (replace, patch, audit) for the
 //!   `ingest` function and `rag ingest`.
 //! - [`retrieval`]: tokenizer, Chinese→English lexicon, BM25 index, ranking.
+//! - [`index`]: the prebuilt index file (a retriever's arrays, versioned and checksummed)
+//!   written beside the knowledge base and loaded at cold start instead of re-indexing.
 //! - [`search`]: an indexed knowledge base and the search operation (requests, batches,
 //!   filters, the listing-question recogniser, responses).
 //! - [`context`]: retrieved entries as numbered Markdown blocks for the prompt.
@@ -50,6 +52,7 @@ pub mod error;
 pub mod followup;
 pub mod grounding;
 pub mod http;
+pub mod index;
 pub mod ingest;
 pub mod kb;
 pub mod limits;

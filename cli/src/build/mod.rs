@@ -134,17 +134,21 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
         .collect::<Result<Vec<_>, _>>()?;
     let output = assemble(publications, pages, hand, report);
     let bytes = output.to_bytes();
-    validate(&output, &bytes)?;
+    let kb = validate(&output, &bytes)?;
     write(&s.output, &bytes)?;
+    // Beside it, the prebuilt index the functions load instead of indexing the JSON.
+    let retriever = shared::SearchIndex::new(kb, String::new());
+    let index = shared::index::encode(retriever.retriever(), shared::index::content_hash(&bytes));
+    write(&index_path(&s.output), &index)?;
     Ok(output)
 }
 
 /// The written bytes must load as a knowledge base, exactly as the functions will load
 /// them; each problem is reported with the id of the entry it is in.
-fn validate(output: &Output, bytes: &[u8]) -> Result<(), String> {
+fn validate(output: &Output, bytes: &[u8]) -> Result<KnowledgeBase, String> {
     let text = String::from_utf8_lossy(bytes);
     match KnowledgeBase::from_json_str(&text, "the built knowledge base") {
-        Ok(_) => Ok(()),
+        Ok(kb) => Ok(kb),
         Err(shared::Error::InvalidKb(problems)) => {
             let lines: Vec<String> = problems
                 .0
@@ -172,12 +176,23 @@ fn entry_of(problem: &str) -> Option<usize> {
     rest.split(']').next()?.parse().ok()
 }
 
-/// Writes through a temporary file, so a reader never sees half a knowledge base.
-fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
+/// Where the prebuilt index of the knowledge base at `path` goes (`knowledge_base.json` →
+/// `knowledge_base.index`, see [`shared::index::index_name`]).
+pub(crate) fn index_path(path: &Path) -> std::path::PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(|| "kb".into(), |n| n.to_string_lossy());
+    path.with_file_name(shared::index::index_name(&name))
+}
+
+/// Writes through a temporary file, so a reader never sees half a file.
+pub(crate) fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    let tmp = path.with_extension("json.tmp");
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
     std::fs::write(&tmp, bytes).map_err(|e| format!("{}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
 }

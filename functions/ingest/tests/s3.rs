@@ -414,3 +414,62 @@ async fn after_an_ingest_put_a_warm_search_function_returns_the_new_entry() {
     }
     assert_eq!(search_ids(&search, "partial").await, ["pfc"]);
 }
+
+/// Issue 13: ingest writes the prebuilt index beside the knowledge base, built from the
+/// bytes it stored, and a refresh of a warm handle loads both (the index, not the JSON,
+/// is what it searches). An upload around ingest leaves the index stale: the next
+/// refresh sees that and indexes the JSON instead.
+#[tokio::test]
+async fn ingest_writes_the_index_beside_the_kb_and_a_refresh_uses_both() {
+    let Some(f) = Fixture::start().await else {
+        return;
+    };
+    let handle = KbHandle::load(Arc::new(source(&f.moto, &f.bucket)), Duration::ZERO)
+        .await
+        .unwrap();
+    assert!(!handle.snapshot().is_prebuilt(), "no index uploaded yet");
+    let etag = f.get(&f.state).await["etag"].as_str().unwrap().to_owned();
+    let mut kb: Value = serde_json::from_str(KB).unwrap();
+    kb["documents"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::from_str(KIWI).unwrap());
+    let req = Event::new("PUT")
+        .if_match(&etag)
+        .body(Some(&kb.to_string()))
+        .build();
+    let (status, body, _) = call(&f.state, req).await;
+    assert_eq!(status, 200, "{body}");
+
+    let (stored, _) = f.stored().await;
+    let index_key = shared::index::index_name(KEY);
+    assert_eq!(index_key, "knowledge_base.index");
+    let out = f
+        .moto
+        .s3_client()
+        .get_object()
+        .bucket(&f.bucket)
+        .key(&index_key)
+        .send()
+        .await
+        .expect("ingest wrote the index");
+    let index = out.body.collect().await.unwrap().into_bytes();
+    let parsed = shared::KnowledgeBase::from_json_str(&stored, "stored").unwrap();
+    let hash = shared::index::content_hash(stored.as_bytes());
+    assert!(shared::index::decode(&index, hash, &parsed.glossary).is_ok());
+
+    handle.refresh_now().await.unwrap();
+    let served = handle.snapshot();
+    assert!(served.is_prebuilt(), "the refresh read the index");
+    let hits = served.search("kiwi trellis", 5, 0.0).hits;
+    assert_eq!(hits.first().map(|h| h.id.as_str()), Some("kiwi"));
+
+    // Around ingest: the JSON changes, the index does not.
+    f.upload(&format!("[{KIWI}]")).await;
+    handle.refresh_now().await.unwrap();
+    let served = handle.snapshot();
+    assert!(!served.is_prebuilt(), "a stale index is not served");
+    assert_eq!(served.kb().documents.len(), 1);
+    let hits = served.search("kiwi trellis", 5, 0.0).hits;
+    assert_eq!(hits.first().map(|h| h.id.as_str()), Some("kiwi"));
+}

@@ -496,7 +496,7 @@ impl IngestService {
     }
 
     async fn write(&self, w: Write<'_>) -> Result<WriteReport> {
-        self.check_fits(&w.bytes)?;
+        let prebuilt = self.check_fits(&w.bytes)?;
         let etag = match self.source.put(w.bytes, w.condition).await? {
             Written::Stored { etag } => etag,
             Written::PreconditionFailed => {
@@ -518,6 +518,12 @@ impl IngestService {
             removed = w.diff.removed.len(),
             "knowledge base written"
         );
+        // After the JSON: an index naming a version not (yet) stored is ignored by readers.
+        // Without it the functions index the JSON, slower but right, so a failure here
+        // does not fail the write either.
+        if let Err(error) = self.source.put_index(prebuilt).await {
+            tracing::error!(request_id = w.request_id, %error, "prebuilt index not written");
+        }
         // `doc_ids` lists added, then changed, then removed ids; the counts in `outcome`
         // say where each group ends.
         let record = AuditRecord {
@@ -563,18 +569,20 @@ impl IngestService {
     /// building it here exactly as they will ([`memory::measure`]); without the counting
     /// allocator (a test process, the CLI) both together are estimated at
     /// [`UNMEASURED_FACTOR`] times the bytes, the worst ratio measured (random CJK pages).
-    fn check_fits(&self, bytes: &[u8]) -> Result<()> {
+    ///
+    /// Returns the prebuilt index of the version ([`crate::index`]), from the same build.
+    fn check_fits(&self, bytes: &[u8]) -> Result<Vec<u8>> {
         let (built, used) = memory::measure(|| {
             crate::kb::parse_kb_bytes(bytes, "the new version")
                 .map(|kb| SearchIndex::new(kb, String::new()))
         });
-        drop(built?);
+        let prebuilt = crate::index::encode(built?.retriever(), crate::index::content_hash(bytes));
         let (peak, index) = used.map_or((bytes.len() * UNMEASURED_FACTOR, 0), |u| {
             (u.peak, u.retained)
         });
         let need = bytes.len() + peak + index;
         if need <= self.index_memory {
-            return Ok(());
+            return Ok(prebuilt);
         }
         let mib = |b: usize| b.div_ceil(1 << 20);
         Err(Error::TooLarge(format!(

@@ -40,6 +40,16 @@ impl FileKbSource {
         &self.path
     }
 
+    /// Where the prebuilt index goes: beside the file, named by
+    /// [`crate::index::index_name`] (`knowledge_base.json` → `knowledge_base.index`).
+    pub fn index_path(&self) -> PathBuf {
+        let name = self
+            .path
+            .file_name()
+            .map_or_else(|| "kb".into(), |n| n.to_string_lossy());
+        self.path.with_file_name(crate::index::index_name(&name))
+    }
+
     fn read(&self) -> Result<Option<KbObject>, KbSourceError> {
         match std::fs::read(&self.path) {
             Ok(bytes) => Ok(Some(KbObject {
@@ -61,13 +71,12 @@ impl FileKbSource {
 
     /// Writes `bytes` to a temporary file in the same directory (same file system, so the
     /// rename is atomic), flushes it to disk, then renames it over the target.
-    fn write_atomically(&self, bytes: &[u8]) -> Result<(), KbSourceError> {
+    fn write_atomically(&self, path: &Path, bytes: &[u8]) -> Result<(), KbSourceError> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let name = self
-            .path
+        let name = path
             .file_name()
             .map_or_else(|| "kb".into(), |n| n.to_string_lossy());
-        let tmp = self.path.with_file_name(format!(
+        let tmp = path.with_file_name(format!(
             ".{name}.{}.{}.tmp",
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::Relaxed)
@@ -76,7 +85,7 @@ impl FileKbSource {
             let mut f = std::fs::File::create(&tmp)?;
             f.write_all(bytes)?;
             f.sync_all()?;
-            std::fs::rename(&tmp, &self.path)
+            std::fs::rename(&tmp, path)
         })();
         result.map_err(|e| {
             // Best effort: a leftover temporary file is harmless but untidy.
@@ -124,10 +133,22 @@ impl KbSource for FileKbSource {
         if !holds {
             return Ok(Written::PreconditionFailed);
         }
-        self.write_atomically(&bytes)?;
+        self.write_atomically(&self.path, &bytes)?;
         Ok(Written::Stored {
             etag: content_version(&bytes),
         })
+    }
+
+    async fn get_index(&self) -> Result<Option<Vec<u8>>, KbSourceError> {
+        match std::fs::read(self.index_path()) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(self.io_error("cannot read the index", e)),
+        }
+    }
+
+    async fn put_index(&self, bytes: Vec<u8>) -> Result<(), KbSourceError> {
+        self.write_atomically(&self.index_path(), &bytes)
     }
 }
 

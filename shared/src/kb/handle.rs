@@ -96,20 +96,22 @@ impl KbHandle {
                 )))
             }
         };
-        let index = index_object(&object, &location).map_err(load_error)?;
+        let prebuilt = fetch_index(source.as_ref()).await;
+        let index = index_object(object, prebuilt, &location).map_err(load_error)?;
         tracing::info!(
             %location,
-            version = %object.etag,
+            version = %index.version(),
             documents = index.kb().documents.len(),
             "knowledge base loaded"
         );
+        let seen = index.version().to_owned();
         Ok(Self {
             source,
             interval,
             current: Arc::new(RwLock::new(Arc::new(index))),
             refresh: Arc::new(Mutex::new(RefreshState {
                 checked_at: Instant::now(),
-                seen: object.etag,
+                seen,
             })),
         })
     }
@@ -146,10 +148,10 @@ impl KbHandle {
                 state.checked_at = Instant::now();
                 let fetched = tokio::time::timeout(REFRESH_BUDGET, self.fetch(&mut state)).await;
                 let error = match fetched {
-                    Ok(Ok(Some(object))) => {
+                    Ok(Ok(Some((object, prebuilt)))) => {
                         // The lock goes with the build, so no second refresh starts before
                         // this one has swapped its index in.
-                        let build = self.build_in_background(object, state);
+                        let build = self.build_in_background(object, prebuilt, state);
                         if tokio::time::timeout(INDEX_WAIT, build).await.is_err() {
                             tracing::info!(
                                 wait_ms = INDEX_WAIT.as_millis() as u64,
@@ -186,17 +188,18 @@ impl KbHandle {
     fn build_in_background(
         &self,
         object: KbObject,
+        prebuilt: Option<Vec<u8>>,
         guard: tokio::sync::OwnedMutexGuard<RefreshState>,
     ) -> tokio::task::JoinHandle<()> {
         let current = self.current.clone();
         let location = self.source.location();
         tokio::task::spawn_blocking(move || {
             let _refreshing = guard;
-            match index_object(&object, &location) {
+            match index_object(object, prebuilt, &location) {
                 Ok(index) => {
                     tracing::info!(
                         %location,
-                        version = %object.etag,
+                        version = %index.version(),
                         documents = index.kb().documents.len(),
                         "knowledge base updated"
                     );
@@ -242,33 +245,37 @@ impl KbHandle {
         self.interval
     }
 
-    /// The source's object when it holds a version neither served nor seen before.
-    async fn fetch(&self, state: &mut RefreshState) -> Result<Option<KbObject>> {
+    /// The source's object, with its prebuilt index if any, when it holds a version neither
+    /// served nor seen before.
+    async fn fetch(&self, state: &mut RefreshState) -> Result<Option<(KbObject, Option<Vec<u8>>)>> {
         let object = match self.source.get(Some(&state.seen)).await? {
             Fetched::NotModified => return Ok(None),
             Fetched::Object(o) => o,
         };
         // Remembered before parsing: a bad version is then reported once, not per interval.
         state.seen = object.etag.clone();
-        Ok((object.etag != self.snapshot().version()).then_some(object))
+        if object.etag == self.snapshot().version() {
+            return Ok(None);
+        }
+        let prebuilt = fetch_index(self.source.as_ref()).await;
+        Ok(Some((object, prebuilt)))
     }
 
     async fn check(&self, state: &mut RefreshState) -> Result<Refresh> {
-        let Some(object) = self.fetch(state).await? else {
+        let Some((object, prebuilt)) = self.fetch(state).await? else {
             return Ok(Refresh::Unchanged);
         };
         let location = self.source.location();
-        let index = index_object(&object, &location)?;
+        let index = index_object(object, prebuilt, &location)?;
         tracing::info!(
             %location,
-            version = %object.etag,
+            version = %index.version(),
             documents = index.kb().documents.len(),
             "knowledge base updated"
         );
+        let version = index.version().to_owned();
         *self.current.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(index);
-        Ok(Refresh::Updated {
-            version: object.etag,
-        })
+        Ok(Refresh::Updated { version })
     }
 }
 
@@ -285,10 +292,47 @@ pub async fn open_source(location: &KbLocation, aws: &AwsClients) -> Arc<dyn KbS
     }
 }
 
-/// Parses, validates and indexes a stored object; the index's version is its ETag.
-pub fn index_object(object: &KbObject, origin: &str) -> Result<SearchIndex> {
-    let kb = parse_kb_bytes(&object.bytes, origin)?;
-    Ok(SearchIndex::new(kb, object.etag.clone()))
+/// The source's prebuilt index; a failure to read it is logged and costs only the time to
+/// index the JSON, so it is never an error.
+async fn fetch_index(source: &dyn KbSource) -> Option<Vec<u8>> {
+    match source.get_index().await {
+        Ok(bytes) => bytes,
+        Err(error) => {
+            tracing::warn!(%error, "prebuilt index unreadable; indexing the JSON instead");
+            None
+        }
+    }
+}
+
+/// Parses, validates and indexes a stored object; the index's version is its ETag. The
+/// retrieval index is read from `prebuilt` when that was built from exactly these bytes
+/// and is whole; otherwise the JSON is indexed, and why is logged. The bytes are dropped
+/// once parsed, before the index is built or read, so the two never share the peak.
+pub fn index_object(
+    object: KbObject,
+    prebuilt: Option<Vec<u8>>,
+    origin: &str,
+) -> Result<SearchIndex> {
+    let KbObject { bytes, etag } = object;
+    let kb = parse_kb_bytes(&bytes, origin)?;
+    let hash = prebuilt
+        .as_ref()
+        .map(|_| crate::index::content_hash(&bytes));
+    drop(bytes);
+    let (Some(prebuilt), Some(hash)) = (prebuilt, hash) else {
+        tracing::info!(%origin, "no prebuilt index; indexing the JSON");
+        return Ok(SearchIndex::new(kb, etag));
+    };
+    let (index, refused) = SearchIndex::with_prebuilt(kb, etag, hash, prebuilt);
+    match refused {
+        None => tracing::info!(%origin, "prebuilt index loaded"),
+        Some(reason) => tracing::warn!(
+            %origin,
+            %reason,
+            "prebuilt index not used; indexed the JSON instead"
+        ),
+    }
+    Ok(index)
 }
 
 /// Parses and validates knowledge-base bytes, which must be UTF-8 JSON.
@@ -320,6 +364,32 @@ mod tests {
 
     fn ids(index: Arc<SearchIndex>) -> Vec<String> {
         index.kb().documents.iter().map(|d| d.id.clone()).collect()
+    }
+
+    #[tokio::test]
+    async fn a_matching_index_is_loaded_and_a_stale_one_falls_back_to_the_json() {
+        let source = Arc::new(MemoryKbSource::with_bytes(KB_V1));
+        let v1 = SearchIndex::new(parse_kb_bytes(KB_V1.as_bytes(), "v1").unwrap(), "");
+        let hash = crate::index::content_hash(KB_V1.as_bytes());
+        source
+            .put_index(crate::index::encode(v1.retriever(), hash))
+            .await
+            .unwrap();
+        let handle = KbHandle::load(source.clone(), Duration::ZERO)
+            .await
+            .unwrap();
+        assert!(handle.snapshot().is_prebuilt());
+        assert_eq!(handle.snapshot().search("apples", 5, 0.0).hits.len(), 1);
+        // The JSON changes and the index stays behind: the new version is indexed here.
+        source.replace(KB_V2);
+        assert!(matches!(
+            handle.refresh_now().await.unwrap(),
+            Refresh::Updated { .. }
+        ));
+        let served = handle.snapshot();
+        assert!(!served.is_prebuilt());
+        assert_eq!(ids(served.clone()), ["a", "b"]);
+        assert_eq!(served.search("bananas", 5, 0.0).hits.len(), 1);
     }
 
     #[tokio::test]

@@ -18,6 +18,8 @@ pub struct MemoryKbSource {
     // A std mutex: every critical section is a compare and a swap with no `.await` inside,
     // which also makes the conditional write atomic.
     object: Mutex<Option<KbObject>>,
+    /// The prebuilt index stored beside it.
+    index: Mutex<Option<Vec<u8>>>,
     unavailable: AtomicBool,
     gets: AtomicUsize,
 }
@@ -50,6 +52,14 @@ impl MemoryKbSource {
     /// The current object, if any.
     pub fn object(&self) -> Option<KbObject> {
         self.lock().clone()
+    }
+
+    /// The stored prebuilt index, if any.
+    pub fn index(&self) -> Option<Vec<u8>> {
+        self.index
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Makes every later call fail with [`KbSourceError::Unavailable`] (or work again).
@@ -119,6 +129,17 @@ impl KbSource for MemoryKbSource {
             etag: etag.clone(),
         });
         Ok(Written::Stored { etag })
+    }
+
+    async fn get_index(&self) -> Result<Option<Vec<u8>>, KbSourceError> {
+        self.check_available()?;
+        Ok(self.index())
+    }
+
+    async fn put_index(&self, bytes: Vec<u8>) -> Result<(), KbSourceError> {
+        self.check_available()?;
+        *self.index.lock().unwrap_or_else(PoisonError::into_inner) = Some(bytes);
+        Ok(())
     }
 }
 

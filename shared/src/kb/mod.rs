@@ -163,20 +163,29 @@ impl KnowledgeBase {
 
     /// Parses and validates knowledge-base JSON; `origin` names the input in errors.
     pub fn from_json_str(text: &str, origin: &str) -> Result<Self> {
-        let value: Value = serde_json::from_str(text).map_err(|source| Error::Json {
+        let mut value: Value = serde_json::from_str(text).map_err(|source| Error::Json {
             what: origin.to_owned(),
             source,
         })?;
-        Self::from_value(&value).map_err(Error::InvalidKb)
+        Self::take_from(&mut value).map_err(Error::InvalidKb)
     }
 
     /// Validates an already parsed JSON value, listing every problem.
     pub fn from_value(value: &Value) -> std::result::Result<Self, Problems> {
+        Self::take_from(&mut value.clone())
+    }
+
+    /// [`KnowledgeBase::from_value`], moving the documents' text out of `value` instead of
+    /// copying it (a large knowledge base is then never held twice), which leaves empty
+    /// strings in its place.
+    fn take_from(value: &mut Value) -> std::result::Result<Self, Problems> {
         let mut problems = Vec::new();
         let (docs, glossary) = match value {
             Value::Array(docs) => (Some(docs), None),
             Value::Object(top) => {
-                let docs = match top.get("documents") {
+                // Small: copied, so the documents can be borrowed mutably.
+                let glossary = top.get("glossary").cloned();
+                let docs = match top.get_mut("documents") {
                     Some(Value::Array(d)) => Some(d),
                     Some(_) => {
                         problems.push(Problem::new("documents", "must be an array of documents"));
@@ -187,7 +196,7 @@ impl KnowledgeBase {
                         None
                     }
                 };
-                (docs, top.get("glossary"))
+                (docs, glossary)
             }
             _ => {
                 problems.push(Problem::new(
@@ -204,8 +213,8 @@ impl KnowledgeBase {
             }
             // Ids are checked on the raw JSON, so a duplicate is reported even when either
             // document has other problems too.
-            let mut seen: rustc_hash::FxHashMap<&str, usize> = Default::default();
-            for (i, doc) in docs.iter().enumerate() {
+            let mut seen: rustc_hash::FxHashMap<String, usize> = Default::default();
+            for (i, doc) in docs.iter_mut().enumerate() {
                 let path = format!("documents[{i}]");
                 let parsed = parse_document(doc, &path, &mut problems);
                 if let Some(Value::String(id)) = doc.get("id") {
@@ -215,7 +224,7 @@ impl KnowledgeBase {
                             format!("duplicate id {id:?} (first used by documents[{first}])"),
                         )),
                         None => {
-                            seen.insert(id.as_str(), i);
+                            seen.insert(id.clone(), i);
                         }
                     }
                 }
@@ -224,7 +233,7 @@ impl KnowledgeBase {
         }
         let glossary = match glossary {
             None | Some(Value::Null) => Vec::new(),
-            Some(g) => parse_glossary(g, &mut problems),
+            Some(g) => parse_glossary(&g, &mut problems),
         };
         if problems.is_empty() {
             Ok(Self {
@@ -260,7 +269,7 @@ const STRING_FIELDS: &[&str] = &[
     "content",
 ];
 
-fn parse_document(doc: &Value, path: &str, problems: &mut Vec<Problem>) -> Option<Document> {
+fn parse_document(doc: &mut Value, path: &str, problems: &mut Vec<Problem>) -> Option<Document> {
     let Value::Object(obj) = doc else {
         problems.push(Problem::new(path, "must be an object"));
         return None;
@@ -299,9 +308,9 @@ fn parse_document(doc: &Value, path: &str, problems: &mut Vec<Problem>) -> Optio
     }
     for &field in STRING_FIELDS {
         let slot = string_slot(&mut d, field);
-        match obj.get(field) {
+        match obj.get_mut(field) {
             None | Some(Value::Null) => {}
-            Some(Value::String(s)) => *slot = Some(s.clone()),
+            Some(Value::String(s)) => *slot = Some(std::mem::take(s)),
             // BibTeX-style exports and hand-written files list authors one name each.
             Some(Value::Array(items)) if field == "authors" => {
                 *slot = author_list(items, &format!("{path}.authors"), problems)

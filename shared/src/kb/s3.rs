@@ -219,6 +219,47 @@ impl KbSource for S3KbSource {
             Err(err) => Err(self.error("PutObject", err)),
         }
     }
+
+    async fn get_index(&self) -> Result<Option<Vec<u8>>, KbSourceError> {
+        let key = crate::index::index_name(&self.key);
+        let out = match self
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(&key)
+            .send()
+            .await
+        {
+            Ok(out) => out,
+            Err(err) if err.as_service_error().is_some_and(|e| e.is_no_such_key()) => {
+                return Ok(None)
+            }
+            Err(err) => return Err(self.error("GetObject (index)", err)),
+        };
+        let bytes = out
+            .body
+            .collect()
+            .await
+            .map_err(|e| KbSourceError::Unavailable {
+                location: format!("s3://{}/{key}", self.bucket),
+                message: "GetObject: the body was cut off".to_owned(),
+                source: Some(Box::new(e)),
+            })?;
+        Ok(Some(bytes.into_bytes().to_vec()))
+    }
+
+    async fn put_index(&self, bytes: Vec<u8>) -> Result<(), KbSourceError> {
+        self.client
+            .put_object()
+            .bucket(&self.bucket)
+            .key(crate::index::index_name(&self.key))
+            .content_type("application/octet-stream")
+            .body(ByteStream::from(bytes))
+            .send()
+            .await
+            .map_err(|err| self.error("PutObject (index)", err))?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

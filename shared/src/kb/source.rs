@@ -114,6 +114,21 @@ pub trait KbSource: Send + Sync + std::fmt::Debug {
         bytes: Vec<u8>,
         condition: WriteCondition,
     ) -> Result<Written, KbSourceError>;
+
+    /// The prebuilt index stored beside the knowledge base ([`crate::index`]; named by
+    /// [`crate::index::index_name`]), or `None` when there is none. A source that keeps no
+    /// index answers `None`.
+    async fn get_index(&self) -> Result<Option<Vec<u8>>, KbSourceError> {
+        Ok(None)
+    }
+
+    /// Stores the prebuilt index beside the knowledge base, unconditionally: the index
+    /// names the version it was built from, and readers ignore one that does not match. A
+    /// source that keeps no index does nothing.
+    async fn put_index(&self, bytes: Vec<u8>) -> Result<(), KbSourceError> {
+        let _ = bytes;
+        Ok(())
+    }
 }
 
 /// Strips the quotes (and a weak `W/` marker) HTTP puts around an ETag.

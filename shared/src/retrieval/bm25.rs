@@ -30,46 +30,150 @@ pub fn idf(n_docs: usize, df: usize) -> f32 {
 }
 
 /// An immutable inverted index over numbered units (documents or passages).
-#[derive(Debug, Clone, Default)]
+///
+/// Everything is held in flat arrays (a term table and CSR postings), so the same index
+/// is built from text by [`Bm25Builder`] or read back from a prebuilt file
+/// ([`crate::index`]) without a per-term allocation either way.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Bm25Index {
-    vocab: FxHashMap<Box<str>, u32>,
+    /// The distinct terms, by id.
+    pub(crate) terms: TermTable,
     /// Postings of term `t` are `unit[offsets[t]..offsets[t+1]]` (CSR layout: three flat
     /// arrays instead of a Vec per term, fewer allocations and better locality).
-    offsets: Vec<u32>,
-    unit: Vec<u32>,
-    weight: Vec<f32>,
-    n_units: usize,
-    avgdl: f32,
+    pub(crate) offsets: Vec<u32>,
+    pub(crate) unit: Vec<u32>,
+    pub(crate) weight: Vec<f32>,
+    pub(crate) n_units: usize,
+    pub(crate) avgdl: f32,
 }
 
-impl Bm25Index {
-    /// Builds the index from each unit's terms (in unit order).
-    pub fn build<I, T>(units: I, params: Bm25Params) -> Self
-    where
-        I: IntoIterator<Item = T>,
-        T: IntoIterator<Item = String>,
-    {
-        let mut vocab: FxHashMap<Box<str>, u32> = FxHashMap::default();
-        // Per term: (unit, tf) pairs, units ascending because units arrive in order.
-        let mut lists: Vec<Vec<(u32, u32)>> = Vec::new();
-        let mut lens: Vec<u32> = Vec::new();
-        for (u, terms) in units.into_iter().enumerate() {
-            let mut len = 0u32;
-            for term in terms {
-                len += 1;
-                let next = vocab.len() as u32;
-                let id = *vocab.entry(term.into_boxed_str()).or_insert(next);
-                if id as usize == lists.len() {
-                    lists.push(Vec::new());
-                }
-                let list = &mut lists[id as usize];
-                match list.last_mut() {
-                    Some((last, tf)) if *last == u as u32 => *tf += 1,
-                    _ => list.push((u as u32, 1)),
-                }
+/// Distinct term strings numbered from 0: their bytes end to end, where each ends, and an
+/// open-addressing hash table of ids (linear probing, [`EMPTY`] for a free slot) keyed by
+/// [`term_hash`], whose values never depend on the process, so the table can be stored.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct TermTable {
+    pub(crate) bytes: Vec<u8>,
+    /// `ends[t]` is where term `t` ends in `bytes` (it starts where `t - 1` ends).
+    pub(crate) ends: Vec<u32>,
+    /// A power-of-two number of slots, at least twice the number of terms.
+    pub(crate) slots: Vec<u32>,
+}
+
+/// A free slot of [`TermTable::slots`].
+pub(crate) const EMPTY: u32 = u32::MAX;
+
+/// FNV-1a 64 of a term: fixed across processes and platforms (a stored table depends on
+/// it), and quick on the short strings terms are.
+pub(crate) fn term_hash(term: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in term {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+impl TermTable {
+    /// The table of `terms`, numbered in the order given (which must hold no duplicates).
+    fn new<'a>(terms: impl ExactSizeIterator<Item = &'a str>) -> Self {
+        let n = terms.len();
+        let mut table = Self {
+            bytes: Vec::new(),
+            ends: Vec::with_capacity(n),
+            slots: vec![EMPTY; (n * 2).next_power_of_two().max(2)],
+        };
+        for (id, term) in terms.enumerate() {
+            table.bytes.extend_from_slice(term.as_bytes());
+            table.ends.push(table.bytes.len() as u32);
+            let mask = table.slots.len() - 1;
+            let mut i = term_hash(term.as_bytes()) as usize & mask;
+            while table.slots[i] != EMPTY {
+                i = (i + 1) & mask;
             }
-            lens.push(len);
+            table.slots[i] = id as u32;
         }
+        table
+    }
+
+    /// Number of terms.
+    pub(crate) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The bytes of term `t`.
+    pub(crate) fn term(&self, t: u32) -> &[u8] {
+        let end = self.ends[t as usize] as usize;
+        let start = if t == 0 {
+            0
+        } else {
+            self.ends[t as usize - 1] as usize
+        };
+        &self.bytes[start..end]
+    }
+
+    /// The id of `term`.
+    pub(crate) fn get(&self, term: &str) -> Option<u32> {
+        if self.ends.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = term_hash(term.as_bytes()) as usize & mask;
+        loop {
+            match self.slots[i] {
+                EMPTY => return None,
+                t if self.term(t) == term.as_bytes() => return Some(t),
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+}
+
+/// Builds a [`Bm25Index`] one unit at a time: each unit's terms go straight into the
+/// postings, so no unit's terms outlive it, and each distinct term string is allocated
+/// once (postings hold integer ids).
+#[derive(Debug, Default)]
+pub struct Bm25Builder {
+    vocab: FxHashMap<Box<str>, u32>,
+    /// Per term: (unit, tf) pairs, units ascending because units arrive in order.
+    lists: Vec<Vec<(u32, u32)>>,
+    lens: Vec<u32>,
+}
+
+impl Bm25Builder {
+    /// Adds the next unit (units are numbered in the order added).
+    pub fn add<S: AsRef<str>>(&mut self, terms: impl IntoIterator<Item = S>) {
+        let u = self.lens.len() as u32;
+        let mut len = 0u32;
+        for term in terms {
+            let term = term.as_ref();
+            len += 1;
+            let id = match self.vocab.get(term) {
+                Some(&id) => id,
+                None => {
+                    let id = self.lists.len() as u32;
+                    self.vocab.insert(term.into(), id);
+                    self.lists.push(Vec::new());
+                    id
+                }
+            };
+            let list = &mut self.lists[id as usize];
+            match list.last_mut() {
+                Some((last, tf)) if *last == u => *tf += 1,
+                _ => list.push((u, 1)),
+            }
+        }
+        self.lens.push(len);
+    }
+
+    /// The finished index.
+    pub fn finish(self, params: Bm25Params) -> Bm25Index {
+        let Self { vocab, lists, lens } = self;
+        let mut by_id: Vec<&str> = vec![""; lists.len()];
+        for (term, &id) in &vocab {
+            by_id[id as usize] = term;
+        }
+        let terms = TermTable::new(by_id.into_iter());
+        drop(vocab);
         let n_units = lens.len();
         let total: u64 = lens.iter().map(|&l| u64::from(l)).sum();
         let avgdl = if n_units == 0 {
@@ -83,9 +187,11 @@ impl Bm25Index {
         let mut weight = Vec::with_capacity(postings);
         offsets.push(0);
         let Bm25Params { k1, b } = params;
-        for list in &lists {
+        // Each list is freed as soon as it is copied, so the lists and the flat arrays
+        // are not both whole at once.
+        for list in lists {
             let idf = idf(n_units, list.len());
-            for &(u, tf) in list {
+            for (u, tf) in list {
                 let tf = tf as f32;
                 let norm = k1 * (1.0 - b + b * lens[u as usize] as f32 / avgdl);
                 unit.push(u);
@@ -93,14 +199,29 @@ impl Bm25Index {
             }
             offsets.push(unit.len() as u32);
         }
-        Self {
-            vocab,
+        Bm25Index {
+            terms,
             offsets,
             unit,
             weight,
             n_units,
             avgdl,
         }
+    }
+}
+
+impl Bm25Index {
+    /// Builds the index from each unit's terms (in unit order).
+    pub fn build<I, T>(units: I, params: Bm25Params) -> Self
+    where
+        I: IntoIterator<Item = T>,
+        T: IntoIterator<Item = String>,
+    {
+        let mut builder = Bm25Builder::default();
+        for terms in units {
+            builder.add(terms);
+        }
+        builder.finish(params)
     }
 
     /// Number of indexed units.
@@ -115,7 +236,7 @@ impl Bm25Index {
 
     /// Number of distinct terms.
     pub fn vocabulary_size(&self) -> usize {
-        self.vocab.len()
+        self.terms.len()
     }
 
     /// Average unit length in terms.
@@ -125,14 +246,12 @@ impl Bm25Index {
 
     /// Number of units containing `term`.
     pub fn doc_freq(&self, term: &str) -> usize {
-        self.vocab
-            .get(term)
-            .map_or(0, |&t| self.postings(t).0.len())
+        self.terms.get(term).map_or(0, |t| self.postings(t).0.len())
     }
 
     /// The id of `term`, if any unit contains it.
     pub fn term_id(&self, term: &str) -> Option<u32> {
-        self.vocab.get(term).copied()
+        self.terms.get(term)
     }
 
     /// Number of units containing the term with id `t`.
@@ -171,7 +290,7 @@ impl Bm25Index {
     pub fn score<'a>(&self, query: impl IntoIterator<Item = (&'a str, f32)>) -> Vec<(u32, f32)> {
         let lists: Vec<(u32, f32)> = query
             .into_iter()
-            .filter_map(|(term, w)| self.vocab.get(term).map(|&t| (t, w)))
+            .filter_map(|(term, w)| self.terms.get(term).map(|t| (t, w)))
             .collect();
         let total: usize = lists.iter().map(|&(t, _)| self.postings(t).0.len()).sum();
         let mut acc = vec![0f32; self.n_units];

@@ -9,7 +9,7 @@ mod table;
 pub mod tokenize;
 pub mod translit;
 
-use bm25::{idf, top_k, Bm25Index, Bm25Params};
+use bm25::{idf, top_k, Bm25Builder, Bm25Index, Bm25Params};
 use lexicon::{Expansion, Lexicon};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -190,6 +190,8 @@ pub struct Retriever {
     lexicon: Lexicon,
     /// Proper nouns of the corpus, for transliterated names in queries.
     names: NameMatcher,
+    /// What `names` was built from (kept for writing a prebuilt index).
+    name_list: Vec<(String, String)>,
     index: Bm25Index,
     /// For each unit: (document, passage within it).
     units: Vec<(u32, u32)>,
@@ -209,30 +211,41 @@ impl Retriever {
     {
         let mut analyzer = Analyzer::new();
         let mut units = Vec::new();
-        let mut texts = Vec::new();
+        let mut builder = Bm25Builder::default();
+        let mut counter = NameCounter::default();
+        let mut has_han = false;
         let mut n_docs = 0;
+        // One passage at a time: its terms go into the index and its text is dropped, so
+        // neither every passage's text nor every passage's terms are held at once.
         for (d, passages) in docs.into_iter().enumerate() {
             n_docs += 1;
             for (p, text) in passages.into_iter().enumerate() {
                 units.push((d as u32, p as u32));
-                texts.push(text);
+                builder.add(analyzer.learn_terms(&text));
+                counter.add(&text);
+                has_han = has_han || text.chars().any(tokenize::is_han);
             }
         }
-        let index = Bm25Index::build(
-            texts
-                .iter()
-                .map(|t| analyzer.learn_terms(t))
-                .collect::<Vec<_>>(),
-            Bm25Params::default(),
-        );
-        let mut counter = NameCounter::default();
-        texts.iter().for_each(|t| counter.add(t));
-        let names = NameMatcher::new(
-            counter
-                .names()
-                .filter_map(|w| analyzer.latin_term(&w).map(|t| (w, t))),
-        );
-        let has_han = texts.iter().any(|t| t.chars().any(tokenize::is_han));
+        let index = builder.finish(Bm25Params::default());
+        let names: Vec<(String, String)> = counter
+            .names()
+            .filter_map(|w| analyzer.latin_term(&w).map(|t| (w, t)))
+            .collect();
+        Self::assemble(analyzer, index, units, n_docs, has_han, names, glossary)
+    }
+
+    /// A retriever over an index built elsewhere (by [`Retriever::build`], or read back
+    /// from a prebuilt file): `names` are the corpus's proper nouns as `(lowercase word,
+    /// index term)`, in the order [`Retriever::names`] lists them.
+    pub(crate) fn assemble(
+        analyzer: Analyzer,
+        index: Bm25Index,
+        units: Vec<(u32, u32)>,
+        n_docs: usize,
+        has_han: bool,
+        names: Vec<(String, String)>,
+        glossary: &[(String, Vec<String>)],
+    ) -> Self {
         let mut glossary_zh: FxHashMap<String, Vec<String>> = FxHashMap::default();
         for (zh, translations) in glossary {
             for tr in translations {
@@ -245,7 +258,8 @@ impl Retriever {
         Self {
             analyzer,
             lexicon: Lexicon::new(glossary),
-            names,
+            names: NameMatcher::new(names.iter().cloned()),
+            name_list: names,
             index,
             units,
             n_docs,
@@ -317,6 +331,21 @@ impl Retriever {
     /// The underlying index (for statistics).
     pub fn index(&self) -> &Bm25Index {
         &self.index
+    }
+
+    /// The corpus's proper nouns as `(lowercase word, index term)`.
+    pub fn names(&self) -> &[(String, String)] {
+        &self.name_list
+    }
+
+    /// For each indexed passage: (document, passage within it).
+    pub fn units(&self) -> &[(u32, u32)] {
+        &self.units
+    }
+
+    /// Whether any passage has Chinese text.
+    pub fn has_han(&self) -> bool {
+        self.has_han
     }
 
     /// Analyzes a query: English words as they are (weight 1 each), Han runs as bigrams

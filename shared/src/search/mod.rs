@@ -20,6 +20,7 @@ pub use intent::{Intent, Vocabulary};
 pub use request::{SearchCall, SearchRequest, MAX_BATCH};
 
 use crate::error::{Error, Result};
+use crate::index::IndexError;
 use crate::kb::{split_passages, Document, KnowledgeBase};
 use crate::retrieval::{QueryTerm, Ranked, Retriever};
 use serde::Serialize;
@@ -37,14 +38,16 @@ const SNIPPET_CHARS: usize = 240;
 #[derive(Debug)]
 pub struct SearchIndex {
     kb: KnowledgeBase,
-    /// Each document's content passages (empty when it has no content).
-    chunks: Vec<Vec<String>>,
+    /// Each document's content passages.
+    chunks: Vec<Chunks>,
     retriever: Retriever,
     /// Each document's typed fields, parsed for filters and listing orders.
     facets: Vec<Facets>,
     /// Venues and authors of this knowledge base, for the question recogniser.
     vocabulary: Vocabulary,
     version: String,
+    /// Whether the retrieval index was read from a prebuilt file.
+    prebuilt: bool,
 }
 
 /// How a query is answered: ranked as it is, or as a filtered (and maybe ordered) listing.
@@ -65,22 +68,45 @@ pub struct Plan {
 impl SearchIndex {
     /// Indexes a knowledge base; `version` identifies it (an ETag, a hash) in health output.
     pub fn new(kb: KnowledgeBase, version: impl Into<String>) -> Self {
-        let chunks: Vec<Vec<String>> = kb
-            .documents
-            .iter()
-            .map(|d| {
-                d.content
-                    .as_deref()
-                    .filter(|c| !c.trim().is_empty())
-                    .map_or_else(Vec::new, split_passages)
-            })
-            .collect();
-        let texts = kb
-            .documents
-            .iter()
-            .zip(&chunks)
-            .map(|(d, c)| index_texts(d, c));
-        let retriever = Retriever::build(texts, &kb.glossary);
+        Self::assemble(kb, version.into(), None)
+    }
+
+    /// Like [`SearchIndex::new`], reading the retrieval index from `prebuilt` (a file
+    /// [`crate::index::encode`] wrote) when it was built from the knowledge base whose
+    /// JSON hashes to `kb_hash` and is whole; else the knowledge base is indexed as usual
+    /// and the second value says why the file was not used.
+    pub fn with_prebuilt(
+        kb: KnowledgeBase,
+        version: impl Into<String>,
+        kb_hash: u64,
+        prebuilt: Vec<u8>,
+    ) -> (Self, Option<IndexError>) {
+        // The file is dropped as soon as it is read, before the passages are cut.
+        let decoded = crate::index::decode(&prebuilt, kb_hash, &kb.glossary);
+        drop(prebuilt);
+        match decoded {
+            Ok(retriever) if retriever.documents() == kb.documents.len() => {
+                (Self::assemble(kb, version.into(), Some(retriever)), None)
+            }
+            Ok(_) => (
+                Self::new(kb, version),
+                Some(IndexError::Malformed("document count")),
+            ),
+            Err(e) => (Self::new(kb, version), Some(e)),
+        }
+    }
+
+    fn assemble(kb: KnowledgeBase, version: String, retriever: Option<Retriever>) -> Self {
+        let prebuilt = retriever.is_some();
+        let chunks: Vec<Chunks> = kb.documents.iter().map(Chunks::of).collect();
+        let retriever = retriever.unwrap_or_else(|| {
+            let texts = kb
+                .documents
+                .iter()
+                .zip(&chunks)
+                .map(|(d, c)| index_texts(d, &c.passages(d)));
+            Retriever::build(texts, &kb.glossary)
+        });
         let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
         let vocabulary = Vocabulary::of(&kb, &facets);
         Self {
@@ -89,8 +115,14 @@ impl SearchIndex {
             retriever,
             facets,
             vocabulary,
-            version: version.into(),
+            version,
+            prebuilt,
         }
+    }
+
+    /// Whether the retrieval index was read from a prebuilt file rather than built here.
+    pub fn is_prebuilt(&self) -> bool {
+        self.prebuilt
     }
 
     /// Reads, validates and indexes a knowledge-base file; the version is a hash of its bytes.
@@ -123,7 +155,12 @@ impl SearchIndex {
     /// description otherwise.
     pub fn passage_text(&self, hit: &Ranked) -> &str {
         let doc = &self.kb.documents[hit.doc as usize];
-        if let Some(p) = self.chunks[hit.doc as usize].get(hit.passage as usize) {
+        let passage = match &self.chunks[hit.doc as usize] {
+            Chunks::Whole if hit.passage == 0 => doc.content.as_deref().map(str::trim),
+            Chunks::Split(parts) => parts.get(hit.passage as usize).map(String::as_str),
+            _ => None,
+        };
+        if let Some(p) = passage {
             return p;
         }
         doc.summary
@@ -283,10 +320,43 @@ impl SearchIndex {
     }
 }
 
+/// A document's content passages. Content short enough to be one passage is not copied:
+/// on a site of short pages, the copies were as large as the knowledge base itself.
+#[derive(Debug)]
+enum Chunks {
+    /// No content.
+    None,
+    /// The trimmed content is the only passage.
+    Whole,
+    /// Several passages.
+    Split(Vec<String>),
+}
+
+impl Chunks {
+    fn of(doc: &Document) -> Self {
+        let Some(content) = doc.content.as_deref().filter(|c| !c.trim().is_empty()) else {
+            return Self::None;
+        };
+        match split_passages(content) {
+            parts if parts.len() == 1 && parts[0] == content.trim() => Self::Whole,
+            parts => Self::Split(parts),
+        }
+    }
+
+    /// The passages' texts (`doc` is the document they were cut from).
+    fn passages<'a>(&'a self, doc: &'a Document) -> Vec<&'a str> {
+        match self {
+            Self::None => Vec::new(),
+            Self::Whole => doc.content.as_deref().map(str::trim).into_iter().collect(),
+            Self::Split(parts) => parts.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
 /// The texts retrieval indexes for one document: its metadata alone, or, with content,
 /// metadata + first passage and then each further passage under the title (so a passage
 /// found on its own still names its page).
-fn index_texts(doc: &Document, chunks: &[String]) -> Vec<String> {
+fn index_texts(doc: &Document, chunks: &[&str]) -> Vec<String> {
     let meta = doc.metadata_text();
     if chunks.is_empty() {
         return vec![meta];

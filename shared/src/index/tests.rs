@@ -1,0 +1,265 @@
+//! The prebuilt index against the JSON-built one: same hits and scores after a round
+//! trip, and every kind of bad file refused with the JSON result served instead.
+
+use super::*;
+use crate::search::SearchIndex;
+use crate::KnowledgeBase;
+use serde_json::json;
+
+/// Queries in English, Chinese and both, with names, identifiers and words no page has.
+const QUERIES: &[&str] = &[
+    "What is Partial FC?",
+    "face recognition training",
+    "多模态大模型",
+    "他发表过哪些论文",
+    "LLaVA 的代码在哪里",
+    "how do I install 卸载 uv",
+    "贾德 模型",
+    "vorakai shumeti trabou",
+    "明天的天气怎么样",
+    "Tavoki 是谁",
+];
+
+/// Proper nouns of the generated KB.
+const NAMES: &[&str] = &[
+    "Tavoki", "Jared", "Norman", "Merandu", "Shubaire", "Kolvena",
+];
+
+fn sample_json() -> Vec<u8> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../knowledge_base.json");
+    std::fs::read(path).expect("the sample KB is in the repo")
+}
+
+/// A deterministic synthetic KB of `pages` pages: invented words with a skewed
+/// frequency, capitalised names, Chinese sentences on every third page, and pages long
+/// enough to be split into several passages.
+fn generated_json(pages: usize) -> Vec<u8> {
+    let mut seed: u64 = 42;
+    let mut next = move |n: usize| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((seed >> 33) as usize) % n
+    };
+    let syllables = [
+        "ka", "to", "mi", "ra", "shu", "ve", "lo", "bai", "tri", "zu", "ne",
+    ];
+    let han = "模型数据训练人脸识别多模态代码论文发表检索系统学习方法网络图像";
+    let han: Vec<char> = han.chars().collect();
+    let vocab: Vec<String> = (0..3000)
+        .map(|i| {
+            (0..2 + i % 3)
+                .map(|j| syllables[(i * 7 + j * 13 + i / 11) % syllables.len()])
+                .collect()
+        })
+        .collect();
+    let mut docs = Vec::new();
+    for p in 0..pages {
+        let words = 60 + next(400);
+        let mut text = String::new();
+        for w in 0..words {
+            // Skewed: most picks fall on the first words of the vocabulary.
+            let i = next(vocab.len())
+                .min(next(vocab.len()))
+                .min(next(vocab.len()));
+            let word = &vocab[i];
+            if w % 12 == 0 {
+                text.push_str(". ");
+                let mut c = word.chars();
+                text.extend(c.next().map(|c| c.to_ascii_uppercase()));
+                text.push_str(c.as_str());
+            } else {
+                text.push(' ');
+                text.push_str(word);
+            }
+            if w % 30 == 17 {
+                // Always capitalised: the corpus's proper nouns.
+                text.push(' ');
+                text.push_str(NAMES[next(NAMES.len())]);
+            }
+            if p % 3 == 0 && w % 20 == 5 {
+                text.push_str(" 。");
+                (0..4 + next(8)).for_each(|_| text.push(han[next(han.len())]));
+            }
+        }
+        docs.push(json!({
+            "id": format!("page-{p}"),
+            "type": "page",
+            "title": format!("{} {}", vocab[next(300)], vocab[next(3000)]),
+            "url": format!("https://site.example/p/{p}"),
+            "keywords": [vocab[next(3000)].clone()],
+            "content": text,
+        }));
+    }
+    let kb = json!({"documents": docs, "glossary": {"模型": ["model"]}});
+    serde_json::to_vec(&kb).expect("serialisable")
+}
+
+fn kb_of(json: &[u8]) -> KnowledgeBase {
+    KnowledgeBase::from_json_str(std::str::from_utf8(json).unwrap(), "test").unwrap()
+}
+
+/// Every query's terms and hits (document, passage, score bits) on `index`.
+fn answers(index: &SearchIndex) -> Vec<String> {
+    QUERIES
+        .iter()
+        .map(|q| {
+            let (terms, hits) = index.rank(q, 10, 0.0);
+            let hits: Vec<(u32, u32, u32)> = hits
+                .iter()
+                .map(|h| (h.doc, h.passage, h.score.to_bits()))
+                .collect();
+            format!("{q}: {terms:?} {hits:?}")
+        })
+        .collect()
+}
+
+/// Builds from JSON, writes the index, reads it back: the same arrays and the same
+/// answers, which are not all empty.
+fn round_trip(json: &[u8]) {
+    let hash = content_hash(json);
+    let built = SearchIndex::new(kb_of(json), "v");
+    let bytes = encode(built.retriever(), hash);
+    let (loaded, why) = SearchIndex::with_prebuilt(kb_of(json), "v", hash, bytes);
+    assert_eq!(why, None);
+    let (a, b) = (built.retriever(), loaded.retriever());
+    assert_eq!(a.index(), b.index());
+    assert_eq!(a.units(), b.units());
+    assert_eq!(a.names(), b.names());
+    assert_eq!(a.has_han(), b.has_han());
+    let expected = answers(&built);
+    assert_eq!(answers(&loaded), expected);
+    let hits: usize = QUERIES.iter().map(|q| built.rank(q, 10, 0.0).1.len()).sum();
+    assert!(
+        hits > QUERIES.len(),
+        "the queries find something: {expected:#?}"
+    );
+}
+
+#[test]
+fn the_sample_kb_round_trips_with_the_same_hits_and_scores() {
+    round_trip(&sample_json());
+}
+
+#[test]
+fn a_generated_1k_page_kb_round_trips_with_the_same_hits_and_scores() {
+    let json = generated_json(1000);
+    let kb = kb_of(&json);
+    let index = SearchIndex::new(kb, "v");
+    assert!(index.retriever().passages() > 1100, "some pages are split");
+    assert!(index.retriever().has_han());
+    assert!(!index.retriever().names().is_empty());
+    round_trip(&json);
+}
+
+/// Loads `bytes` for the sample KB: the reason it was refused, checking that the JSON
+/// result is served all the same.
+fn refused(bytes: &[u8]) -> IndexError {
+    let json = sample_json();
+    let (index, why) =
+        SearchIndex::with_prebuilt(kb_of(&json), "v", content_hash(&json), bytes.to_vec());
+    assert_eq!(
+        answers(&index),
+        answers(&SearchIndex::new(kb_of(&json), "v"))
+    );
+    why.expect("the file is refused")
+}
+
+fn sample_index() -> Vec<u8> {
+    let json = sample_json();
+    encode(
+        SearchIndex::new(kb_of(&json), "v").retriever(),
+        content_hash(&json),
+    )
+}
+
+#[test]
+fn an_index_of_another_kb_version_is_refused() {
+    let json = sample_json();
+    let mut other = json.clone();
+    other.extend_from_slice(b"\n");
+    let stale = encode(
+        SearchIndex::new(kb_of(&other), "v").retriever(),
+        content_hash(&other),
+    );
+    assert!(matches!(refused(&stale), IndexError::OtherKb { .. }));
+}
+
+#[test]
+fn a_flipped_byte_anywhere_in_the_body_is_caught() {
+    let good = sample_index();
+    for at in [HEADER_LEN, HEADER_LEN + 9, good.len() / 2, good.len() - 1] {
+        let mut bad = good.clone();
+        bad[at] ^= 0x10;
+        assert_eq!(refused(&bad), IndexError::Checksum, "byte {at}");
+    }
+}
+
+#[test]
+fn a_truncated_or_padded_index_is_refused() {
+    let good = sample_index();
+    assert!(matches!(
+        refused(&good[..good.len() - 1]),
+        IndexError::Length { .. }
+    ));
+    assert_eq!(refused(&good[..20]), IndexError::Magic);
+    assert_eq!(refused(&[]), IndexError::Magic);
+    let mut padded = good.clone();
+    padded.push(0);
+    assert!(matches!(refused(&padded), IndexError::Length { .. }));
+}
+
+#[test]
+fn a_newer_or_older_format_is_refused() {
+    let good = sample_index();
+    for (version, newer) in [(FORMAT_VERSION + 1, true), (FORMAT_VERSION - 1, false)] {
+        let mut other = good.clone();
+        other[8..12].copy_from_slice(&version.to_le_bytes());
+        let why = refused(&other);
+        assert_eq!(
+            why,
+            if newer {
+                IndexError::Newer { found: version }
+            } else {
+                IndexError::Older { found: version }
+            }
+        );
+    }
+    let mut json = good;
+    json[..8].copy_from_slice(b"{\"docume");
+    assert_eq!(refused(&json), IndexError::Magic);
+}
+
+#[test]
+fn a_well_checksummed_but_inconsistent_body_is_refused_not_served() {
+    // A writer bug, not damage: the checksum is right, an array is not.
+    let good = sample_index();
+    let mut body = good[HEADER_LEN..].to_vec();
+    // The first array after the three scalars is the term bytes: claim one byte more.
+    let len = u64::from_le_bytes(body[12..20].try_into().unwrap());
+    body[12..20].copy_from_slice(&(len + 1).to_le_bytes());
+    let mut bad = good[..HEADER_LEN].to_vec();
+    bad[32..40].copy_from_slice(&content_hash(&body).to_le_bytes());
+    bad.extend_from_slice(&body);
+    assert!(matches!(refused(&bad), IndexError::Malformed(_)));
+}
+
+#[test]
+fn the_content_hash_sees_every_byte_and_the_length() {
+    let base = generated_json(3);
+    let h = content_hash(&base);
+    for at in [0, 7, 8, base.len() / 2, base.len() - 1] {
+        let mut other = base.clone();
+        other[at] ^= 1;
+        assert_ne!(content_hash(&other), h, "byte {at}");
+    }
+    assert_ne!(content_hash(&[0]), content_hash(&[0, 0]));
+    assert_eq!(content_hash(&base), h, "deterministic");
+}
+
+#[test]
+fn the_index_is_named_after_the_kb() {
+    assert_eq!(index_name("site/kb.json"), "site/kb.index");
+    assert_eq!(index_name("knowledge_base.json"), "knowledge_base.index");
+    assert_eq!(index_name("kb"), "kb.index");
+}
