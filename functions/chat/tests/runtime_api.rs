@@ -121,7 +121,11 @@ async fn a_cold_start_as_deployed_calls_aws_only_for_the_knowledge_base() {
     assert_eq!(run.status(), Some(204), "{run:?}");
     // Two S3 reads: the knowledge base and its prebuilt index (absent here).
     let seen = proxy.requests();
-    assert_eq!(seen.len(), 2, "the KB and its index, nothing else: {seen:?}");
+    assert_eq!(
+        seen.len(),
+        2,
+        "the KB and its index, nothing else: {seen:?}"
+    );
     assert!(
         seen.iter().all(|s| s.target.is_none()),
         "not a DynamoDB call: {seen:?}"
