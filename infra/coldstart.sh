@@ -13,8 +13,13 @@
 # is never called). Chat's POST answers offline (no model key), so it measures retrieval,
 # the limits (and the salt's lookup) and the store, not a model.
 #
+# From a file, each size is measured twice: from the JSON alone (`file`) and with the
+# prebuilt index `rag index` writes beside it (`file+index`, what ingest and `rag sync`
+# leave in S3).
+#
 # Usage: infra/coldstart.sh
-# Env: RUNS (default 5), SIZES (default "29 1000 10000 50000"), SOURCES (default "file s3"),
+# Env: RUNS (default 5), SIZES (default "29 1000 10000 50000"), SOURCES (default
+#      "file file+index s3"),
 #      PROFILE (cargo profile of the functions, default release), WORK (default a temp dir),
 #      NO_BUILD=1 (use the binaries already built), BIN (directory of the search and chat
 #      binaries to measure, default target/$PROFILE: e.g. copies from another commit).
@@ -24,7 +29,7 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 runs="${RUNS:-5}"
 sizes="${SIZES:-29 1000 10000 50000}"
-sources="${SOURCES:-file s3}"
+sources="${SOURCES:-file file+index s3}"
 profile="${PROFILE:-release}"
 work="${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/rag-coldstart.XXXXXX")}"
 mkdir -p "$work"
@@ -44,8 +49,10 @@ if [[ -z "${NO_BUILD:-}" ]]; then
     # functions' `shared`) and in debug, like the tests: an example also enables the
     # dev-dependencies' features, so in release it would recompile the dependency tree.
     cargo build --quiet -p shared --features test-util --example cold_start
+    cargo build --quiet -p rag
 fi
 harness="$target/debug/examples/cold_start"
+rag="$target/debug/rag"
 
 # Events: the fixtures' function-URL payloads; chat's GET (health) and POST come from its
 # POST fixture with the method changed.
@@ -63,7 +70,9 @@ PY
 
 kb_file() {
     if [[ "$1" == 29 ]]; then
-        echo "$repo/knowledge_base.json"
+        # A copy, so the index written beside it stays out of the repository.
+        cp "$repo/knowledge_base.json" "$work/kb-29.json"
+        echo "$work/kb-29.json"
     else
         [[ -s "$work/kb-$1.json" ]] || python3 infra/gen_kb.py "$1" "$work/kb-$1.json"
         echo "$work/kb-$1.json"
@@ -113,6 +122,12 @@ for size in $sizes; do
             # Never called by a health check; port 9 (discard) is closed anyway.
             model=(DASHSCOPE_API_KEY=unused LLM_BASE_URL=http://127.0.0.1:9/v1)
         else
+            # The index beside the file is written for `file+index` and removed for `file`.
+            if [[ "$source" == file+index ]]; then
+                "$rag" index "$file" >>"$work/runs.log" 2>&1
+            else
+                rm -f "${file%.json}.index"
+            fi
             kb=(KB_SOURCE="$file")
             deployed=()
             model=()
