@@ -1,14 +1,16 @@
 //! What `rag report` says, computed from audit entries: pure, no I/O.
 //!
-//! Only chat records count. Questions are grouped by a normalised form (case, width and
-//! spacing folded, end punctuation dropped), so "What is Partial FC?" and "what is partial
-//! fc" are one question. A record is a coverage gap when retrieval found nothing
-//! (`hits` 0, or the outcome `no_hits` of records older than the `hits` field) or only
-//! weak hits (best score under the threshold).
+//! Only chat records count. Questions are grouped by the form the answer cache compares
+//! ([`normalize_question`]: case, width and spacing folded, closing punctuation dropped), so
+//! "What is Partial FC?" and "what is partial fc" are one question here as there. A
+//! record is a coverage gap when retrieval found nothing (`hits` 0, or the outcome
+//! `no_hits` of records older than the `hits` field) or only weak hits (best score under
+//! the threshold).
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use shared::answer_cache::normalize_question;
 use shared::store::{AuditEntry, Rating};
 
 use super::dates::{day_of, format_day};
@@ -194,7 +196,7 @@ pub(crate) fn summarize(entries: &[AuditEntry], opts: Options, truncated: bool) 
             *errors.entry(r.outcome.clone()).or_default() += 1;
         }
         let text = r.question.as_deref().unwrap_or("").trim();
-        let key = normalize(text);
+        let key = normalize_question(text);
         if !key.is_empty() {
             asked
                 .entry(key.clone())
@@ -293,25 +295,6 @@ pub(crate) fn summarize(entries: &[AuditEntry], opts: Options, truncated: bool) 
         model_errors,
         poorly_grounded: ungrounded.into_iter().map(|(_, u)| u).collect(),
     }
-}
-
-/// The grouping key of a question: lower case, full-width ASCII folded to ASCII, every
-/// run of white space one space, end punctuation (`?？!！.。`) dropped.
-pub(crate) fn normalize(text: &str) -> String {
-    let folded: String = text
-        .chars()
-        .map(|c| match u32::from(c) {
-            // Full-width forms of ASCII 0x21..=0x7E, and the ideographic space.
-            cp @ 0xFF01..=0xFF5E => char::from_u32(cp - 0xFEE0).unwrap_or(c),
-            0x3000 => ' ',
-            _ => c,
-        })
-        .flat_map(char::to_lowercase)
-        .collect();
-    let spaced = folded.split_whitespace().collect::<Vec<_>>().join(" ");
-    spaced
-        .trim_end_matches(|c: char| matches!(c, '?' | '!' | '.' | '。' | '؟') || c.is_whitespace())
-        .to_owned()
 }
 
 /// The language a question is written in, guessed from its script: kana → `ja`, hangul →

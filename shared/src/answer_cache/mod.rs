@@ -94,7 +94,7 @@ pub fn normalize_question(question: &str) -> String {
     let folded: String = question.chars().map(fold_char).collect();
     let spaced = folded.split_whitespace().collect::<Vec<_>>().join(" ");
     spaced
-        .trim_matches(|c: char| c.is_whitespace() || "?？!！.。,，;；~～".contains(c))
+        .trim_matches(|c: char| c.is_whitespace() || "?？!！.。,，;；~～؟".contains(c))
         .to_owned()
 }
 
