@@ -48,6 +48,7 @@ pub mod aws;
 pub mod chat;
 pub mod config;
 pub mod context;
+pub mod dates;
 pub mod error;
 pub mod followup;
 pub mod grounding;

@@ -1,6 +1,7 @@
 //! Calendar days in UTC for `rag report`: `YYYY-MM-DD` to and from days since 1970-01-01,
-//! without a date crate (the proleptic Gregorian conversion is a few lines of arithmetic;
-//! H. Hinnant's `days_from_civil` / `civil_from_days`).
+//! with the conversion in [`shared::dates`].
+
+use shared::dates::{civil_from_days, days_from_civil};
 
 /// Milliseconds in a day.
 pub(crate) const DAY_MS: u64 = 86_400_000;
@@ -55,29 +56,6 @@ fn days_in_month(y: i64, m: i64) -> i64 {
         4 | 6 | 9 | 11 => 30,
         _ => 31,
     }
-}
-
-// Eras of 400 years (146,097 days) starting on March 1st, so the leap day ends a year.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 #[cfg(test)]
