@@ -6,33 +6,19 @@
 
 mod common;
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use aws_sdk_dynamodb::types::AttributeValue;
 use common::*;
 use serde_json::Value;
-use shared::store::create_tables;
 use shared::testing::moto::unique_name;
 use shared::testing::MotoServer;
-use shared::{ChatMessage, ConversationStore, DynamoConversationStore, Role};
+use shared::{ChatMessage, Role};
 
 #[tokio::test]
 async fn chat_turns_and_audit_land_in_dynamodb_and_history_reads_back() {
     let Some(moto) = MotoServer::start() else {
         return;
     };
-    let client = moto.dynamodb_client();
-    let (turns_table, audit_table) = (unique_name("conversations"), unique_name("audit"));
-    create_tables(&client, &turns_table, &audit_table)
-        .await
-        .unwrap();
-    let store: Arc<dyn ConversationStore> = Arc::new(DynamoConversationStore::new(
-        client.clone(),
-        &turns_table,
-        &audit_table,
-        Duration::from_secs(3600),
-    ));
+    let (client, audit_table, store) = dynamo_store(&moto).await;
     let state = state_with(None, store.clone());
 
     let session = unique_name("s");

@@ -7,19 +7,16 @@
 mod common;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use common::*;
 use serde_json::{json, Value};
 use shared::chat::feedback::feedback_token;
 use shared::chat::ChatConfig;
-use shared::store::{create_tables, Rating};
+use shared::store::Rating;
 use shared::testing::moto::unique_name;
 use shared::testing::MotoServer;
-use shared::{
-    ConversationStore, DynamoConversationStore, KbHandle, MemoryConversationStore, Secret,
-};
+use shared::{ConversationStore, KbHandle, MemoryConversationStore, Secret};
 
 /// Asks one question (JSON) and returns the answer's `(request_id, session_id, token)`.
 /// Each ask names its own request id: the fixture's invocation id is the same for all.
@@ -245,17 +242,7 @@ async fn a_rating_lands_on_the_dynamodb_audit_item() {
     let Some(moto) = MotoServer::start() else {
         return;
     };
-    let client = moto.dynamodb_client();
-    let (turns_table, audit_table) = (unique_name("conversations"), unique_name("audit"));
-    create_tables(&client, &turns_table, &audit_table)
-        .await
-        .unwrap();
-    let store: Arc<dyn ConversationStore> = Arc::new(DynamoConversationStore::new(
-        client.clone(),
-        &turns_table,
-        &audit_table,
-        Duration::from_secs(3600),
-    ));
+    let (client, audit_table, store) = dynamo_store(&moto).await;
     let state = salted_state(store);
     let (req, session, token) = ask(&state, "请介绍一下 Partial FC").await;
     let get = || async {

@@ -281,3 +281,23 @@ pub async fn audit_outcome(store: &MemoryConversationStore, request_id: &str) ->
     }
     panic!("no audit record for {request_id}");
 }
+
+/// A DynamoDB conversation store on fresh tables of `moto`: the raw client (to read items
+/// back), the audit table's name and the store.
+pub async fn dynamo_store(
+    moto: &shared::testing::MotoServer,
+) -> (aws_sdk_dynamodb::Client, String, Arc<dyn ConversationStore>) {
+    let client = moto.dynamodb_client();
+    let turns = shared::testing::moto::unique_name("conversations");
+    let audit = shared::testing::moto::unique_name("audit");
+    shared::store::create_tables(&client, &turns, &audit)
+        .await
+        .expect("create tables");
+    let store: Arc<dyn ConversationStore> = Arc::new(shared::DynamoConversationStore::new(
+        client.clone(),
+        &turns,
+        &audit,
+        Duration::from_secs(3600),
+    ));
+    (client, audit, store)
+}
