@@ -8,6 +8,7 @@ pub mod lexicon;
 mod table;
 pub mod tokenize;
 pub mod translit;
+pub mod versions;
 
 use bm25::{idf, top_k, Bm25Builder, Bm25Index, Bm25Params};
 use lexicon::{Expansion, Lexicon};
@@ -200,6 +201,9 @@ pub struct Retriever {
     has_han: bool,
     /// English term → the glossary's Chinese words translating to it.
     glossary_zh: FxHashMap<String, Vec<String>>,
+    /// Each document's version in the other language ([`versions::NONE`] for none); empty
+    /// on a site without Chinese text.
+    versions: Vec<u32>,
 }
 
 impl Retriever {
@@ -255,9 +259,15 @@ impl Retriever {
                 }
             }
         }
+        let lexicon = Lexicon::new(glossary);
+        let versions = if has_han {
+            versions::pair(&index, &units, n_docs, &lexicon, &analyzer)
+        } else {
+            Vec::new()
+        };
         Self {
             analyzer,
-            lexicon: Lexicon::new(glossary),
+            lexicon,
             names: NameMatcher::new(names.iter().cloned()),
             name_list: names,
             index,
@@ -265,7 +275,47 @@ impl Retriever {
             n_docs,
             has_han,
             glossary_zh,
+            versions,
         }
+    }
+
+    /// Each document's version in the other language on a bilingual site
+    /// ([`versions::NONE`] for none; empty when the site has no Chinese text).
+    pub fn versions(&self) -> &[u32] {
+        &self.versions
+    }
+
+    /// `ranked` with each hit's other-language version right after it (scored as the hit:
+    /// it is the same page), keeping the first `k`. The version's passage is the one at
+    /// the hit's position when it has as many (translations keep their structure), else
+    /// its first.
+    fn with_versions(&self, ranked: Vec<Ranked>, k: usize) -> Vec<Ranked> {
+        if self.versions.is_empty() {
+            return ranked;
+        }
+        let mut out: Vec<Ranked> = Vec::with_capacity(ranked.len() + 1);
+        for hit in &ranked {
+            if out.iter().any(|h| h.doc == hit.doc) {
+                continue;
+            }
+            out.push(*hit);
+            let other = self.versions[hit.doc as usize];
+            if other == versions::NONE || out.iter().any(|h| h.doc == other) {
+                continue;
+            }
+            let passage = match ranked.iter().find(|h| h.doc == other) {
+                Some(own) => own.passage,
+                None if self.units.binary_search(&(other, hit.passage)).is_ok() => hit.passage,
+                None => 0,
+            };
+            out.push(Ranked {
+                doc: other,
+                passage,
+                score: hit.score,
+            });
+        }
+        out.truncate(k);
+        out
     }
 
     /// Per word of the query: its weight (the IDF of its most specific term the site
@@ -767,7 +817,7 @@ impl Retriever {
                 ranked.clear();
             }
         }
-        (analysis.terms, ranked)
+        (analysis.terms, self.with_versions(ranked, k))
     }
 }
 
@@ -925,6 +975,29 @@ mod tests {
         assert_eq!(order("安装包管理器")[..2], [1, 0]);
         assert_eq!(order("how long to cook rice")[..2], [2, 3]);
         assert_eq!(order("煮米饭要多久")[..2], [3, 2]);
+    }
+
+    #[test]
+    fn a_hit_brings_its_other_language_version_right_after_it() {
+        let r = Retriever::build(
+            [
+                ["The library lends books to students and teachers for two weeks.".to_string()],
+                ["Students can borrow computers and cameras from the office.".to_string()],
+                ["图书馆向学生和教师借出图书，期限两周。".to_string()],
+                ["学生可以从办公室借电脑和相机。".to_string()],
+            ],
+            &[],
+        );
+        assert_eq!(r.versions(), &[2, 3, 0, 1]);
+        let (_, hits) = r.search("can students borrow books from the library", 4, 0.0);
+        let order: Vec<u32> = hits.iter().map(|h| h.doc).collect();
+        assert_eq!(order, [0, 2, 1, 3]);
+        // The version is scored as its page, so scores still descend.
+        assert_eq!(hits[1].score, hits[0].score);
+        assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+        // At most k: the version takes the place of the last hit.
+        let (_, two) = r.search("library books for students", 2, 0.0);
+        assert_eq!(two.iter().map(|h| h.doc).collect::<Vec<_>>(), [0, 2]);
     }
 
     #[test]
