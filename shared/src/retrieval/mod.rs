@@ -128,8 +128,16 @@ impl TermSet {
                 alternatives: Vec::new(),
                 single,
                 neutral: false,
+                literal: false,
             });
             self.in_word = true;
+        }
+    }
+
+    /// Marks the word just begun as a literal name (see [`Word::literal`]).
+    fn mark_literal(&mut self) {
+        if let (true, Some(w)) = (self.in_word, self.words.last_mut()) {
+            w.literal = true;
         }
     }
 
@@ -170,6 +178,20 @@ pub struct Word {
     /// the site does use: "ما هو LLaVA؟") or a fragment of two characters or fewer (`0m`
     /// from a terminal escape). Such a word counts only where the site has it.
     pub neutral: bool,
+    /// Whether it is a run of Chinese characters no dictionary joins, matched as written
+    /// (a person's name: 李会晟): a page that writes it is about what the question names,
+    /// so matching it answers the question on its own.
+    pub literal: bool,
+}
+
+/// A word of the query as the no-answer test weighs it.
+struct Weighed {
+    /// Its IDF on this site (see [`Retriever::search`]).
+    weight: f32,
+    /// Its alternatives whose terms are all indexed, as term ids.
+    alts: Vec<Vec<u32>>,
+    /// See [`Word::literal`].
+    literal: bool,
 }
 
 /// One ranked document: which document, its best passage and score.
@@ -323,7 +345,7 @@ impl Retriever {
     /// the site never uses is as specific as a word can be) and the ids of its indexed
     /// terms. Words without terms, and single characters the site has no term for, are
     /// left out.
-    fn word_weights(&self, analysis: &Analysis) -> Vec<(f32, Vec<Vec<u32>>)> {
+    fn word_weights(&self, analysis: &Analysis) -> Vec<Weighed> {
         let n = self.index.len();
         analysis
             .words
@@ -352,7 +374,11 @@ impl Retriever {
                     .map(|df| idf(n, df))
                     .fold(None, |m: Option<f32>, x| Some(m.map_or(x, |m| m.max(x))))
                     .unwrap_or_else(|| idf(n, 0));
-                Some((weight, alts))
+                Some(Weighed {
+                    weight,
+                    alts,
+                    literal: w.literal,
+                })
             })
             .collect()
     }
@@ -457,7 +483,27 @@ impl Retriever {
                     // and translations stand for it; a bigram across two words for neither.
                     let mut prev: Option<char> = None;
                     let whole_run = expansions.len() == 1 && tail.is_empty();
-                    for (ex, &name) in expansions.iter().zip(&is_name) {
+                    let spans = lone_spans(&expansions, &is_name);
+                    for (i, (ex, &name)) in expansions.iter().zip(&is_name).enumerate() {
+                        if let Some(&(start, end)) = spans.iter().find(|s| s.0 == i) {
+                            // Characters the dictionary could not join (a Chinese name:
+                            // 李会晟, 元英宗) are one word as written, matched by its
+                            // bigrams together; neutral, since single-character words in
+                            // a row are often just that.
+                            let text: String = expansions[start..end]
+                                .iter()
+                                .map(|x| x.word.as_str())
+                                .collect();
+                            let mut bigrams = Vec::new();
+                            han_bigrams(&text, &mut |b| bigrams.push(b));
+                            terms.begin_word(false);
+                            terms.mark_neutral();
+                            terms.mark_literal();
+                            terms.add_phrase(bigrams, 1.0, None);
+                            terms.end_word();
+                        }
+                        // Inside a span its bigrams are already in.
+                        let inside = spans.iter().any(|&(start, end)| i > start && i < end);
                         if ex.stopword {
                             prev = None;
                             continue;
@@ -465,7 +511,7 @@ impl Retriever {
                         let mut chars = ex.word.chars();
                         let first = chars.next();
                         let single = chars.next().is_none();
-                        if let (Some(a), Some(b)) = (prev, first) {
+                        if let (Some(a), Some(b), false) = (prev, first, inside) {
                             terms.add([a, b].iter().collect(), 1.0, None);
                         }
                         prev = ex.word.chars().last();
@@ -767,7 +813,8 @@ impl Retriever {
     /// passage matches a word when it holds any of its alternatives (a phrase: all its
     /// terms). The question is answered when some hit's passage matches at least
     /// [`MIN_COVERAGE`] of the total weight, and, when words the site never uses carry
-    /// more than [`MAX_UNKNOWN`] of it, at least [`MIN_WORDS_IF_UNKNOWN`] of its words;
+    /// more than [`MAX_UNKNOWN`] of it, at least [`MIN_WORDS_IF_UNKNOWN`] of its words (or
+    /// a name no dictionary has, as written: [`Word::literal`]);
     /// then every hit stays (a lower one may answer another part). Both tests are shares
     /// and counts of the query's own words, so they hold across site sizes, where raw BM25
     /// scores do not: "香蕉面包的做法" on a research homepage shares only 做法 with it.
@@ -787,25 +834,29 @@ impl Retriever {
         let mut ranked = self.rank(&analysis.terms, k, min_score);
         if min_coverage > 0.0 && !ranked.is_empty() {
             let words = self.word_weights(&analysis);
-            let total: f32 = words.iter().map(|(w, _)| w).sum();
-            // (share of the weight, number of words) a hit's passage matches.
+            let total: f32 = words.iter().map(|w| w.weight).sum();
+            // (share of the weight, number of words) a hit's passage matches; a literal name
+            // counts as enough words by itself.
             let coverage = |hit: &Ranked| {
                 let Ok(unit) = self.units.binary_search(&(hit.doc, hit.passage)) else {
                     return (0.0, 0);
                 };
                 let holds =
                     |alt: &Vec<u32>| alt.iter().all(|&t| self.index.contains(t, unit as u32));
-                let (matched, count) = words
-                    .iter()
-                    .filter(|(_, alts)| alts.iter().any(holds))
-                    .fold((0.0, 0), |(m, c), (w, _)| (m + w, c + 1));
+                let (matched, count) = words.iter().filter(|w| w.alts.iter().any(holds)).fold(
+                    (0.0, 0),
+                    |(m, c), w| {
+                        let n = if w.literal { MIN_WORDS_IF_UNKNOWN } else { 1 };
+                        (m + w.weight, c + n)
+                    },
+                );
                 (matched / total, count)
             };
             // Words the site never uses anywhere (no alternative indexed).
             let unknown: f32 = words
                 .iter()
-                .filter(|(_, alts)| alts.is_empty())
-                .map(|(w, _)| w)
+                .filter(|w| w.alts.is_empty())
+                .map(|w| w.weight)
                 .sum();
             let mostly_unknown = unknown > MAX_UNKNOWN * total;
             let answerable = total <= 0.0
@@ -819,6 +870,37 @@ impl Retriever {
         }
         (analysis.terms, self.with_versions(ranked, k))
     }
+}
+
+/// Runs of two or more single-character segments in a row (not matched as names), without
+/// the stopwords at their ends, as `(first, end)` indexes into `expansions`: what
+/// segmentation leaves of a word no dictionary has, such as a person's name.
+fn lone_spans(expansions: &[Expansion], is_name: &[bool]) -> Vec<(usize, usize)> {
+    let lone = |k: usize| !is_name[k] && expansions[k].word.chars().nth(1).is_none();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < expansions.len() {
+        if !lone(i) {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < expansions.len() && lone(j) {
+            j += 1;
+        }
+        let (mut start, mut end) = (i, j);
+        while start < end && expansions[start].stopword {
+            start += 1;
+        }
+        while end > start && expansions[end - 1].stopword {
+            end -= 1;
+        }
+        if end - start >= 2 {
+            out.push((start, end));
+        }
+        i = j;
+    }
+    out
 }
 
 /// `text` cut after its first `n` characters.
@@ -998,6 +1080,24 @@ mod tests {
         // At most k: the version takes the place of the last hit.
         let (_, two) = r.search("library books for students", 2, 0.0);
         assert_eq!(two.iter().map(|h| h.doc).collect::<Vec<_>>(), [0, 2]);
+    }
+
+    #[test]
+    fn a_name_no_dictionary_has_is_matched_as_written() {
+        let r = Retriever::build(
+            [
+                ["韩国经济学家李会晟自2015年起担任委员会主席。".to_string()],
+                ["元英宗是元仁宗的儿子，统治时间仅有两年。".to_string()],
+                ["英国的经济学家研究国籍与移民。".to_string()],
+            ],
+            &[],
+        );
+        // 会 is a stopword and 李, 晟 single words: only the name as written finds the page.
+        let (_, hits) = r.search("李会晟的国籍是？", 3, 0.0);
+        assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
+        // 登基 is nowhere on the site; the name still answers.
+        let (_, hits) = r.search("元英宗何时登基？", 3, 0.0);
+        assert_eq!(hits.first().map(|h| h.doc), Some(1), "{hits:?}");
     }
 
     #[test]
