@@ -178,9 +178,10 @@ pub struct Word {
     /// the site does use: "ما هو LLaVA؟") or a fragment of two characters or fewer (`0m`
     /// from a terminal escape). Such a word counts only where the site has it.
     pub neutral: bool,
-    /// Whether it is a run of Chinese characters no dictionary joins, matched as written
-    /// (a person's name: 李会晟): a page that writes it is about what the question names,
-    /// so matching it answers the question on its own.
+    /// Whether it is a name: a run of Chinese characters no dictionary joins, matched as
+    /// written (李会晟), or an exact transliteration of one of the site's proper nouns
+    /// (卡卡 → Gaga). A page that has it is about what the question names, so matching it
+    /// answers the question on its own.
     pub literal: bool,
 }
 
@@ -715,7 +716,7 @@ impl Retriever {
             }
         }
         found.sort_by_key(|&(near, len, start, _)| (near, std::cmp::Reverse(len), start));
-        for (_, len, start, names) in found {
+        for (near, len, start, names) in found {
             if is_name[start..start + len].iter().any(|&n| n) {
                 continue;
             }
@@ -725,6 +726,9 @@ impl Retriever {
             let word: String = chars[start..start + len].iter().collect();
             let share = 1.0 / names.len() as f32;
             terms.begin_word(false);
+            if !near {
+                terms.mark_literal();
+            }
             for t in names {
                 terms.add(t, share, Some(&word));
             }
@@ -1098,6 +1102,21 @@ mod tests {
         // 登基 is nowhere on the site; the name still answers.
         let (_, hits) = r.search("元英宗何时登基？", 3, 0.0);
         assert_eq!(hits.first().map(|h| h.doc), Some(1), "{hits:?}");
+    }
+
+    #[test]
+    fn a_transliterated_name_of_the_site_answers_on_its_own() {
+        let r = Retriever::build(
+            [
+                ["Lady Gaga sang at the halftime show of the final.".to_string()],
+                ["The defense recovered the ball in the third quarter.".to_string()],
+                ["Tickets for the final were sold out in March.".to_string()],
+            ],
+            &[],
+        );
+        // 女神 ("goddess") is nowhere on the site, but 卡卡 is its Gaga.
+        let (_, hits) = r.search("女神卡卡唱了什么歌？", 3, 0.0);
+        assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
     }
 
     #[test]
