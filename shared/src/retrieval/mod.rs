@@ -308,6 +308,22 @@ impl Retriever {
         &self.versions
     }
 
+    /// The first `k` of `ranked` leaving out each hit whose other-language version ranks
+    /// above it.
+    pub fn one_version_each(&self, ranked: Vec<Ranked>, k: usize) -> Vec<Ranked> {
+        let mut out: Vec<Ranked> = Vec::with_capacity(k.min(ranked.len()));
+        for hit in ranked {
+            if out.len() == k {
+                break;
+            }
+            let other = self.versions.get(hit.doc as usize).copied();
+            if !out.iter().any(|h| Some(h.doc) == other) {
+                out.push(hit);
+            }
+        }
+        out
+    }
+
     /// `ranked` with each hit's other-language version right after it (scored as the hit:
     /// it is the same page), keeping the first `k`. The version's passage is the one at
     /// the hit's position when it has as many (translations keep their structure), else
@@ -1084,6 +1100,9 @@ mod tests {
         // At most k: the version takes the place of the last hit.
         let (_, two) = r.search("library books for students", 2, 0.0);
         assert_eq!(two.iter().map(|h| h.doc).collect::<Vec<_>>(), [0, 2]);
+        // One version of each page, for a prompt.
+        let once = r.one_version_each(hits, 2);
+        assert_eq!(once.iter().map(|h| h.doc).collect::<Vec<_>>(), [0, 1]);
     }
 
     #[test]
