@@ -2,7 +2,7 @@
 //! store (the same flows against S3 on moto are in `s3.rs`).
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -4,7 +4,7 @@
 //! nothing. The last test runs on DynamoDB (moto; skipped with a message when missing).
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
@@ -239,7 +239,7 @@ async fn ratings_are_rate_limited_apart_from_questions() {
 
 #[tokio::test]
 async fn a_rating_lands_on_the_dynamodb_audit_item() {
-    let Some(moto) = MotoServer::start() else {
+    let Some(moto) = MotoServer::shared() else {
         return;
     };
     let (client, audit_table, store) = dynamo_store(&moto).await;

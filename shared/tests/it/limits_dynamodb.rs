@@ -29,7 +29,7 @@ fn in_an_hour() -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_adds_admit_exactly_what_fits() {
-    let Some(moto) = MotoServer::start() else {
+    let Some(moto) = MotoServer::shared() else {
         return;
     };
     let c = counters(&moto).await;
@@ -57,7 +57,7 @@ async fn concurrent_adds_admit_exactly_what_fits() {
 
 #[tokio::test]
 async fn adds_refunds_and_reads() {
-    let Some(moto) = MotoServer::start() else {
+    let Some(moto) = MotoServer::shared() else {
         return;
     };
     let c = counters(&moto).await;
@@ -78,7 +78,7 @@ async fn adds_refunds_and_reads() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_reservations_never_overrun_the_budget() {
-    let Some(moto) = MotoServer::start() else {
+    let Some(moto) = MotoServer::shared() else {
         return;
     };
     let c: Arc<dyn Counters> = counters(&moto).await;
@@ -113,7 +113,7 @@ async fn concurrent_reservations_never_overrun_the_budget() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn instances_starting_together_share_one_salt() {
-    let Some(moto) = MotoServer::start() else {
+    let Some(moto) = MotoServer::shared() else {
         return;
     };
     let c: Arc<dyn Counters> = counters(&moto).await;

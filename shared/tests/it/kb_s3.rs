@@ -30,8 +30,13 @@ struct Fixture {
 }
 
 impl Fixture {
+    /// On the test binary's shared server.
     async fn start() -> Option<Self> {
-        let moto = MotoServer::start()?;
+        Some(Self::on(MotoServer::shared()?).await)
+    }
+
+    /// On `moto`: a test that stops its server starts one of its own.
+    async fn on(moto: MotoServer) -> Self {
         let bucket = moto.create_bucket("kb").await;
         // Built the way `main` builds it: from an SDK config that names an endpoint, which
         // must switch on path-style addressing by itself.
@@ -40,11 +45,11 @@ impl Fixture {
             &bucket,
             KEY,
         ));
-        Some(Self {
+        Self {
             moto,
             bucket,
             source,
-        })
+        }
     }
 
     /// Writes the object directly, around every check (as a console upload would).
@@ -166,9 +171,10 @@ async fn a_corrupt_or_invalid_upload_never_replaces_the_good_index() {
 
 #[tokio::test]
 async fn an_unreachable_store_keeps_the_last_good_index() {
-    let Some(f) = Fixture::start().await else {
+    let Some(moto) = MotoServer::start() else {
         return;
     };
+    let f = Fixture::on(moto).await;
     f.upload(KB_V1).await;
     let handle = f.handle().await;
     let good = handle.snapshot().version().to_owned();

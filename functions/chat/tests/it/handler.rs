@@ -5,7 +5,7 @@
 //! recorded, CORS and health.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! `infra/venv.sh` once to install it.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use common::*;
@@ -15,7 +15,7 @@ use shared::{ChatMessage, Role};
 
 #[tokio::test]
 async fn chat_turns_and_audit_land_in_dynamodb_and_history_reads_back() {
-    let Some(moto) = MotoServer::start() else {
+    let Some(moto) = MotoServer::shared() else {
         return;
     };
     let (client, audit_table, store) = dynamo_store(&moto).await;

@@ -239,7 +239,7 @@ fn parse_csv(text: &str) -> Vec<Vec<String>> {
 
 #[tokio::test]
 async fn the_report_of_a_seeded_audit_table_in_every_format() {
-    let Some(moto) = MotoServer::start() else {
+    let Some(moto) = MotoServer::shared() else {
         return;
     };
     let client = moto.dynamodb_client();

@@ -9,7 +9,7 @@
 //! installed; run `infra/venv.sh` once.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use std::io;
 use std::sync::{Arc, Mutex};
@@ -39,7 +39,7 @@ struct Rig {
 }
 
 async fn rig() -> Option<Rig> {
-    let moto = MotoServer::start()?;
+    let moto = MotoServer::shared()?;
     let tables = (unique_name("conversations"), unique_name("audit"));
     let client = moto.dynamodb_client();
     create_tables(&client, &tables.0, &tables.1).await.unwrap();

@@ -16,7 +16,7 @@ use shared::testing::fault_proxy::{Fault, Match, Times};
 use shared::testing::{FaultProxy, MotoServer};
 use shared::{Config, KbHandle, S3KbSource};
 
-const GET_EVENT: &str = include_str!("data/function_url_get.json");
+const GET_EVENT: &str = include_str!("../data/function_url_get.json");
 const KEY: &str = "site/knowledge_base.json";
 const KB_V1: &str = r#"{"documents": [
   {"id": "pfc", "type": "publication", "title": "Partial FC: Training 10 Million Identities",
@@ -30,7 +30,7 @@ const KB_V2: &str = r#"{"documents": [
 
 #[tokio::test]
 async fn a_cold_start_without_a_good_knowledge_base_exits_naming_the_object_and_the_cause() {
-    let Some(moto) = MotoServer::start() else {
+    let Some(moto) = MotoServer::shared() else {
         return;
     };
     let bucket = moto.create_bucket("kb").await;
@@ -94,7 +94,7 @@ async fn hit_ids(state: &AppState, query: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn bad_uploads_and_s3_failures_keep_the_last_good_index_until_a_good_upload() {
-    let Some(moto) = MotoServer::start() else {
+    let Some(moto) = MotoServer::shared() else {
         return;
     };
     let bucket = moto.create_bucket("kb").await;

@@ -6,7 +6,7 @@
 //! fail instead). Run: `infra/venv.sh && cargo test -p ingest --test staged`.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
@@ -33,7 +33,7 @@ impl Fixture {
     /// A bucket holding [`KB`] and an ingest state over it with staging under `staging/`,
     /// promoting at most `max_staged` bytes.
     async fn start(max_staged: Option<usize>) -> Option<Self> {
-        let moto = MotoServer::start()?;
+        let moto = MotoServer::shared()?;
         let bucket = moto.create_bucket("staged").await;
         moto.put_object(&bucket, KEY, KB).await;
         let source = S3KbSource::from_sdk_config(&moto.sdk_config(), &bucket, KEY);

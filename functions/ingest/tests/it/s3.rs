@@ -5,7 +5,7 @@
 //! fail instead). Run: `infra/venv.sh && cargo test -p ingest --test s3`.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -34,7 +34,7 @@ struct Fixture {
 impl Fixture {
     /// A bucket holding [`KB`] and an ingest state over it (memory audit store).
     async fn start() -> Option<Self> {
-        let moto = MotoServer::start()?;
+        let moto = MotoServer::shared()?;
         let bucket = moto.create_bucket("ingest").await;
         let audit = Arc::new(MemoryConversationStore::new());
         let f = Self {

@@ -4,7 +4,7 @@
 //! stored knowledge base and the audit trail untouched; accepted text is stored intact.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -4,7 +4,7 @@
 //! picked up without a restart. Skipped (with a message) when moto is not installed.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -45,7 +45,7 @@ fn cold_start(moto: &MotoServer, bucket: &str) -> shared::testing::cold_start::E
 
 #[tokio::test]
 async fn a_cold_start_without_a_good_knowledge_base_exits_naming_the_object_and_the_cause() {
-    let Some(moto) = MotoServer::start() else {
+    let Some(moto) = MotoServer::shared() else {
         return;
     };
     let bucket = moto.create_bucket("kb").await;
@@ -92,7 +92,7 @@ async fn health(state: &chat::AppState) -> Value {
 
 #[tokio::test]
 async fn bad_uploads_and_s3_faults_keep_the_last_good_index_answering_until_a_good_upload() {
-    let Some(moto) = MotoServer::start() else {
+    let Some(moto) = MotoServer::shared() else {
         return;
     };
     let bucket = moto.create_bucket("kb").await;

@@ -15,7 +15,7 @@ use shared::testing::moto::unique_name;
 use shared::testing::runtime_api::{invoke_once, Invoked};
 use shared::testing::{FaultProxy, MotoServer};
 
-const POST_EVENT: &str = include_str!("data/function_url_post.json");
+const POST_EVENT: &str = include_str!("../data/function_url_post.json");
 const SALT_KEY: &str = "secret:client-hash-salt";
 
 /// The fixture's function-URL event with another method and body.
@@ -72,7 +72,7 @@ async fn a_health_check_streams_through_the_runtime_api_with_its_status_in_the_p
 
 #[tokio::test]
 async fn a_cold_start_as_deployed_calls_aws_only_for_the_knowledge_base() {
-    let Some(moto) = MotoServer::start() else {
+    let Some(moto) = MotoServer::shared() else {
         return;
     };
     let dynamo = moto.dynamodb_client();

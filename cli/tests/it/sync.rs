@@ -6,7 +6,7 @@
 //! `infra/venv.sh && cargo test -p rag --test sync`.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -48,7 +48,7 @@ struct Stack {
 
 impl Stack {
     async fn start(deployed: &str) -> Option<Self> {
-        let moto = MotoServer::start()?;
+        let moto = MotoServer::shared()?;
         let bucket = moto.create_bucket("sync").await;
         moto.put_object(&bucket, KEY, deployed).await;
         let audit = Arc::new(MemoryConversationStore::new());

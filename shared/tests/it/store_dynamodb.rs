@@ -27,7 +27,6 @@ const TTL: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// A moto server with a fresh pair of tables and a store on them.
 struct Fixture {
-    // Also kept for its Drop, which stops the server.
     moto: MotoServer,
     client: Client,
     conversations: String,
@@ -36,8 +35,13 @@ struct Fixture {
 }
 
 impl Fixture {
+    /// On the test binary's shared server.
     async fn start() -> Option<Fixture> {
-        let moto = MotoServer::start()?;
+        Some(Self::on(MotoServer::shared()?).await)
+    }
+
+    /// On `moto`: a test that resets its server starts one of its own.
+    async fn on(moto: MotoServer) -> Fixture {
         let client = moto.dynamodb_client();
         let (conversations, audit) = (unique_name("conversations"), unique_name("audit"));
         create_tables(&client, &conversations, &audit)
@@ -49,13 +53,13 @@ impl Fixture {
             &audit,
             TTL,
         ));
-        Some(Fixture {
+        Fixture {
             moto,
             client,
             conversations,
             audit,
             store,
-        })
+        }
     }
 
     async fn turn_items(&self, session_id: &str) -> Vec<HashMap<String, AttributeValue>> {
@@ -452,7 +456,7 @@ async fn create_tables_is_idempotent_and_enables_ttl() {
 
 #[tokio::test]
 async fn missing_table_is_an_error_not_a_panic() {
-    let Some(moto) = MotoServer::start() else {
+    let Some(moto) = MotoServer::shared() else {
         return;
     };
     let store = DynamoConversationStore::new(
@@ -519,9 +523,10 @@ async fn unreachable_endpoint_is_unavailable_and_retryable() {
 
 #[tokio::test]
 async fn reset_drops_every_table() {
-    let Some(f) = Fixture::start().await else {
+    let Some(moto) = MotoServer::start() else {
         return;
     };
+    let f = Fixture::on(moto).await;
     f.moto.reset().await.expect("reset");
     let tables = f.client.list_tables().send().await.expect("list tables");
     assert!(
