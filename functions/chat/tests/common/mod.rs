@@ -37,21 +37,26 @@ pub fn config() -> Config {
 
 /// A state over the sample knowledge base with the given model and store.
 pub fn state_with(llm: Option<Arc<dyn LlmClient>>, store: Arc<dyn ConversationStore>) -> AppState {
-    AppState::new(
-        KbHandle::fixed(index()),
-        llm,
-        store,
-        &config(),
-        // Every request of a test comes from the fixture's one address; the limits have
-        // their own tests (limits.rs).
-        ChatConfig {
-            rate_limit_per_minute: 0,
-            // One model call per turn, as these tests script it; query rewriting has its
-            // own tests (rewrite.rs).
-            query_rewrite: false,
-            ..ChatConfig::default()
-        },
-    )
+    state_tuned(llm, store, |_| {})
+}
+
+/// [`state_with`], with `tune` applied to its chat configuration.
+pub fn state_tuned(
+    llm: Option<Arc<dyn LlmClient>>,
+    store: Arc<dyn ConversationStore>,
+    tune: impl FnOnce(&mut ChatConfig),
+) -> AppState {
+    // Every request of a test comes from the fixture's one address; the limits have
+    // their own tests (limits.rs).
+    let mut chat = ChatConfig {
+        rate_limit_per_minute: 0,
+        // One model call per turn, as these tests script it; query rewriting has its
+        // own tests (rewrite.rs).
+        query_rewrite: false,
+        ..ChatConfig::default()
+    };
+    tune(&mut chat);
+    AppState::new(KbHandle::fixed(index()), llm, store, &config(), chat)
 }
 
 /// A state whose model is the real client talking to `fake`, with `tune` applied to the
@@ -205,6 +210,17 @@ impl Streamed {
 /// Calls the handler and reads the streamed body to its end (or `stop_after` events, then
 /// drops the body like a client that goes away).
 pub async fn call_stream(state: &AppState, req: Request, stop_after: Option<usize>) -> Streamed {
+    call_stream_watching(state, req, stop_after, |_| {}).await
+}
+
+/// [`call_stream`], calling `seen` on each event as it arrives (while the handler may still
+/// be working), for tests of what happens after a given event.
+pub async fn call_stream_watching(
+    state: &AppState,
+    req: Request,
+    stop_after: Option<usize>,
+    mut seen: impl FnMut(&Sse),
+) -> Streamed {
     let start = Instant::now();
     let res = call(state, req).await;
     let status = res.status().as_u16();
@@ -221,7 +237,9 @@ pub async fn call_stream(state: &AppState, req: Request, stop_after: Option<usiz
             buf.push_str(text);
             while let Some(end) = buf.find("\n\n") {
                 let frame: String = buf.drain(..end + 2).collect();
-                events.push(parse_frame(&frame, start.elapsed()));
+                let event = parse_frame(&frame, start.elapsed());
+                seen(&event);
+                events.push(event);
             }
             if stop_after.is_some_and(|n| events.len() >= n) {
                 return;
