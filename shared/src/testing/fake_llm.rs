@@ -93,6 +93,15 @@ pub enum Behavior {
     /// Answers with the system prompt(s) and the last user message it received, separated
     /// by a blank line; streamed word by word or as JSON, as the request asked.
     Echo,
+    /// Reads the request, sends nothing until `gate` is notified (`notify_one`, before or
+    /// after the request arrives), then behaves as `then`: a test can check what happened
+    /// before the model said anything without guessing how long that takes.
+    Gated {
+        /// Opens the answer.
+        gate: Arc<tokio::sync::Notify>,
+        /// The answer once open.
+        then: Box<Behavior>,
+    },
 }
 
 impl Behavior {
@@ -271,8 +280,12 @@ async fn handle(mut socket: TcpStream, state: &State) -> io::Result<()> {
     let Some(request) = read_request(&mut socket).await? else {
         return Ok(());
     };
-    let behavior = state.next_behavior();
+    let mut behavior = state.next_behavior();
     lock(&state.requests).push(request.clone());
+    while let Behavior::Gated { gate, then } = behavior {
+        gate.notified().await;
+        behavior = *then;
+    }
     let model = request
         .body
         .get("model")
@@ -357,6 +370,8 @@ async fn handle(mut socket: TcpStream, state: &State) -> io::Result<()> {
                 write_json(&mut socket, model, &text).await
             }
         }
+        // Opened above.
+        Behavior::Gated { .. } => unreachable!("a gate is waited for before answering"),
     }
 }
 

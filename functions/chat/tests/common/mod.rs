@@ -3,7 +3,7 @@
 #![allow(dead_code, unreachable_pub)] // each test binary uses a different subset
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chat::{function_handler, AppState};
@@ -318,4 +318,45 @@ pub async fn dynamo_store(
         Duration::from_secs(3600),
     ));
     (client, audit, store)
+}
+
+/// Log lines written while a test holds the guard, as the JSON the Lambda runtime's
+/// `AWS_LAMBDA_LOG_FORMAT=json` would print.
+#[derive(Clone, Default)]
+pub struct Logs(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Logs {
+    /// Captures this thread's events (tokio tests run on one thread, spawned tasks too).
+    pub fn capture() -> (Self, tracing::subscriber::DefaultGuard) {
+        let logs = Logs::default();
+        let writer = logs.clone();
+        let subscriber = lambda_http::tracing::subscriber::fmt()
+            .json()
+            .with_writer(move || writer.clone())
+            .finish();
+        (logs, tracing::subscriber::set_default(subscriber))
+    }
+
+    /// The `fields` of every line whose message is `message`.
+    pub fn lines(&self, message: &str) -> Vec<Value> {
+        let bytes = self.0.lock().unwrap().clone();
+        String::from_utf8(bytes)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|v| v["fields"]["message"] == message)
+            .map(|v| v["fields"].clone())
+            .collect()
+    }
 }

@@ -13,8 +13,7 @@
 
 use crate::common;
 
-use std::io;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -134,46 +133,7 @@ fn pair(question: &str, answer: &str) -> Vec<ChatMessage> {
     ]
 }
 
-/// Log lines written while a test holds the guard, as the JSON the Lambda runtime's
-/// `AWS_LAMBDA_LOG_FORMAT=json` would print.
-#[derive(Clone, Default)]
-struct Logs(Arc<Mutex<Vec<u8>>>);
-
-impl io::Write for Logs {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 impl Logs {
-    /// Captures this thread's events (tokio tests run on one thread, spawned tasks too).
-    fn capture() -> (Self, tracing::subscriber::DefaultGuard) {
-        let logs = Logs::default();
-        let writer = logs.clone();
-        let subscriber = lambda_http::tracing::subscriber::fmt()
-            .json()
-            .with_writer(move || writer.clone())
-            .finish();
-        (logs, tracing::subscriber::set_default(subscriber))
-    }
-
-    /// The `fields` of every line whose message is `message`.
-    fn lines(&self, message: &str) -> Vec<Value> {
-        let bytes = self.0.lock().unwrap().clone();
-        String::from_utf8(bytes)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap())
-            .filter(|v| v["fields"]["message"] == message)
-            .map(|v| v["fields"].clone())
-            .collect()
-    }
-
     /// The `fields` of every `unrecorded_turn` line.
     fn unrecorded(&self) -> Vec<Value> {
         self.lines("unrecorded_turn")
