@@ -16,7 +16,7 @@
 //! # async fn demo() {
 //! use shared::testing::fault_proxy::{Fault, FaultProxy, Match, Times};
 //! use shared::testing::MotoServer;
-//! let Some(moto) = MotoServer::start() else { return };
+//! let moto = MotoServer::shared();
 //! let proxy = FaultProxy::start(&moto).await;
 //! proxy.inject(Match::dynamodb("TransactWriteItems"), Fault::Throttle, Times::Next(4));
 //! let client = proxy.dynamodb_client(&moto); // writes are throttled four times, then pass

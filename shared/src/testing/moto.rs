@@ -11,7 +11,7 @@
 //! ```no_run
 //! # async fn demo() {
 //! use shared::testing::MotoServer;
-//! let Some(moto) = MotoServer::shared() else { return }; // not installed: test skipped
+//! let moto = MotoServer::shared(); // panics, saying what to run, when moto is missing
 //! let client = moto.dynamodb_client();
 //! let bucket = moto.create_bucket("kb").await;
 //! # let _ = (client, bucket);
@@ -52,45 +52,39 @@ struct Process {
 
 impl MotoServer {
     /// This test binary's one server, started by the first test that asks (see the module
-    /// docs); `None` as for [`MotoServer::start`].
+    /// docs).
     ///
     /// It is never dropped: it ends with the test process, which holds its stdin (the
     /// wrapper `infra/moto_serial.py` exits when stdin closes).
     ///
     /// # Panics
     /// As [`MotoServer::start`].
-    pub fn shared() -> Option<MotoServer> {
-        static SHARED: OnceLock<Option<MotoServer>> = OnceLock::new();
+    pub fn shared() -> MotoServer {
+        static SHARED: OnceLock<MotoServer> = OnceLock::new();
         SHARED.get_or_init(MotoServer::start).clone()
     }
 
     /// Starts a server on a free 127.0.0.1 port and waits until it answers.
     ///
     /// The executable is `$MOTO_SERVER`, else `<workspace>/.venv/bin/moto_server`, else
-    /// `moto_server` on `PATH`. When none exists this returns `None` after printing why (the
-    /// test should return early), except under `CI`, where a missing server would silently
-    /// skip tests, so it panics instead.
+    /// `moto_server` on `PATH`. A missing one is a set-up error, not a reason to pass: the
+    /// test command (`infra/test.sh`) installs it.
     ///
     /// # Panics
-    /// When the executable exists but the server does not come up within 10 s, or is missing
-    /// while `CI` is set.
-    pub fn start() -> Option<MotoServer> {
+    /// When no executable is found, or the server does not come up within 10 s.
+    pub fn start() -> MotoServer {
         let Some(exe) = find_executable() else {
-            if std::env::var_os("CI").is_some() {
-                panic!(
-                    "moto_server not found and CI is set: run infra/test.sh \
-                     (or infra/venv.sh to install it into .venv)"
-                );
-            }
-            eprintln!("skipping: moto_server not found (run infra/test.sh)");
-            return None;
+            panic!(
+                "moto_server not found: run infra/venv.sh once (it installs moto into .venv), \
+                 or infra/test.sh, or set MOTO_SERVER to its path"
+            );
         };
         // Another process can take the probed port before moto binds it; moto then exits and
         // a new port is tried.
         let mut failures = Vec::new();
         for _ in 0..3 {
             match spawn(&exe) {
-                Ok(server) => return Some(server),
+                Ok(server) => return server,
                 Err(why) => failures.push(why),
             }
         }

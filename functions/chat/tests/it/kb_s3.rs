@@ -1,7 +1,7 @@
 //! The chat function over a knowledge base in S3 (moto): a cold start without a good
 //! object fails naming it and the cause; afterwards a corrupt upload, a silent or failing
 //! S3 never replace the last good index, which keeps answering, and a good upload is
-//! picked up without a restart. Skipped (with a message) when moto is not installed.
+//! picked up without a restart.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
 use crate::common;
@@ -45,9 +45,7 @@ fn cold_start(moto: &MotoServer, bucket: &str) -> shared::testing::cold_start::E
 
 #[tokio::test]
 async fn a_cold_start_without_a_good_knowledge_base_exits_naming_the_object_and_the_cause() {
-    let Some(moto) = MotoServer::shared() else {
-        return;
-    };
+    let moto = MotoServer::shared();
     let bucket = moto.create_bucket("kb").await;
     let location = format!("s3://{bucket}/{KEY}");
     for (upload, cause) in [
@@ -92,9 +90,7 @@ async fn health(state: &chat::AppState) -> Value {
 
 #[tokio::test]
 async fn bad_uploads_and_s3_faults_keep_the_last_good_index_answering_until_a_good_upload() {
-    let Some(moto) = MotoServer::shared() else {
-        return;
-    };
+    let moto = MotoServer::shared();
     let bucket = moto.create_bucket("kb").await;
     moto.put_object(&bucket, KEY, KB_V1).await;
     // Reads go through a proxy (forwarding until told otherwise); uploads go straight to S3.

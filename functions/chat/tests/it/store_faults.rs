@@ -54,8 +54,8 @@ struct Rig {
 }
 
 /// The rig, its chat state answering within `budgets`.
-async fn rig(budgets: StoreBudgets) -> Option<Rig> {
-    let moto = MotoServer::shared()?;
+async fn rig(budgets: StoreBudgets) -> Rig {
+    let moto = MotoServer::shared();
     let tables = (unique_name("conversations"), unique_name("audit"));
     let client = moto.dynamodb_client();
     create_tables(&client, &tables.0, &tables.1).await.unwrap();
@@ -67,14 +67,14 @@ async fn rig(budgets: StoreBudgets) -> Option<Rig> {
         TTL,
     ));
     let direct = DynamoConversationStore::new(client, &tables.0, &tables.1, TTL);
-    Some(Rig {
+    Rig {
         state: state_tuned(None, store, |c| c.store_budgets = budgets),
         moto,
         proxy,
         tables,
         direct,
         budgets,
-    })
+    }
 }
 
 impl Rig {
@@ -151,9 +151,7 @@ impl Logs {
 #[tokio::test]
 async fn transient_write_faults_are_retried_until_the_turn_lands_exactly_once() {
     // The production budgets: the write must land, however slow the machine.
-    let Some(r) = rig(StoreBudgets::default()).await else {
-        return;
-    };
+    let r = rig(StoreBudgets::default()).await;
     let (logs, _guard) = Logs::capture();
     let write = Match::dynamodb("TransactWriteItems");
     // Four faults outlast the SDK's own three attempts, so the chat's retry is what lands
@@ -207,9 +205,7 @@ async fn transient_write_faults_are_retried_until_the_turn_lands_exactly_once() 
 
 #[tokio::test]
 async fn persistent_throttling_delivers_the_answer_and_logs_a_turn_that_replays_exactly() {
-    let Some(r) = rig(RETRYING).await else {
-        return;
-    };
+    let r = rig(RETRYING).await;
     let (logs, _guard) = Logs::capture();
     let write = Match::dynamodb("TransactWriteItems");
     r.proxy
@@ -292,9 +288,7 @@ async fn persistent_throttling_delivers_the_answer_and_logs_a_turn_that_replays_
 
 #[tokio::test]
 async fn an_unreachable_or_silent_dynamodb_costs_a_bounded_wait_and_loses_nothing() {
-    let Some(r) = rig(SHORT).await else {
-        return;
-    };
+    let r = rig(SHORT).await;
     let (logs, _guard) = Logs::capture();
     let question = "What is Partial FC?";
 
@@ -362,9 +356,7 @@ async fn an_unreachable_or_silent_dynamodb_costs_a_bounded_wait_and_loses_nothin
 
 #[tokio::test]
 async fn a_failing_history_query_is_answered_without_history_and_still_recorded() {
-    let Some(r) = rig(RETRYING).await else {
-        return;
-    };
+    let r = rig(RETRYING).await;
     let first = "请介绍一下 Partial FC";
     let (status, _, _) = call_json(&r.state, post(&ask(first, "s-history", "r-h1", false))).await;
     assert_eq!(status, 200);
