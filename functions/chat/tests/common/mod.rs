@@ -105,7 +105,10 @@ pub fn event(method: &str, body: Option<&str>, headers: &[(&str, &str)]) -> Requ
 /// bodies that are not text: the bytes need not be UTF-8.
 pub fn post_bytes(body: &[u8]) -> Request {
     let mut ev: Value = serde_json::from_str(POST_EVENT).unwrap();
-    ev["body"] = json!(shared::testing::base64::encode(body));
+    ev["body"] = json!(base64::Engine::encode(
+        &base64::engine::general_purpose::STANDARD,
+        body
+    ));
     ev["isBase64Encoded"] = json!(true);
     ev["headers"]["content-length"] = json!(body.len().to_string());
     lambda_http::request::from_str(&ev.to_string()).expect("valid function URL event")
