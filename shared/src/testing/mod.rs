@@ -2,6 +2,7 @@
 //!
 //! - [`fake_llm`]: a real HTTP server on localhost that plays an OpenAI-compatible provider
 //!   from a script, so the real client is tested over real sockets.
+//! - [`http1`]: one HTTP/1.1 request read off a socket, for the hand-written test servers.
 //! - [`fuzz`]: the fuzz targets' harnesses (`fuzz/`), replayed over their corpora in CI.
 //! - [`moto`]: moto servers (local DynamoDB/S3 API): one shared by a test binary's tests,
 //!   or a private one for a test that stops or resets it.
@@ -20,6 +21,7 @@ pub mod cold_start;
 pub mod fake_llm;
 pub mod fault_proxy;
 pub mod fuzz;
+pub mod http1;
 pub mod moto;
 pub mod runtime_api;
 pub mod store_scenarios;
