@@ -290,9 +290,10 @@ mod tests {
         );
         assert!(n > 5, "only {n} attempts in {budget:?}");
         // It gives up at the deadline, not a backoff round later: the last delay that still
-        // fit ended before the deadline, and no delay is longer than the backoff's cap.
+        // fit ended by the deadline (tokio's timers round up to the millisecond, so exactly
+        // at it is possible), and no delay is longer than the backoff's cap.
         let took = start.elapsed();
-        assert!(took < budget && took + FAST.max >= budget, "ran {took:?}");
+        assert!(took <= budget && took + FAST.max >= budget, "ran {took:?}");
     }
 
     #[tokio::test(start_paused = true)]
