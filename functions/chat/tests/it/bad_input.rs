@@ -4,7 +4,7 @@
 //! and never reaches the model or the store; unusual but valid text is answered intact.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use common::*;
 use lambda_http::Request;

@@ -1,7 +1,7 @@
 //! The search handler driven by Lambda function-URL events (API Gateway v2 payloads).
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -29,9 +29,7 @@ fn in_an_hour() -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_adds_admit_exactly_what_fits() {
-    let Some(moto) = MotoServer::start() else {
-        return;
-    };
+    let moto = MotoServer::shared();
     let c = counters(&moto).await;
     let tasks: Vec<_> = (0..60)
         .map(|_| {
@@ -57,9 +55,7 @@ async fn concurrent_adds_admit_exactly_what_fits() {
 
 #[tokio::test]
 async fn adds_refunds_and_reads() {
-    let Some(moto) = MotoServer::start() else {
-        return;
-    };
+    let moto = MotoServer::shared();
     let c = counters(&moto).await;
     assert_eq!(c.get("absent").await.unwrap(), 0);
     assert_eq!(
@@ -78,9 +74,7 @@ async fn adds_refunds_and_reads() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_reservations_never_overrun_the_budget() {
-    let Some(moto) = MotoServer::start() else {
-        return;
-    };
+    let moto = MotoServer::shared();
     let c: Arc<dyn Counters> = counters(&moto).await;
     let budget = Arc::new(TokenBudget::new(c, 10_000, 100));
     let now = SystemTime::now();
@@ -113,9 +107,7 @@ async fn concurrent_reservations_never_overrun_the_budget() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn instances_starting_together_share_one_salt() {
-    let Some(moto) = MotoServer::start() else {
-        return;
-    };
+    let moto = MotoServer::shared();
     let c: Arc<dyn Counters> = counters(&moto).await;
     let tasks: Vec<_> = (0..8)
         .map(|_| {

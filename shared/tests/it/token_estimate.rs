@@ -23,7 +23,7 @@ fn fixture() -> Vec<Measured> {
 }
 
 fn all_texts() -> Vec<Measured> {
-    let raw = include_str!("data/token_counts.json");
+    let raw = include_str!("../data/token_counts.json");
     let entries: Vec<Value> = serde_json::from_str(raw).unwrap();
     entries
         .iter()

@@ -2,10 +2,11 @@
 //! store (the same flows against S3 on moto are in `s3.rs`).
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
+use base64::Engine;
 use common::{call, error_of, state_with, Event, KB, PUT_EVENT, TOKEN_SHA256};
 use ingest::AppState;
 use serde_json::Value;
@@ -309,7 +310,7 @@ async fn a_base64_body_is_decoded() {
     let f = fixture();
     let doc = r#"[{"id": "b64", "type": "page", "title": "Encoded"}]"#;
     // Function URLs base64-encode bodies with non-text content types.
-    let encoded = base64(doc.as_bytes());
+    let encoded = base64::engine::general_purpose::STANDARD.encode(doc.as_bytes());
     let req = Event::new("PUT")
         .if_match(&f.etag())
         .header("content-type", "application/octet-stream")
@@ -342,26 +343,4 @@ async fn other_methods_get_405_and_preflight_is_answered() {
         .to_str()
         .unwrap()
         .contains("PATCH"));
-}
-
-/// Standard base64 with padding (the test needs no crate for it).
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }

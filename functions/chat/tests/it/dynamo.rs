@@ -1,10 +1,9 @@
 //! A chat through the DynamoDB conversation store on a moto server: the turns and the audit
 //! record land in the tables, and the next request of the session reads its history back.
-//! Skipped (with a message) when moto is not installed, like the store's own tests; run
-//! `infra/venv.sh` once to install it.
+//! Needs moto, like the store's own tests: run `infra/venv.sh` once to install it.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use common::*;
@@ -15,9 +14,7 @@ use shared::{ChatMessage, Role};
 
 #[tokio::test]
 async fn chat_turns_and_audit_land_in_dynamodb_and_history_reads_back() {
-    let Some(moto) = MotoServer::start() else {
-        return;
-    };
+    let moto = MotoServer::shared();
     let (client, audit_table, store) = dynamo_store(&moto).await;
     let state = state_with(None, store.clone());
 

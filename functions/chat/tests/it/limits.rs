@@ -5,7 +5,7 @@
 //! `infra/moto_serial.py`), and check that concurrent requests are limited exactly.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -332,9 +332,7 @@ async fn dynamo_counters(moto: &MotoServer) -> Arc<dyn Counters> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_requests_at_a_dynamodb_limit_admit_exactly_the_limit() {
-    let Some(moto) = MotoServer::start() else {
-        return;
-    };
+    let moto = MotoServer::shared();
     let counters = dynamo_counters(&moto).await;
     const LIMIT: usize = 7;
     const REQUESTS: usize = 40;
@@ -384,9 +382,7 @@ async fn health(state: &AppState) -> Value {
 #[tokio::test]
 async fn an_unreachable_or_missing_limits_store_falls_back_to_per_instance_limits() {
     // Before: every visitor got 503 while DynamoDB was down, and health took 18 s.
-    let Some(moto) = MotoServer::start() else {
-        return;
-    };
+    let moto = MotoServer::shared();
     // A port nothing listens on: every attempt is refused, as when DynamoDB is unreachable.
     let closed = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -442,9 +438,7 @@ async fn proxied_counters(moto: &MotoServer, proxy: &FaultProxy) -> Arc<dyn Coun
 
 #[tokio::test]
 async fn throttled_failing_or_silent_limit_counters_fall_back_and_health_says_so() {
-    let Some(moto) = MotoServer::start() else {
-        return;
-    };
+    let moto = MotoServer::shared();
     for fault in [Fault::Throttle, Fault::Status(500), Fault::Stall] {
         let proxy = FaultProxy::start(&moto).await;
         // As `open_counters` wraps the deployed table.

@@ -1,8 +1,7 @@
 //! The S3 knowledge-base source and the refreshing handle against a moto server.
 //!
-//! Each test starts its own server and bucket; without moto they print why and pass
-//! (under `CI` they fail instead). Run: `infra/venv.sh && cargo test -p shared
-//! --all-features --test kb_s3`.
+//! The tests share the test binary's server, each with its own bucket; a missing moto fails
+//! them. Run: `infra/venv.sh && cargo test -p shared --all-features --test it kb_s3`.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
 use std::sync::Arc;
@@ -30,8 +29,13 @@ struct Fixture {
 }
 
 impl Fixture {
-    async fn start() -> Option<Self> {
-        let moto = MotoServer::start()?;
+    /// On the test binary's shared server.
+    async fn start() -> Self {
+        Self::on(MotoServer::shared()).await
+    }
+
+    /// On `moto`: a test that stops its server starts one of its own.
+    async fn on(moto: MotoServer) -> Self {
         let bucket = moto.create_bucket("kb").await;
         // Built the way `main` builds it: from an SDK config that names an endpoint, which
         // must switch on path-style addressing by itself.
@@ -40,11 +44,11 @@ impl Fixture {
             &bucket,
             KEY,
         ));
-        Some(Self {
+        Self {
             moto,
             bucket,
             source,
-        })
+        }
     }
 
     /// Writes the object directly, around every check (as a console upload would).
@@ -70,9 +74,7 @@ fn hit_ids(handle_index: &shared::SearchIndex, query: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn s3_reads_and_writes_are_conditional_on_the_etag() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let f = Fixture::start().await;
     let s = &f.source;
     assert_eq!(s.location(), format!("s3://{}/{KEY}", f.bucket));
     assert!(matches!(
@@ -125,9 +127,7 @@ async fn s3_reads_and_writes_are_conditional_on_the_etag() {
 
 #[tokio::test]
 async fn a_handle_loads_from_s3_and_picks_up_a_change_without_restart() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let f = Fixture::start().await;
     f.upload(KB_V1).await;
     let handle = f.handle().await;
     let index = handle.current().await;
@@ -141,9 +141,7 @@ async fn a_handle_loads_from_s3_and_picks_up_a_change_without_restart() {
 
 #[tokio::test]
 async fn a_corrupt_or_invalid_upload_never_replaces_the_good_index() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let f = Fixture::start().await;
     f.upload(KB_V1).await;
     let handle = f.handle().await;
     let good = handle.snapshot().version().to_owned();
@@ -166,9 +164,8 @@ async fn a_corrupt_or_invalid_upload_never_replaces_the_good_index() {
 
 #[tokio::test]
 async fn an_unreachable_store_keeps_the_last_good_index() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let moto = MotoServer::start();
+    let f = Fixture::on(moto).await;
     f.upload(KB_V1).await;
     let handle = f.handle().await;
     let good = handle.snapshot().version().to_owned();
@@ -181,9 +178,7 @@ async fn an_unreachable_store_keeps_the_last_good_index() {
 
 #[tokio::test]
 async fn a_cold_start_without_a_good_object_fails_naming_location_and_cause() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let f = Fixture::start().await;
     let location = format!("s3://{}/{KEY}", f.bucket);
     let missing = KbHandle::load(f.source.clone(), Duration::ZERO)
         .await

@@ -4,7 +4,7 @@
 //! the model nor the store nor the rate-limit counters. Off (the default), nothing changes.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::Arc;

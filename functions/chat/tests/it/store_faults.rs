@@ -5,19 +5,21 @@
 //! answered turn is never silently lost. Transient faults are retried until the exchange
 //! lands, once; persistent ones end in one `unrecorded_turn` log line that writes the turn
 //! back exactly; a history read that fails is answered without history; and an unreachable
-//! or silent DynamoDB costs a bounded wait. Skipped (with a message) when moto is not
-//! installed; run `infra/venv.sh` once.
+//! or silent DynamoDB costs a bounded wait. The store budgets are the chat configuration's,
+//! small here so that outages cost the tests about a second each; what the tests check
+//! about time are lower bounds (a timer cannot fire early) and which budget cut a call
+//! short (the error says so), never how quickly a loaded machine got there.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
-use std::io;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::{json, Value};
-use shared::chat::{idempotency_key, HISTORY_BUDGET, RECORD_BUDGET};
+use shared::aws::MAX_ATTEMPTS;
+use shared::chat::{idempotency_key, StoreBudgets};
 use shared::store::create_tables;
 use shared::testing::fault_proxy::{Fault, Match, Times};
 use shared::testing::moto::unique_name;
@@ -25,8 +27,20 @@ use shared::testing::{FaultProxy, MotoServer};
 use shared::{ChatMessage, ConversationStore, DynamoConversationStore, Exchange, Recorded, Role};
 
 const TTL: Duration = Duration::from_secs(3600);
-/// Scheduling slack on top of a budget, for a loaded 2-core machine.
-const SLACK: Duration = Duration::from_millis(1500);
+
+/// Budgets that leave room for two rounds of the SDK's own attempts (its throttling
+/// backoff is 100 ms, doubling), so that the chat's retry shows, at a third of the
+/// production record budget.
+const RETRYING: StoreBudgets = StoreBudgets {
+    history: Duration::from_secs(1),
+    record: Duration::from_secs(1),
+};
+
+/// Budgets for a DynamoDB that never answers: only the cut-off matters.
+const SHORT: StoreBudgets = StoreBudgets {
+    history: Duration::from_millis(200),
+    record: Duration::from_millis(300),
+};
 
 /// moto with the two tables, a proxy in front of it, a chat state whose store goes through
 /// the proxy, and a store that reads the tables directly.
@@ -36,10 +50,12 @@ struct Rig {
     tables: (String, String),
     state: chat::AppState,
     direct: DynamoConversationStore,
+    budgets: StoreBudgets,
 }
 
-async fn rig() -> Option<Rig> {
-    let moto = MotoServer::start()?;
+/// The rig, its chat state answering within `budgets`.
+async fn rig(budgets: StoreBudgets) -> Rig {
+    let moto = MotoServer::shared();
     let tables = (unique_name("conversations"), unique_name("audit"));
     let client = moto.dynamodb_client();
     create_tables(&client, &tables.0, &tables.1).await.unwrap();
@@ -51,13 +67,14 @@ async fn rig() -> Option<Rig> {
         TTL,
     ));
     let direct = DynamoConversationStore::new(client, &tables.0, &tables.1, TTL);
-    Some(Rig {
-        state: state_with(None, store),
+    Rig {
+        state: state_tuned(None, store, |c| c.store_budgets = budgets),
         moto,
         proxy,
         tables,
         direct,
-    })
+        budgets,
+    }
 }
 
 impl Rig {
@@ -75,7 +92,8 @@ impl Rig {
             &self.tables.1,
             TTL,
         );
-        state_with(None, Arc::new(store))
+        let budgets = self.budgets;
+        state_tuned(None, Arc::new(store), |c| c.store_budgets = budgets)
     }
 
     /// The stored turns of the test session `session` (signed as the server issued it).
@@ -115,52 +133,25 @@ fn pair(question: &str, answer: &str) -> Vec<ChatMessage> {
     ]
 }
 
-/// Log lines written while a test holds the guard, as the JSON the Lambda runtime's
-/// `AWS_LAMBDA_LOG_FORMAT=json` would print.
-#[derive(Clone, Default)]
-struct Logs(Arc<Mutex<Vec<u8>>>);
-
-impl io::Write for Logs {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 impl Logs {
-    /// Captures this thread's events (tokio tests run on one thread, spawned tasks too).
-    fn capture() -> (Self, tracing::subscriber::DefaultGuard) {
-        let logs = Logs::default();
-        let writer = logs.clone();
-        let subscriber = lambda_http::tracing::subscriber::fmt()
-            .json()
-            .with_writer(move || writer.clone())
-            .finish();
-        (logs, tracing::subscriber::set_default(subscriber))
-    }
-
     /// The `fields` of every `unrecorded_turn` line.
     fn unrecorded(&self) -> Vec<Value> {
-        let bytes = self.0.lock().unwrap().clone();
-        String::from_utf8(bytes)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap())
-            .filter(|v| v["fields"]["message"] == "unrecorded_turn")
-            .map(|v| v["fields"].clone())
+        self.lines("unrecorded_turn")
+    }
+
+    /// The errors of every history read given up on.
+    fn history_failures(&self) -> Vec<String> {
+        self.lines("cannot read the session's history; answering without it")
+            .iter()
+            .map(|l| l["error"].as_str().unwrap().to_owned())
             .collect()
     }
 }
 
 #[tokio::test]
 async fn transient_write_faults_are_retried_until_the_turn_lands_exactly_once() {
-    let Some(r) = rig().await else {
-        return;
-    };
+    // The production budgets: the write must land, however slow the machine.
+    let r = rig(StoreBudgets::default()).await;
     let (logs, _guard) = Logs::capture();
     let write = Match::dynamodb("TransactWriteItems");
     // Four faults outlast the SDK's own three attempts, so the chat's retry is what lands
@@ -214,47 +205,41 @@ async fn transient_write_faults_are_retried_until_the_turn_lands_exactly_once() 
 
 #[tokio::test]
 async fn persistent_throttling_delivers_the_answer_and_logs_a_turn_that_replays_exactly() {
-    let Some(r) = rig().await else {
-        return;
-    };
+    let r = rig(RETRYING).await;
     let (logs, _guard) = Logs::capture();
     let write = Match::dynamodb("TransactWriteItems");
     r.proxy
         .inject(write.clone(), Fault::Throttle, Times::Always);
     let question = "What is Partial FC?";
 
-    // JSON: the answer comes back, after the record's budget at most.
-    let start = Instant::now();
+    // JSON: the answer comes back once the record gives up.
     let (status, body, _) =
         call_json(&r.state, post(&ask(question, "s-lost", "r-lost", false))).await;
-    let took = start.elapsed();
     assert_eq!(status, 200, "{body}");
     let reply = body["reply"].as_str().unwrap().to_owned();
-    assert!(took < RECORD_BUDGET + SLACK, "took {took:?}");
     assert!(
-        r.proxy.seen(&write) > 6,
+        r.proxy.seen(&write) > MAX_ATTEMPTS as usize,
         "retried beyond the SDK's attempts: {}",
         r.proxy.seen(&write)
     );
     assert!(r.turns("s-lost").await.is_empty());
 
-    // Stream: `done` reaches the visitor at once; the stream ends when the record gives up.
-    let start = Instant::now();
-    let s = call_stream(
+    // Stream: `done` reaches the visitor while the record is still being retried (only the
+    // JSON turn's loss is logged by then); the stream ends once the record gives up.
+    let mut lost_at_done = None;
+    let s = call_stream_watching(
         &r.state,
         post(&ask(question, "s-lost-stream", "r-lost-stream", true)),
         None,
+        |event| {
+            if event.name == "done" {
+                lost_at_done = Some(logs.unrecorded().len());
+            }
+        },
     )
     .await;
-    let took = start.elapsed();
     assert_eq!(s.names().last(), Some(&"done"), "{}", s.raw);
-    let done_at = s.first("done").at;
-    assert!(done_at < Duration::from_secs(1), "done after {done_at:?}");
-    assert!(took < RECORD_BUDGET + SLACK, "took {took:?}");
-    assert!(
-        took > done_at + RECORD_BUDGET / 2,
-        "took {took:?}, done at {done_at:?}"
-    );
+    assert_eq!(lost_at_done, Some(1), "turns lost when `done` arrived");
 
     // One structured line per lost turn, with everything needed to write it back.
     let lines = logs.unrecorded();
@@ -303,9 +288,7 @@ async fn persistent_throttling_delivers_the_answer_and_logs_a_turn_that_replays_
 
 #[tokio::test]
 async fn an_unreachable_or_silent_dynamodb_costs_a_bounded_wait_and_loses_nothing() {
-    let Some(r) = rig().await else {
-        return;
-    };
+    let r = rig(SHORT).await;
     let (logs, _guard) = Logs::capture();
     let question = "What is Partial FC?";
 
@@ -315,22 +298,17 @@ async fn an_unreachable_or_silent_dynamodb_costs_a_bounded_wait_and_loses_nothin
         format!("http://{}", listener.local_addr().unwrap())
     };
     let state = r.state_at(&closed);
-    let start = Instant::now();
     let (status, body, _) = call_json(
         &state,
         post(&ask(question, "s-refused", "r-refused", false)),
     )
     .await;
-    let took = start.elapsed();
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["budget"]["history_kept"], 0);
-    assert!(
-        took < HISTORY_BUDGET + RECORD_BUDGET + SLACK,
-        "took {took:?}"
-    );
 
     // A black hole: every request is read and never answered, far longer than the SDK's
-    // per-attempt timeout would wait. History and record are each cut at their budget.
+    // per-attempt timeout (5 s) would wait. History and record are each cut at their
+    // budget (the errors say so), the history before anything is sent.
     r.proxy.inject(Match::Any, Fault::Stall, Times::Always);
     let start = Instant::now();
     let s = call_stream(
@@ -342,13 +320,14 @@ async fn an_unreachable_or_silent_dynamodb_costs_a_bounded_wait_and_loses_nothin
     let took = start.elapsed();
     assert_eq!(s.names().last(), Some(&"done"), "{}", s.raw);
     let sources_at = s.first("sources").at;
+    assert!(sources_at >= SHORT.history, "sources after {sources_at:?}");
+    assert!(took >= SHORT.history + SHORT.record, "took {took:?}");
+    let history = logs.history_failures();
     assert!(
-        sources_at >= HISTORY_BUDGET && sources_at < HISTORY_BUDGET + SLACK,
-        "sources after {sources_at:?}"
-    );
-    assert!(
-        took >= HISTORY_BUDGET + RECORD_BUDGET && took < HISTORY_BUDGET + RECORD_BUDGET + SLACK,
-        "took {took:?}"
+        history
+            .last()
+            .is_some_and(|e| e.contains("no answer within the time budget")),
+        "{history:?}"
     );
 
     let lines = logs.unrecorded();
@@ -377,9 +356,7 @@ async fn an_unreachable_or_silent_dynamodb_costs_a_bounded_wait_and_loses_nothin
 
 #[tokio::test]
 async fn a_failing_history_query_is_answered_without_history_and_still_recorded() {
-    let Some(r) = rig().await else {
-        return;
-    };
+    let r = rig(RETRYING).await;
     let first = "请介绍一下 Partial FC";
     let (status, _, _) = call_json(&r.state, post(&ask(first, "s-history", "r-h1", false))).await;
     assert_eq!(status, 200);
@@ -388,21 +365,15 @@ async fn a_failing_history_query_is_answered_without_history_and_still_recorded(
     let query = Match::dynamodb("Query");
     r.proxy
         .inject(query.clone(), Fault::Status(500), Times::Always);
-    let start = Instant::now();
     let follow_up = "它的代码在哪里？";
     let (status, body, _) =
         call_json(&r.state, post(&ask(follow_up, "s-history", "r-h2", false))).await;
     assert_eq!(status, 200, "{body}");
-    assert!(
-        start.elapsed() < HISTORY_BUDGET + SLACK,
-        "{:?}",
-        start.elapsed()
-    );
     // Without the earlier turn the follow-up cannot be resolved, and no history is sent.
     assert_eq!(body["budget"]["history_kept"], 0);
     assert_eq!(body["retrieval"]["followup"], false);
     assert!(
-        r.proxy.seen(&query) > 3,
+        r.proxy.seen(&query) > MAX_ATTEMPTS as usize,
         "retried beyond the SDK's attempts: {}",
         r.proxy.seen(&query)
     );

@@ -1,7 +1,7 @@
 //! `rag report` as a site owner runs it: the real binary over an audit table on a moto
 //! server seeded through the store (the chat's own writes), in every output format, each
-//! parsed back and counted; and over a local store's dump file. Skipped (with a message)
-//! when moto is not installed: `infra/venv.sh` installs it.
+//! parsed back and counted; and over a local store's dump file. Needs moto:
+//! `infra/venv.sh` installs it.
 //!
 //! `RAG_REPORT_ARTIFACTS=DIR` keeps the HTML page there (the browser harness screenshots it).
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
@@ -239,9 +239,7 @@ fn parse_csv(text: &str) -> Vec<Vec<String>> {
 
 #[tokio::test]
 async fn the_report_of_a_seeded_audit_table_in_every_format() {
-    let Some(moto) = MotoServer::start() else {
-        return;
-    };
+    let moto = MotoServer::shared();
     let client = moto.dynamodb_client();
     let (turns, audit) = (unique_name("conversations"), unique_name("audit"));
     create_tables(&client, &turns, &audit).await.unwrap();

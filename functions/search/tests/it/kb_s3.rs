@@ -1,7 +1,6 @@
 //! The search function over a knowledge base in S3 (moto): a cold start without a good
 //! object fails naming it and the cause; afterwards a corrupt upload or a failing S3 never
 //! replaces the last good index, and a good upload is picked up without a restart.
-//! Skipped (with a message) when moto is not installed.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
 use std::path::Path;
@@ -16,7 +15,7 @@ use shared::testing::fault_proxy::{Fault, Match, Times};
 use shared::testing::{FaultProxy, MotoServer};
 use shared::{Config, KbHandle, S3KbSource};
 
-const GET_EVENT: &str = include_str!("data/function_url_get.json");
+const GET_EVENT: &str = include_str!("../data/function_url_get.json");
 const KEY: &str = "site/knowledge_base.json";
 const KB_V1: &str = r#"{"documents": [
   {"id": "pfc", "type": "publication", "title": "Partial FC: Training 10 Million Identities",
@@ -30,9 +29,7 @@ const KB_V2: &str = r#"{"documents": [
 
 #[tokio::test]
 async fn a_cold_start_without_a_good_knowledge_base_exits_naming_the_object_and_the_cause() {
-    let Some(moto) = MotoServer::start() else {
-        return;
-    };
+    let moto = MotoServer::shared();
     let bucket = moto.create_bucket("kb").await;
     let location = format!("s3://{bucket}/{KEY}");
     for (upload, cause) in [
@@ -94,9 +91,7 @@ async fn hit_ids(state: &AppState, query: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn bad_uploads_and_s3_failures_keep_the_last_good_index_until_a_good_upload() {
-    let Some(moto) = MotoServer::start() else {
-        return;
-    };
+    let moto = MotoServer::shared();
     let bucket = moto.create_bucket("kb").await;
     moto.put_object(&bucket, KEY, KB_V1).await;
     let proxy = FaultProxy::start(&moto).await;

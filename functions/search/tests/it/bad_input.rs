@@ -3,7 +3,7 @@
 //! characters, right-to-left text and emoji, in the query string and in POST bodies.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use common::*;
 use lambda_http::Request;

@@ -2,11 +2,11 @@
 //! out a presigned URL that really accepts the upload, `POST ?promote=<key>` validates and
 //! promotes it like a `PUT`, and the staged object is gone afterwards either way.
 //!
-//! Each test starts its own server; without moto they print why and pass (under `CI` they
-//! fail instead). Run: `infra/venv.sh && cargo test -p ingest --test staged`.
+//! The tests share the test binary's server; a missing moto fails them. Run:
+//! `infra/venv.sh && cargo test -p ingest --test it staged`.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
@@ -32,8 +32,8 @@ struct Fixture {
 impl Fixture {
     /// A bucket holding [`KB`] and an ingest state over it with staging under `staging/`,
     /// promoting at most `max_staged` bytes.
-    async fn start(max_staged: Option<usize>) -> Option<Self> {
-        let moto = MotoServer::start()?;
+    async fn start(max_staged: Option<usize>) -> Self {
+        let moto = MotoServer::shared();
         let bucket = moto.create_bucket("staged").await;
         moto.put_object(&bucket, KEY, KB).await;
         let source = S3KbSource::from_sdk_config(&moto.sdk_config(), &bucket, KEY);
@@ -60,11 +60,11 @@ impl Fixture {
                 &ingest,
             );
         }
-        Some(Self {
+        Self {
             state: state.with_staging(staging),
             moto,
             bucket,
-        })
+        }
     }
 
     /// The live object's bytes and ETag, read straight from S3.
@@ -138,9 +138,7 @@ impl Fixture {
 
 #[tokio::test]
 async fn a_staged_upload_is_validated_promoted_conditionally_and_cleaned_up() {
-    let Some(f) = Fixture::start(None).await else {
-        return;
-    };
+    let f = Fixture::start(None).await;
     let (_, etag) = f.live().await;
     let key = f.stage(BIG).await;
     assert!(key.starts_with("staging/"), "{key}");
@@ -161,9 +159,7 @@ async fn a_staged_upload_is_validated_promoted_conditionally_and_cleaned_up() {
 
 #[tokio::test]
 async fn an_invalid_staged_object_is_refused_with_every_problem_and_never_served() {
-    let Some(f) = Fixture::start(None).await else {
-        return;
-    };
+    let f = Fixture::start(None).await;
     let (before, etag) = f.live().await;
     let key = f.stage(r#"[{"id": "a", "type": "page"}, {"id": "a", "type": "page", "title": "A", "url": "javascript:x"}]"#)
         .await;
@@ -190,9 +186,7 @@ async fn an_invalid_staged_object_is_refused_with_every_problem_and_never_served
 
 #[tokio::test]
 async fn a_stale_etag_conflicts_and_an_oversized_object_names_the_limit() {
-    let Some(f) = Fixture::start(Some(100)).await else {
-        return;
-    };
+    let f = Fixture::start(Some(100)).await;
     let (before, etag) = f.live().await;
     let key = f.stage(BIG).await;
     let (status, body) = f.promote(&key, &etag).await;
@@ -224,9 +218,7 @@ async fn a_stale_etag_conflicts_and_an_oversized_object_names_the_limit() {
 
 #[tokio::test]
 async fn only_handed_out_keys_are_promoted_and_every_call_needs_the_token() {
-    let Some(f) = Fixture::start(None).await else {
-        return;
-    };
+    let f = Fixture::start(None).await;
     let (before, etag) = f.live().await;
     for key in [
         "knowledge_base.json",

@@ -1,8 +1,8 @@
 //! The DynamoDB conversation store against a moto server (`infra/venv.sh` installs it).
 //!
-//! Each test starts its own server and creates uniquely named tables; when moto is not
-//! installed the tests print why and pass (under `CI` they fail instead).
-//! Run: `infra/venv.sh && cargo test -p shared --all-features --test store_dynamodb`.
+//! The tests share the test binary's server and create uniquely named tables; a missing
+//! moto fails them. Run: `infra/venv.sh && cargo test -p shared --all-features --test it
+//! store_dynamodb`.
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, TcpListener};
@@ -27,7 +27,6 @@ const TTL: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// A moto server with a fresh pair of tables and a store on them.
 struct Fixture {
-    // Also kept for its Drop, which stops the server.
     moto: MotoServer,
     client: Client,
     conversations: String,
@@ -36,8 +35,13 @@ struct Fixture {
 }
 
 impl Fixture {
-    async fn start() -> Option<Fixture> {
-        let moto = MotoServer::start()?;
+    /// On the test binary's shared server.
+    async fn start() -> Fixture {
+        Self::on(MotoServer::shared()).await
+    }
+
+    /// On `moto`: a test that resets its server starts one of its own.
+    async fn on(moto: MotoServer) -> Fixture {
         let client = moto.dynamodb_client();
         let (conversations, audit) = (unique_name("conversations"), unique_name("audit"));
         create_tables(&client, &conversations, &audit)
@@ -49,13 +53,13 @@ impl Fixture {
             &audit,
             TTL,
         ));
-        Some(Fixture {
+        Fixture {
             moto,
             client,
             conversations,
             audit,
             store,
-        })
+        }
     }
 
     async fn turn_items(&self, session_id: &str) -> Vec<HashMap<String, AttributeValue>> {
@@ -222,9 +226,7 @@ fn now_secs() -> u64 {
 
 #[tokio::test]
 async fn feedback_replaces_and_unknown_is_refused() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let f = Fixture::start().await;
     scenario::feedback_replaces_and_unknown_is_refused(f.store.as_ref(), &f).await;
 }
 
@@ -232,9 +234,7 @@ async fn feedback_replaces_and_unknown_is_refused() {
 /// parser agrees with this file's field-by-field one), bounded by `max`.
 #[tokio::test]
 async fn scan_audit_reads_back_the_records_of_a_time_range() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let f = Fixture::start().await;
     let base = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
     let session = unique_name("s");
     let mut ids = Vec::new();
@@ -285,41 +285,31 @@ async fn scan_audit_reads_back_the_records_of_a_time_range() {
 
 #[tokio::test]
 async fn turns_come_back_in_order() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let f = Fixture::start().await;
     scenario::turns_come_back_in_order(f.store.as_ref()).await;
 }
 
 #[tokio::test]
 async fn latest_n_returns_the_newest_oldest_first() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let f = Fixture::start().await;
     scenario::latest_n_returns_the_newest_oldest_first(f.store.as_ref()).await;
 }
 
 #[tokio::test]
 async fn unknown_session_has_no_turns() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let f = Fixture::start().await;
     scenario::unknown_session_has_no_turns(f.store.as_ref()).await;
 }
 
 #[tokio::test]
 async fn exchange_writes_user_assistant_and_audit() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let f = Fixture::start().await;
     scenario::exchange_writes_user_assistant_and_audit(f.store.as_ref(), &f).await;
 }
 
 #[tokio::test]
 async fn turn_items_carry_the_documented_attributes() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let f = Fixture::start().await;
     let (session, request) = (unique_name("s"), unique_name("req"));
     // Now, to the millisecond, so that the expected keys can be spelled out (and the items
     // are not already past their TTL).
@@ -350,57 +340,43 @@ async fn turn_items_carry_the_documented_attributes() {
 
 #[tokio::test]
 async fn failed_model_writes_user_turn_and_audit_only() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let f = Fixture::start().await;
     scenario::failed_model_writes_user_turn_and_audit_only(f.store.as_ref(), &f).await;
 }
 
 #[tokio::test]
 async fn same_request_twice_is_a_duplicate() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let f = Fixture::start().await;
     scenario::same_request_twice_is_a_duplicate(f.store.as_ref(), &f).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_same_request_writes_once() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let f = Fixture::start().await;
     scenario::concurrent_same_request_writes_once(f.store.clone(), &f).await;
 }
 
 #[tokio::test]
 async fn sessions_are_isolated() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let f = Fixture::start().await;
     scenario::sessions_are_isolated(f.store.as_ref()).await;
 }
 
 #[tokio::test]
 async fn append_audit_is_idempotent() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let f = Fixture::start().await;
     scenario::append_audit_is_idempotent(f.store.as_ref(), &f).await;
 }
 
 #[tokio::test]
 async fn mismatched_request_ids_are_rejected() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let f = Fixture::start().await;
     scenario::mismatched_request_ids_are_rejected(f.store.as_ref(), &f).await;
 }
 
 #[tokio::test]
 async fn every_item_expires_ttl_after_its_write() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let f = Fixture::start().await;
     let (session, chat, ingest) = (unique_name("s"), unique_name("req"), unique_name("req"));
     let before = now_secs();
     let ex = scenario::exchange(&session, &chat, "q", Some("a"), SystemTime::now());
@@ -430,9 +406,7 @@ async fn every_item_expires_ttl_after_its_write() {
 
 #[tokio::test]
 async fn create_tables_is_idempotent_and_enables_ttl() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let f = Fixture::start().await;
     create_tables(&f.client, &f.conversations, &f.audit)
         .await
         .expect("second create_tables");
@@ -452,9 +426,7 @@ async fn create_tables_is_idempotent_and_enables_ttl() {
 
 #[tokio::test]
 async fn missing_table_is_an_error_not_a_panic() {
-    let Some(moto) = MotoServer::start() else {
-        return;
-    };
+    let moto = MotoServer::shared();
     let store = DynamoConversationStore::new(
         moto.dynamodb_client(),
         unique_name("no-such-table"),
@@ -519,9 +491,8 @@ async fn unreachable_endpoint_is_unavailable_and_retryable() {
 
 #[tokio::test]
 async fn reset_drops_every_table() {
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let moto = MotoServer::start();
+    let f = Fixture::on(moto).await;
     f.moto.reset().await.expect("reset");
     let tables = f.client.list_tables().send().await.expect("list tables");
     assert!(
@@ -550,9 +521,7 @@ fn cached(reply: &str) -> shared::answer_cache::CachedAnswer {
 #[tokio::test]
 async fn the_answer_cache_keeps_the_first_answer_of_concurrent_writers() {
     use shared::answer_cache::{AnswerCache, DynamoAnswerCache};
-    let Some(f) = Fixture::start().await else {
-        return;
-    };
+    let f = Fixture::start().await;
     let caches: Vec<DynamoAnswerCache> = (0..8)
         .map(|_| DynamoAnswerCache::new(f.client.clone(), &f.conversations, TTL))
         .collect();

@@ -1,10 +1,10 @@
 //! Rating an answer (`POST {"feedback": {...}}`) through the handler, with function-URL
 //! events: the token of the answer's `done` event (or JSON body) rates that answer only,
 //! a second rating replaces the first, and every refusal is a clear 4xx that writes
-//! nothing. The last test runs on DynamoDB (moto; skipped with a message when missing).
+//! nothing. The last test runs on DynamoDB (moto).
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
@@ -239,9 +239,7 @@ async fn ratings_are_rate_limited_apart_from_questions() {
 
 #[tokio::test]
 async fn a_rating_lands_on_the_dynamodb_audit_item() {
-    let Some(moto) = MotoServer::start() else {
-        return;
-    };
+    let moto = MotoServer::shared();
     let (client, audit_table, store) = dynamo_store(&moto).await;
     let state = salted_state(store);
     let (req, session, token) = ask(&state, "请介绍一下 Partial FC").await;

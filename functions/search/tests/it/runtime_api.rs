@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 use shared::testing::runtime_api::invoke_once;
 
-const GET_EVENT: &str = include_str!("data/function_url_get.json");
+const GET_EVENT: &str = include_str!("../data/function_url_get.json");
 
 #[tokio::test]
 async fn a_query_is_answered_whole_through_the_runtime_api() {

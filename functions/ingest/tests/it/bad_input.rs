@@ -4,14 +4,14 @@
 //! stored knowledge base and the audit trail untouched; accepted text is stored intact.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
+use base64::Engine;
 use common::{call, error_of, state_with, Event, KB, TOKEN_SHA256};
 use ingest::AppState;
 use serde_json::{json, Value};
-use shared::testing::base64;
 use shared::{MemoryConversationStore, MemoryKbSource};
 
 struct Fixture {
@@ -43,7 +43,11 @@ impl Fixture {
 
     /// A write whose body arrives base64-encoded, so it need not be UTF-8.
     fn write_bytes(&self, method: &str, body: &[u8]) -> Event {
-        self.write(method, &base64::encode(body)).base64()
+        self.write(
+            method,
+            &base64::engine::general_purpose::STANDARD.encode(body),
+        )
+        .base64()
     }
 
     /// Sends `event` and asserts a rejection: status, code, a message (or a listed problem)

@@ -5,8 +5,9 @@
 //! recorded, CORS and health.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
@@ -387,12 +388,24 @@ async fn json_answer_is_504_when_the_provider_stalls_past_the_timeout() {
 #[tokio::test]
 async fn stream_sends_sources_first_then_split_slow_deltas_then_done() {
     let chunks = ["Partial FC ", "是一种", "人脸识别训练方法 [1]。"];
-    let fake = FakeLlm::start(vec![slow_stream(&chunks, 150)]).await;
+    // The model says nothing until the visitor has the sources: were they held back until
+    // the model answered, the stream would never end (and `call_stream` fails).
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let fake = FakeLlm::start(vec![Behavior::Gated {
+        gate: gate.clone(),
+        then: Box::new(slow_stream(&chunks, 150)),
+    }])
+    .await;
     let (state, store) = state_with_fake(&fake, |_| {});
-    let s = call_stream(
+    let s = call_stream_watching(
         &state,
         post(r#"{"message": "请介绍一下 Partial FC", "stream": true}"#),
         None,
+        |event| {
+            if event.name == "sources" {
+                gate.notify_one();
+            }
+        },
     )
     .await;
     assert_eq!(s.status, 200);
@@ -411,15 +424,10 @@ async fn stream_sends_sources_first_then_split_slow_deltas_then_done() {
     );
     assert!(s.raw.starts_with("event: sources\n"), "{}", s.raw);
 
-    // The first byte (the sources) comes before the model has said anything: the fake
-    // waits 150 ms before its first delta.
+    // The first byte is the sources; the fake then waits 150 ms before each delta.
     let sources = s.first("sources");
     let first_delta = s.first("delta");
-    assert!(
-        s.first_byte < Duration::from_millis(100),
-        "first byte after {:?}",
-        s.first_byte
-    );
+    assert!(s.raw.starts_with("event: sources"), "{}", s.raw);
     assert!(
         first_delta.at >= Duration::from_millis(150),
         "{:?}",

@@ -2,7 +2,7 @@
 //! events.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

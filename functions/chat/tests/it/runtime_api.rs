@@ -2,8 +2,7 @@
 //! (`shared::testing::runtime_api`), one function-URL event each. Its streamed answers arrive
 //! whole through the real runtime client, and its cold start "as deployed" (knowledge base
 //! in S3, tables, no `CLIENT_HASH_SALT`) calls AWS only to read the knowledge base; the
-//! client-hash salt is looked up by the first request that needs it. The moto test is
-//! skipped (with a message) when moto is not installed.
+//! client-hash salt is looked up by the first request that needs it.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
 use std::path::Path;
@@ -15,7 +14,7 @@ use shared::testing::moto::unique_name;
 use shared::testing::runtime_api::{invoke_once, Invoked};
 use shared::testing::{FaultProxy, MotoServer};
 
-const POST_EVENT: &str = include_str!("data/function_url_post.json");
+const POST_EVENT: &str = include_str!("../data/function_url_post.json");
 const SALT_KEY: &str = "secret:client-hash-salt";
 
 /// The fixture's function-URL event with another method and body.
@@ -72,9 +71,7 @@ async fn a_health_check_streams_through_the_runtime_api_with_its_status_in_the_p
 
 #[tokio::test]
 async fn a_cold_start_as_deployed_calls_aws_only_for_the_knowledge_base() {
-    let Some(moto) = MotoServer::start() else {
-        return;
-    };
+    let moto = MotoServer::shared();
     let dynamo = moto.dynamodb_client();
     let (turns, audit, limits) = (
         unique_name("turns"),

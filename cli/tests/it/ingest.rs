@@ -2,7 +2,7 @@
 //! on a local port by a minimal HTTP/1.1 adapter, with an in-memory source and store.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

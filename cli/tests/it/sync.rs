@@ -2,11 +2,11 @@
 //! server (served over HTTP on a local port), then a search index loaded from the S3 object
 //! as the search function loads it.
 //!
-//! Tests that need moto print why and pass without it (under `CI` they fail instead). Run:
-//! `infra/venv.sh && cargo test -p rag --test sync`.
+//! Tests that need moto fail without it. Run: `infra/venv.sh && cargo test -p rag --test it
+//! sync::`.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -47,8 +47,8 @@ struct Stack {
 }
 
 impl Stack {
-    async fn start(deployed: &str) -> Option<Self> {
-        let moto = MotoServer::start()?;
+    async fn start(deployed: &str) -> Self {
+        let moto = MotoServer::shared();
         let bucket = moto.create_bucket("sync").await;
         moto.put_object(&bucket, KEY, deployed).await;
         let audit = Arc::new(MemoryConversationStore::new());
@@ -61,12 +61,12 @@ impl Stack {
         let staging = Arc::new(source.staging("staging/"));
         let state =
             AppState::new(Arc::new(source), audit.clone(), &config, &ingest).with_staging(staging);
-        Some(Self {
+        Self {
             moto,
             bucket,
             audit,
             state: Arc::new(state),
-        })
+        }
     }
 
     fn source(&self) -> S3KbSource {
@@ -118,9 +118,7 @@ fn assert_lines(out: &str, lines: &[&str]) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sync_patches_an_edit_a_new_page_and_a_deletion_and_search_serves_the_new_page() {
-    let Some(stack) = Stack::start(DEPLOYED).await else {
-        return;
-    };
+    let stack = Stack::start(DEPLOYED).await;
     let url = common::serve(stack.state.clone(), None).await;
     let path = kb_file("edited.json", EDITED);
     let out = rag(sync_args(&url, &path, &[]), Some("secret")).await;
@@ -173,9 +171,7 @@ async fn sync_patches_an_edit_a_new_page_and_a_deletion_and_search_serves_the_ne
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_change_over_the_threshold_syncs_through_a_staged_upload() {
-    let Some(stack) = Stack::start(DEPLOYED).await else {
-        return;
-    };
+    let stack = Stack::start(DEPLOYED).await;
     let url = common::serve(stack.state.clone(), None).await;
     // The patch (kiwi and notes) is over 200 bytes: the whole file goes staged.
     let path = kb_file("staged.json", EDITED);
@@ -223,9 +219,7 @@ async fn a_change_over_the_threshold_syncs_through_a_staged_upload() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_concurrent_change_makes_sync_conflict_then_re_diff_and_succeed() {
-    let Some(stack) = Stack::start(DEPLOYED).await else {
-        return;
-    };
+    let stack = Stack::start(DEPLOYED).await;
     // Right after sync's first read, someone else replaces the knowledge base.
     let state = stack.state.clone();
     let done = Arc::new(AtomicBool::new(false));
