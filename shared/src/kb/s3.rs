@@ -13,7 +13,7 @@ use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::Client;
 
 use super::source::{
-    unquote_etag, Fetched, KbObject, KbSource, KbSourceError, WriteCondition, Written,
+    unquote_etag, Fetched, Head, KbObject, KbSource, KbSourceError, WriteCondition, Written,
 };
 
 /// S3 error codes meaning "too much, too fast, try later".
@@ -175,6 +175,33 @@ impl KbSource for S3KbSource {
         // when the bytes do, though the next conditional read will then never match.
         let etag = etag.unwrap_or_else(|| crate::search::content_version(&bytes));
         Ok(Fetched::Object(KbObject { bytes, etag }))
+    }
+
+    async fn head(&self, if_none_match: Option<&str>) -> Result<Head, KbSourceError> {
+        let result = self
+            .client
+            .head_object()
+            .bucket(&self.bucket)
+            .key(&self.key)
+            .set_if_none_match(if_none_match.map(quoted))
+            .send()
+            .await;
+        match result {
+            Ok(out) => match out.e_tag() {
+                Some(etag) => Ok(Head::Current(unquote_etag(etag).to_owned())),
+                // Without an ETag there is nothing to compare: read the object instead.
+                None => self.get(if_none_match).await.map(|f| match f {
+                    Fetched::NotModified => Head::NotModified,
+                    Fetched::Object(o) => Head::Object(o),
+                }),
+            },
+            Err(err) if status(&err) == Some(304) => Ok(Head::NotModified),
+            // A HEAD answer has no body, so a missing key is known by its status alone.
+            Err(err) if status(&err) == Some(404) => Err(KbSourceError::NotFound {
+                location: self.location(),
+            }),
+            Err(err) => Err(self.error("HeadObject", err)),
+        }
     }
 
     async fn put(

@@ -32,6 +32,18 @@ pub enum Fetched {
     Object(KbObject),
 }
 
+/// The answer to [`KbSource::head`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Head {
+    /// The object still has the ETag the caller holds.
+    NotModified,
+    /// The object's current ETag (its bytes not read).
+    Current(String),
+    /// The whole object: a source with no cheaper check read it anyway, so the caller
+    /// need not read it again.
+    Object(KbObject),
+}
+
 /// The condition a write is made under.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteCondition {
@@ -106,6 +118,17 @@ pub trait KbSource: Send + Sync + std::fmt::Debug {
     /// Reads the object; with `if_none_match`, answers [`Fetched::NotModified`] when the
     /// object still has that ETag.
     async fn get(&self, if_none_match: Option<&str>) -> Result<Fetched, KbSourceError>;
+
+    /// The object's current ETag without its bytes (S3: `HeadObject`; a file: its hash,
+    /// computed block by block); with `if_none_match`, [`Head::NotModified`] when it still
+    /// has that ETag. Lets a function holding a prebuilt index of a version check that the
+    /// version is current without downloading it. The default reads the object.
+    async fn head(&self, if_none_match: Option<&str>) -> Result<Head, KbSourceError> {
+        Ok(match self.get(if_none_match).await? {
+            Fetched::NotModified => Head::NotModified,
+            Fetched::Object(o) => Head::Object(o),
+        })
+    }
 
     /// Writes the object if `condition` holds; atomic: readers see the old bytes or the new
     /// ones, never a mix.

@@ -46,7 +46,7 @@ pub struct SearchIndex {
     /// Venues and authors of this knowledge base, for the question recogniser.
     vocabulary: Vocabulary,
     version: String,
-    /// Whether the retrieval index was read from a prebuilt file.
+    /// Whether it was read from a prebuilt index file.
     prebuilt: bool,
 }
 
@@ -68,45 +68,32 @@ pub struct Plan {
 impl SearchIndex {
     /// Indexes a knowledge base; `version` identifies it (an ETag, a hash) in health output.
     pub fn new(kb: KnowledgeBase, version: impl Into<String>) -> Self {
-        Self::assemble(kb, version.into(), None)
+        Self::assemble(kb, version.into())
     }
 
-    /// Like [`SearchIndex::new`], reading the retrieval index from `prebuilt` (a file
-    /// [`crate::index::encode`] wrote) when it was built from the knowledge base whose
-    /// JSON hashes to `kb_hash` and is whole; else the knowledge base is indexed as usual
-    /// and the second value says why the file was not used.
-    pub fn with_prebuilt(
-        kb: KnowledgeBase,
-        version: impl Into<String>,
+    /// Like [`SearchIndex::new`], but read from `prebuilt` (a file [`crate::index::encode`]
+    /// wrote) when that was built from the knowledge base whose JSON hashes to `kb_hash`
+    /// and is whole: `kb` is then never built (the caller parses the JSON only if this
+    /// fails). Else the error says why the file was not used.
+    pub fn from_prebuilt(
+        prebuilt: &[u8],
         kb_hash: u64,
-        prebuilt: Vec<u8>,
-    ) -> (Self, Option<IndexError>) {
-        // The file is dropped as soon as it is read, before the passages are cut.
-        let decoded = crate::index::decode(&prebuilt, kb_hash, &kb.glossary);
-        drop(prebuilt);
-        match decoded {
-            Ok(retriever) if retriever.documents() == kb.documents.len() => {
-                (Self::assemble(kb, version.into(), Some(retriever)), None)
-            }
-            Ok(_) => (
-                Self::new(kb, version),
-                Some(IndexError::Malformed("document count")),
-            ),
-            Err(e) => (Self::new(kb, version), Some(e)),
-        }
+        version: impl Into<String>,
+    ) -> std::result::Result<Self, IndexError> {
+        crate::index::decode(
+            prebuilt,
+            crate::index::Expect::Hash(kb_hash),
+            version.into(),
+        )
     }
 
-    fn assemble(kb: KnowledgeBase, version: String, retriever: Option<Retriever>) -> Self {
-        let prebuilt = retriever.is_some();
-        let chunks: Vec<Chunks> = kb.documents.iter().map(Chunks::of).collect();
-        let retriever = retriever.unwrap_or_else(|| {
-            let texts = kb
-                .documents
-                .iter()
-                .zip(&chunks)
-                .map(|(d, c)| index_texts(d, &c.passages(d)));
-            Retriever::build(texts, &kb.glossary)
-        });
+    /// A served knowledge base from parts read back from a prebuilt index.
+    pub(crate) fn from_parts(
+        kb: KnowledgeBase,
+        chunks: Vec<Chunks>,
+        retriever: Retriever,
+        version: String,
+    ) -> Self {
         let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
         let vocabulary = Vocabulary::of(&kb, &facets);
         Self {
@@ -116,11 +103,37 @@ impl SearchIndex {
             facets,
             vocabulary,
             version,
-            prebuilt,
+            prebuilt: true,
         }
     }
 
-    /// Whether the retrieval index was read from a prebuilt file rather than built here.
+    /// Each document's content passages.
+    pub(crate) fn chunks(&self) -> &[Chunks] {
+        &self.chunks
+    }
+
+    fn assemble(kb: KnowledgeBase, version: String) -> Self {
+        let chunks: Vec<Chunks> = kb.documents.iter().map(Chunks::of).collect();
+        let texts = kb
+            .documents
+            .iter()
+            .zip(&chunks)
+            .map(|(d, c)| index_texts(d, &c.passages(d)));
+        let retriever = Retriever::build(texts, &kb.glossary);
+        let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
+        let vocabulary = Vocabulary::of(&kb, &facets);
+        Self {
+            kb,
+            chunks,
+            retriever,
+            facets,
+            vocabulary,
+            version,
+            prebuilt: false,
+        }
+    }
+
+    /// Whether it was read from a prebuilt index file rather than built from the JSON.
     pub fn is_prebuilt(&self) -> bool {
         self.prebuilt
     }
@@ -322,8 +335,8 @@ impl SearchIndex {
 
 /// A document's content passages. Content short enough to be one passage is not copied:
 /// on a site of short pages, the copies were as large as the knowledge base itself.
-#[derive(Debug)]
-enum Chunks {
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Chunks {
     /// No content.
     None,
     /// The trimmed content is the only passage.
@@ -374,15 +387,17 @@ fn index_texts(doc: &Document, chunks: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// A short version tag for content: FNV-1a 64 of the bytes, hex. Stable across runs, so
-/// the same file always reports the same version.
+/// A short version tag for content: [`crate::index::content_hash`] of the bytes, hex.
+/// Stable across runs, so the same file always reports the same version; the file source's
+/// ETag, so it can be computed over a file streamed in blocks.
 pub fn content_version(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    version_of_hash(crate::index::content_hash(bytes))
+}
+
+/// [`content_version`] from the bytes' [`crate::index::content_hash`] (computed elsewhere,
+/// e.g. while a file streams in).
+pub fn version_of_hash(hash: u64) -> String {
+    format!("{hash:016x}")
 }
 
 /// The first ~240 characters of a passage with runs of whitespace folded to one space,
