@@ -1,9 +1,16 @@
-//! The body's primitives: little-endian scalars, length-prefixed arrays and a string table,
-//! written by [`Writer`] and read back by [`Reader`] without ever panicking past the end.
+//! The body's primitives: little-endian scalars, strings and length-prefixed arrays,
+//! written by [`Writer`] and read back by [`Input`] as they stream in (from a file or a
+//! buffer), hashing what it reads for the checksum and never reading, nor allocating for,
+//! more than the header announced.
 
-use super::IndexError;
+use std::io::Read;
 
-/// Appends little-endian values and length-prefixed arrays.
+use super::{ContentHasher, IndexError};
+
+/// A string's length meaning "no string".
+const NONE: u32 = u32::MAX;
+
+/// Appends little-endian values, strings and length-prefixed arrays.
 #[derive(Default)]
 pub(super) struct Writer(pub(super) Vec<u8>);
 
@@ -24,152 +31,156 @@ impl Writer {
             self.0.extend_from_slice(&x.to_le_bytes());
         }
     }
+
+    /// A string: its `u32` byte length, then its UTF-8.
+    pub(super) fn str(&mut self, s: &str) {
+        self.u32(s.len() as u32);
+        self.0.extend_from_slice(s.as_bytes());
+    }
+
+    /// A string or none (the length `u32::MAX`, no bytes).
+    pub(super) fn opt_str(&mut self, s: Option<&str>) {
+        match s {
+            Some(s) => self.str(s),
+            None => self.u32(NONE),
+        }
+    }
 }
 
-/// Reads what [`Writer`] wrote, failing (never panicking) past the end.
-pub(super) struct Reader<'a>(pub(super) &'a [u8]);
+/// Reads what [`Writer`] wrote from a stream, failing (never panicking) past the end.
+pub(super) struct Input<'a> {
+    inner: Box<dyn Read + Send + 'a>,
+    /// Body bytes not read yet, per the header.
+    left: u64,
+    /// Body bytes read so far.
+    read: u64,
+    hasher: ContentHasher,
+}
 
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], IndexError> {
-        if n > self.0.len() {
+/// How much of a large array is read at once.
+const BLOCK: usize = 64 << 10;
+
+impl<'a> Input<'a> {
+    pub(super) fn new(inner: Box<dyn Read + Send + 'a>, body_len: u64) -> Self {
+        Self {
+            inner,
+            left: body_len,
+            read: 0,
+            hasher: ContentHasher::default(),
+        }
+    }
+
+    /// Fills `buf` from the stream; the header's length bounds every read.
+    fn fill(&mut self, buf: &mut [u8]) -> Result<(), IndexError> {
+        if buf.len() as u64 > self.left {
             return Err(IndexError::Malformed("an array runs past the end"));
         }
-        let (head, rest) = self.0.split_at(n);
-        self.0 = rest;
-        Ok(head)
+        self.inner.read_exact(buf).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => IndexError::Length {
+                found: self.read as usize,
+                expected: self.read + self.left,
+            },
+            _ => IndexError::Read(e.to_string()),
+        })?;
+        self.hasher.update(buf);
+        self.left -= buf.len() as u64;
+        self.read += buf.len() as u64;
+        Ok(())
+    }
+
+    /// Checks a count of `size`-byte items against what is left, before anything is
+    /// reserved for it.
+    fn fits(&self, n: u64, size: u64) -> Result<usize, IndexError> {
+        match n.checked_mul(size) {
+            Some(b) if b <= self.left => Ok(n as usize),
+            _ => Err(IndexError::Malformed("a count runs past the end")),
+        }
     }
 
     pub(super) fn u32(&mut self) -> Result<u32, IndexError> {
-        let b = self.take(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        let mut b = [0u8; 4];
+        self.fill(&mut b)?;
+        Ok(u32::from_le_bytes(b))
     }
 
     pub(super) fn u64(&mut self) -> Result<u64, IndexError> {
-        let b = self.take(8)?;
-        Ok(u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+        let mut b = [0u8; 8];
+        self.fill(&mut b)?;
+        Ok(u64::from_le_bytes(b))
     }
 
-    fn len(&mut self) -> Result<usize, IndexError> {
-        usize::try_from(self.u64()?).map_err(|_| IndexError::Malformed("array length"))
+    /// A count of items at least `size` bytes each.
+    pub(super) fn count(&mut self, size: u64) -> Result<usize, IndexError> {
+        let n = self.u32()?;
+        self.fits(u64::from(n), size)
     }
 
-    pub(super) fn bytes(&mut self) -> Result<&'a [u8], IndexError> {
-        let n = self.len()?;
-        self.take(n)
+    pub(super) fn bytes(&mut self) -> Result<Vec<u8>, IndexError> {
+        let n = self.u64()?;
+        let n = self.fits(n, 1)?;
+        let mut v = vec![0u8; n];
+        self.fill(&mut v)?;
+        Ok(v)
     }
 
     pub(super) fn u32s(&mut self) -> Result<Vec<u32>, IndexError> {
-        let n = self.len()?;
-        let b = self.take(
-            n.checked_mul(4)
-                .ok_or(IndexError::Malformed("array length"))?,
-        )?;
-        Ok(b.chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect())
-    }
-}
-
-/// "No string" in a string reference.
-pub(super) const NONE: u32 = u32::MAX;
-
-/// Strings stored end to end, referred to by number: the text of every document field.
-#[derive(Default)]
-pub(super) struct StringsWriter {
-    text: Vec<u8>,
-    ends: Vec<u32>,
-}
-
-impl StringsWriter {
-    /// Stores `s`; its number.
-    pub(super) fn push(&mut self, s: &str) -> u32 {
-        self.text.extend_from_slice(s.as_bytes());
-        self.ends.push(self.text.len() as u32);
-        (self.ends.len() - 1) as u32
+        let n = self.u64()?;
+        let n = self.fits(n, 4)?;
+        let mut out = Vec::with_capacity(n);
+        let mut block = vec![0u8; BLOCK.min(n * 4)];
+        while out.len() < n {
+            let take = ((n - out.len()) * 4).min(BLOCK);
+            self.fill(&mut block[..take])?;
+            out.extend(
+                block[..take]
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            );
+        }
+        Ok(out)
     }
 
-    /// Stores `s` if there is one; its number or [`NONE`].
-    pub(super) fn push_opt(&mut self, s: Option<&str>) -> u32 {
-        s.map_or(NONE, |s| self.push(s))
+    pub(super) fn str(&mut self) -> Result<String, IndexError> {
+        self.opt_str()?
+            .ok_or(IndexError::Malformed("a string is missing"))
     }
 
-    pub(super) fn write(&self, w: &mut Writer) {
-        w.bytes(&self.text);
-        w.u32s(&self.ends);
-    }
-}
-
-/// A string table as read: the text is checked to be UTF-8 once, and each string's bounds
-/// to fall on character boundaries when it is looked up.
-pub(super) struct Strings<'a> {
-    text: &'a str,
-    ends: Vec<u32>,
-}
-
-impl<'a> Strings<'a> {
-    pub(super) fn read(r: &mut Reader<'a>) -> Result<Self, IndexError> {
-        let text = std::str::from_utf8(r.bytes()?)
-            .map_err(|_| IndexError::Malformed("string table is not UTF-8"))?;
-        let ends = r.u32s()?;
-        Ok(Self { text, ends })
-    }
-
-    /// String number `i`.
-    pub(super) fn get(&self, i: u32) -> Result<&'a str, IndexError> {
-        let i = i as usize;
-        let end = *self
-            .ends
-            .get(i)
-            .ok_or(IndexError::Malformed("string number out of range"))?;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        self.text
-            .get(start as usize..end as usize)
-            .ok_or(IndexError::Malformed("string bounds"))
-    }
-
-    /// How many strings there are.
-    pub(super) fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// String number `i`, or `None` for [`NONE`].
-    pub(super) fn get_opt(&self, i: u32) -> Result<Option<&'a str>, IndexError> {
-        if i == NONE {
+    pub(super) fn opt_str(&mut self) -> Result<Option<String>, IndexError> {
+        let n = self.u32()?;
+        if n == NONE {
             return Ok(None);
         }
-        self.get(i).map(Some)
-    }
-}
-
-/// Reads a flat `u32` record stream in order, failing past its end.
-pub(super) struct Stream<'a> {
-    values: &'a [u32],
-}
-
-impl<'a> Stream<'a> {
-    pub(super) fn new(values: &'a [u32]) -> Self {
-        Self { values }
+        let n = self.fits(u64::from(n), 1)?;
+        let mut v = vec![0u8; n];
+        self.fill(&mut v)?;
+        String::from_utf8(v)
+            .map(Some)
+            .map_err(|_| IndexError::Malformed("a string is not UTF-8"))
     }
 
-    pub(super) fn next(&mut self) -> Result<u32, IndexError> {
-        let (&first, rest) = self
-            .values
-            .split_first()
-            .ok_or(IndexError::Malformed("a record runs past the end"))?;
-        self.values = rest;
-        Ok(first)
-    }
-
-    /// A count that must fit in what is left (so no hostile count allocates much).
-    pub(super) fn count(&mut self) -> Result<usize, IndexError> {
-        let n = self.next()? as usize;
-        if n > self.values.len() {
-            return Err(IndexError::Malformed("a count runs past the end"));
+    /// Reads the rest of the body (after a malformed array, so damage is told from a
+    /// writer's bug by the checksum), then checks that nothing follows it and that it
+    /// matches `checksum`.
+    pub(super) fn finish(&mut self, checksum: u64) -> Result<(), IndexError> {
+        let mut block = vec![0u8; BLOCK];
+        while self.left > 0 {
+            let take = (self.left as usize).min(BLOCK);
+            self.fill(&mut block[..take])?;
         }
-        Ok(n)
-    }
-
-    pub(super) fn is_empty(&self) -> bool {
-        self.values.is_empty()
+        let mut extra = [0u8; 1];
+        match self.inner.read(&mut extra) {
+            Ok(0) => {}
+            Ok(_) => {
+                return Err(IndexError::Length {
+                    found: self.read as usize + 1,
+                    expected: self.read,
+                })
+            }
+            Err(e) => return Err(IndexError::Read(e.to_string())),
+        }
+        if self.hasher.finish() != checksum {
+            return Err(IndexError::Checksum);
+        }
+        Ok(())
     }
 }

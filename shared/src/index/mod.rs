@@ -20,12 +20,14 @@
 mod codec;
 mod documents;
 
-use codec::{Reader, Writer};
+use codec::{Input, Writer};
+use std::io::Read;
 
 use crate::retrieval::bm25::{Bm25Index, TermTable, EMPTY};
 use crate::retrieval::tokenize::Analyzer;
 use crate::retrieval::Retriever;
 use crate::search::SearchIndex;
+use crate::KnowledgeBase;
 
 /// The first bytes of every index file.
 pub const MAGIC: &[u8; 8] = b"RAGINDEX";
@@ -109,6 +111,9 @@ pub enum IndexError {
         /// Bytes the header announces.
         expected: u64,
     },
+    /// The index could not be read (an I/O error).
+    #[error("index unreadable: {0}")]
+    Read(String),
     /// The body does not match its checksum.
     #[error("index checksum mismatch (corrupt)")]
     Checksum,
@@ -232,12 +237,11 @@ pub fn encode(index: &SearchIndex, kb_hash: u64, kb_version: &str) -> Vec<u8> {
         .flat_map(|&(d, p)| [d, p])
         .collect();
     body.u32s(&units);
-    let mut names = codec::StringsWriter::default();
+    body.u32(retriever.names().len() as u32);
     for (word, term) in retriever.names() {
-        names.push(word);
-        names.push(term);
+        body.str(word);
+        body.str(term);
     }
-    names.write(&mut body);
     let body = body.0;
     let mut out = Vec::with_capacity(HEADER_LEN + body.len());
     out.extend_from_slice(MAGIC);
@@ -260,84 +264,124 @@ struct Header {
     checksum: u64,
 }
 
-fn header(bytes: &[u8]) -> Result<Header, IndexError> {
-    if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
-        return Err(IndexError::Magic);
+/// An index being read: its header checked up to the analysis and the version it names
+/// read, the rest still in the stream (a file is never held whole: each array and string
+/// goes straight where it is served from).
+pub struct IndexReader<'a> {
+    header: Header,
+    built: BuiltFrom,
+    input: Input<'a>,
+}
+
+impl std::fmt::Debug for IndexReader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IndexReader")
+            .field("built", &self.built)
+            .finish_non_exhaustive()
     }
-    let mut r = Reader(&bytes[8..HEADER_LEN]);
-    let version = r.u32()?;
-    if version > FORMAT_VERSION {
-        return Err(IndexError::Newer { found: version });
+}
+
+impl<'a> IndexReader<'a> {
+    /// Reads the header and the version from `stream`, if this build can read the index.
+    pub fn open(mut stream: Box<dyn Read + Send + 'a>) -> Result<Self, IndexError> {
+        let mut bytes = [0u8; HEADER_LEN];
+        stream.read_exact(&mut bytes).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => IndexError::Magic,
+            _ => IndexError::Read(e.to_string()),
+        })?;
+        if &bytes[..8] != MAGIC {
+            return Err(IndexError::Magic);
+        }
+        let field = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or([0; 8]));
+        let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or([0; 4]));
+        let version = word(8);
+        if version > FORMAT_VERSION {
+            return Err(IndexError::Newer { found: version });
+        }
+        if version < FORMAT_VERSION {
+            return Err(IndexError::Older { found: version });
+        }
+        if field(16) != analysis_fingerprint() {
+            return Err(IndexError::Analysis {
+                found: field(16),
+                expected: analysis_fingerprint(),
+            });
+        }
+        let header = Header {
+            flags: word(12),
+            kb_hash: field(24),
+            body_len: field(32),
+            checksum: field(40),
+        };
+        let mut input = Input::new(stream, header.body_len);
+        let version = input.bytes()?;
+        let built = BuiltFrom {
+            version: String::from_utf8_lossy(&version).into_owned(),
+            hash: header.kb_hash,
+        };
+        Ok(Self {
+            header,
+            built,
+            input,
+        })
     }
-    if version < FORMAT_VERSION {
-        return Err(IndexError::Older { found: version });
+
+    /// What the index says it was built from (not yet checked against its checksum).
+    pub fn built_from(&self) -> &BuiltFrom {
+        &self.built
     }
-    let flags = r.u32()?;
-    let analysis = r.u64()?;
-    if analysis != analysis_fingerprint() {
-        return Err(IndexError::Analysis {
-            found: analysis,
-            expected: analysis_fingerprint(),
-        });
+
+    /// Reads the rest into the served knowledge base, labelled `label` (the version it is
+    /// served as), if it was built from what `expect` says and is whole.
+    pub fn decode(mut self, expect: Expect<'_>, label: String) -> Result<SearchIndex, IndexError> {
+        match expect {
+            Expect::Hash(expected) if self.header.kb_hash != expected => {
+                return Err(IndexError::OtherKb {
+                    found: self.header.kb_hash,
+                    expected,
+                })
+            }
+            Expect::Version(expected)
+                if self.built.version.is_empty() || self.built.version != expected =>
+            {
+                return Err(IndexError::OtherVersion {
+                    found: self.built.version,
+                    expected: expected.to_owned(),
+                })
+            }
+            _ => {}
+        }
+        let parts = read_parts(&mut self.input, self.header.flags);
+        // The whole body is read and checked whatever happened: a damaged file is then
+        // told apart (checksum) from a writer's bug (a malformed array).
+        self.input.finish(self.header.checksum)?;
+        let (kb, chunks, retriever) = parts?;
+        Ok(SearchIndex::from_parts(kb, chunks, retriever, label))
     }
-    Ok(Header {
-        flags,
-        kb_hash: r.u64()?,
-        body_len: r.u64()?,
-        checksum: r.u64()?,
-    })
 }
 
 /// What the index in `bytes` says it was built from, if this build can read it: a cheap
-/// look (no checksum) to decide whether the JSON must be read at all. [`decode`] checks
-/// everything again.
+/// look (no checksum) to decide whether the JSON must be read at all.
 pub fn built_from(bytes: &[u8]) -> Result<BuiltFrom, IndexError> {
-    let h = header(bytes)?;
-    let version = Reader(&bytes[HEADER_LEN..]).bytes()?;
-    Ok(BuiltFrom {
-        version: String::from_utf8_lossy(version).into_owned(),
-        hash: h.kb_hash,
-    })
+    IndexReader::open(Box::new(bytes)).map(|r| r.built)
 }
 
-/// Reads an index back into the served knowledge base, labelled `label` (the version it
-/// is served as), if it was built from what `expect` says and is whole.
+/// Reads an index held in memory ([`IndexReader::decode`]).
 pub fn decode(bytes: &[u8], expect: Expect<'_>, label: String) -> Result<SearchIndex, IndexError> {
-    let header = header(bytes)?;
-    let body = &bytes[HEADER_LEN..];
-    if let Expect::Hash(expected) = expect {
-        if header.kb_hash != expected {
-            return Err(IndexError::OtherKb {
-                found: header.kb_hash,
-                expected,
-            });
-        }
-    }
-    if body.len() as u64 != header.body_len {
-        return Err(IndexError::Length {
-            found: body.len(),
-            expected: header.body_len,
-        });
-    }
-    if content_hash(body) != header.checksum {
-        return Err(IndexError::Checksum);
-    }
-    let mut r = Reader(body);
-    let version = r.bytes()?;
-    if let Expect::Version(expected) = expect {
-        if version.is_empty() || version != expected.as_bytes() {
-            return Err(IndexError::OtherVersion {
-                found: String::from_utf8_lossy(version).into_owned(),
-                expected: expected.to_owned(),
-            });
-        }
-    }
-    let (kb, chunks) = documents::read(&mut r)?;
+    IndexReader::open(Box::new(bytes))?.decode(expect, label)
+}
+
+/// The body after the version: the documents, then the retriever.
+fn read_parts(
+    r: &mut Input<'_>,
+    flags: u32,
+) -> Result<(KnowledgeBase, Vec<crate::search::Chunks>, Retriever), IndexError> {
+    let (kb, chunks) = documents::read(r)?;
     let n_docs = r.u32()? as usize;
     let n_units = r.u32()? as usize;
     let avgdl = f32::from_bits(r.u32()?);
     let terms = TermTable {
-        bytes: r.bytes()?.to_vec(),
+        bytes: r.bytes()?,
         ends: r.u32s()?,
         slots: r.u32s()?,
     };
@@ -345,11 +389,10 @@ pub fn decode(bytes: &[u8], expect: Expect<'_>, label: String) -> Result<SearchI
     let unit = r.u32s()?;
     let weight: Vec<f32> = r.u32s()?.into_iter().map(f32::from_bits).collect();
     let pairs = r.u32s()?;
-    let names = codec::Strings::read(&mut r)?;
-    let n_names = names.len();
-    if !r.0.is_empty() {
-        return Err(IndexError::Malformed("bytes after the last array"));
-    }
+    let n_names = r.count(8)?;
+    let names = (0..n_names)
+        .map(|_| Ok((r.str()?, r.str()?)))
+        .collect::<Result<Vec<_>, IndexError>>()?;
     if n_docs != kb.documents.len() {
         return Err(IndexError::Malformed("document count"));
     }
@@ -359,22 +402,12 @@ pub fn decode(bytes: &[u8], expect: Expect<'_>, label: String) -> Result<SearchI
         return Err(IndexError::Malformed("passage list length"));
     }
     let units: Vec<(u32, u32)> = pairs.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+    drop(pairs);
     // Passages of a document are contiguous and ascending (ranking relies on it).
     let ordered = units.windows(2).all(|w| w[0] < w[1]);
     if !ordered || units.last().is_some_and(|&(d, _)| d as usize >= n_docs) {
         return Err(IndexError::Malformed("passage list order"));
     }
-    if n_names % 2 != 0 {
-        return Err(IndexError::Malformed("names come in pairs"));
-    }
-    let pairs_out = (0..n_names as u32 / 2)
-        .map(|i| {
-            Ok((
-                names.get(2 * i)?.to_owned(),
-                names.get(2 * i + 1)?.to_owned(),
-            ))
-        })
-        .collect::<Result<Vec<_>, IndexError>>()?;
     let index = Bm25Index {
         terms,
         offsets,
@@ -388,11 +421,11 @@ pub fn decode(bytes: &[u8], expect: Expect<'_>, label: String) -> Result<SearchI
         index,
         units,
         n_docs,
-        header.flags & FLAG_HAN != 0,
-        pairs_out,
+        flags & FLAG_HAN != 0,
+        names,
         &kb.glossary,
     );
-    Ok(SearchIndex::from_parts(kb, chunks, retriever, label))
+    Ok((kb, chunks, retriever))
 }
 
 /// Term ends ascending within the bytes; a power-of-two slot table with room to spare

@@ -275,9 +275,8 @@ fn a_newer_or_older_format_is_refused() {
     assert_eq!(refused(&json), IndexError::Magic);
 }
 
-/// The sample index with its body changed by `edit` and the checksum made right again.
-fn rechecksummed(edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
-    let good = sample_index();
+/// `good` with its body changed by `edit` and the length and checksum made right again.
+fn rechecksummed(good: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
     let mut body = good[HEADER_LEN..].to_vec();
     edit(&mut body);
     let mut bad = good[..HEADER_LEN].to_vec();
@@ -290,29 +289,67 @@ fn rechecksummed(edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
 #[test]
 fn a_well_checksummed_but_inconsistent_body_is_refused_not_served() {
     // A writer bug, not damage: the checksum is right, an array is not. The body starts
-    // with the version (8 + 2 bytes), then the string table's text length.
-    let longer_text = rechecksummed(|body| {
-        let len = u64::from_le_bytes(body[10..18].try_into().unwrap());
-        body[10..18].copy_from_slice(&(len + 1).to_le_bytes());
+    // with the version (8 + 2 bytes), then the number of documents.
+    let more_docs = rechecksummed(&sample_index(), |body| {
+        body[10..14].copy_from_slice(&1_000_000u32.to_le_bytes());
     });
-    assert!(matches!(refused(&longer_text), IndexError::Malformed(_)));
-    // A string cut inside a character: the text is UTF-8, its pieces would not be.
+    assert!(matches!(refused(&more_docs), IndexError::Malformed(_)));
+    // A string cut inside a character.
     let json = r#"{"documents": [{"id": "a", "type": "page", "title": "模型"}]}"#.as_bytes();
     let good = encode(
         &SearchIndex::new(kb_of(json), "v"),
         content_hash(json),
         "E1",
     );
-    let mut body = good[HEADER_LEN..].to_vec();
-    // The ends array follows the text: id "a" ends at 1, type at 5, the title at 11.
-    let ends: Vec<u8> = [1u32, 5, 11].iter().flat_map(|e| e.to_le_bytes()).collect();
-    let title_end = body.windows(12).position(|w| w == ends).unwrap() + 8;
-    body[title_end..title_end + 4].copy_from_slice(&10u32.to_le_bytes());
-    let mut bad = good[..HEADER_LEN].to_vec();
-    bad[40..48].copy_from_slice(&content_hash(&body).to_le_bytes());
-    bad.extend_from_slice(&body);
-    let why = decode(&bad, Expect::Hash(content_hash(json)), "v".into()).unwrap_err();
-    assert!(matches!(why, IndexError::Malformed(_)), "{why}");
+    let cut = rechecksummed(&good, |body| {
+        let at = body
+            .windows(6)
+            .position(|w| w == "模型".as_bytes())
+            .unwrap();
+        assert_eq!(body[at - 4..at], 6u32.to_le_bytes());
+        body[at - 4..at].copy_from_slice(&5u32.to_le_bytes());
+    });
+    let why = decode(&cut, Expect::Hash(content_hash(json)), "v".into()).unwrap_err();
+    assert_eq!(why, IndexError::Malformed("a string is not UTF-8"));
+    // A passage span outside its content.
+    let json = generated_json(30);
+    let built = SearchIndex::new(kb_of(&json), "v");
+    let (doc, spans) = built
+        .chunks()
+        .iter()
+        .enumerate()
+        .find_map(|(i, c)| match c {
+            Chunks::Split(spans) => Some((i, spans.clone())),
+            _ => None,
+        })
+        .unwrap();
+    let content_len = built.kb().documents[doc].content.as_ref().unwrap().len() as u32;
+    let good = encode(&built, content_hash(&json), "E1");
+    let last = spans.last().unwrap();
+    let pattern: Vec<u8> = [last.start, last.end]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let outside = rechecksummed(&good, |body| {
+        let at = body.windows(8).position(|w| w == pattern).unwrap();
+        body[at + 4..at + 8].copy_from_slice(&(content_len + 1).to_le_bytes());
+    });
+    let why = decode(&outside, Expect::Hash(content_hash(&json)), "v".into()).unwrap_err();
+    assert_eq!(why, IndexError::Malformed("passage span"));
+}
+
+#[test]
+fn an_index_read_from_a_stream_is_the_one_read_from_memory() {
+    let json = sample_json();
+    let bytes = sample_index();
+    let stream = std::io::BufReader::with_capacity(7, std::io::Cursor::new(bytes.clone()));
+    let reader = IndexReader::open(Box::new(stream)).unwrap();
+    assert_eq!(reader.built_from().version, "E1");
+    let streamed = reader.decode(Expect::Version("E1"), "E1".into()).unwrap();
+    let held = decode(&bytes, Expect::Version("E1"), "E1".into()).unwrap();
+    assert_eq!(streamed.kb(), held.kb());
+    assert_eq!(answers(&streamed), answers(&held));
+    assert_eq!(streamed.kb(), &kb_of(&json));
 }
 
 #[test]

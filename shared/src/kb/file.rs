@@ -7,7 +7,9 @@ use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
 
-use super::source::{Fetched, Head, KbObject, KbSource, KbSourceError, WriteCondition, Written};
+use super::source::{
+    Fetched, Head, IndexStream, KbObject, KbSource, KbSourceError, WriteCondition, Written,
+};
 use crate::search::content_version;
 
 /// A knowledge-base file; its ETag is the content hash ([`content_version`]), the same
@@ -178,6 +180,17 @@ impl KbSource for FileKbSource {
     async fn get_index(&self) -> Result<Option<Vec<u8>>, KbSourceError> {
         match std::fs::read(self.index_path()) {
             Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(self.io_error("cannot read the index", e)),
+        }
+    }
+
+    async fn open_index(&self) -> Result<Option<IndexStream>, KbSourceError> {
+        match std::fs::File::open(self.index_path()) {
+            Ok(file) => Ok(Some(Box::new(std::io::BufReader::with_capacity(
+                1 << 16,
+                file,
+            )))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(self.io_error("cannot read the index", e)),
         }

@@ -23,6 +23,7 @@ use super::KnowledgeBase;
 use crate::aws::AwsClients;
 use crate::config::{Config, KbLocation};
 use crate::error::{Error, Problem, Problems, Result};
+use crate::index::IndexReader;
 use crate::search::SearchIndex;
 
 /// The longest a request waits on a refresh it triggered before serving the current index
@@ -306,7 +307,7 @@ impl Found {
 /// the two objects were written in, and that is the version served.
 async fn load_version(source: &dyn KbSource, found: Option<Found>) -> Result<SearchIndex> {
     let location = source.location();
-    let mut prebuilt = fetch_index(source).await;
+    let mut prebuilt = open_index(source).await;
     let found = match found {
         Some(found) => found,
         None if prebuilt.is_some() => match source.head(None).await? {
@@ -319,38 +320,31 @@ async fn load_version(source: &dyn KbSource, found: Option<Found>) -> Result<Sea
     let object = match found {
         Found::Object(o) => o,
         Found::Version(etag) => {
-            if let Some(bytes) = prebuilt.take() {
-                match crate::index::built_from(&bytes) {
-                    Ok(built) if built.version == etag => {
-                        let expect = crate::index::Expect::Version(&etag);
-                        match crate::index::decode(&bytes, expect, etag.clone()) {
-                            Ok(index) => {
-                                tracing::info!(%location, version = %etag, "prebuilt index loaded");
-                                return Ok(index);
-                            }
-                            Err(reason) => tracing::warn!(
-                                %location,
-                                %reason,
-                                "prebuilt index not used; reading the JSON instead"
-                            ),
+            if let Some(reader) = prebuilt.take() {
+                let built = reader.built_from().clone();
+                if built.version == etag {
+                    let expect = crate::index::Expect::Version(&etag);
+                    match reader.decode(expect, etag.clone()) {
+                        Ok(index) => {
+                            tracing::info!(%location, version = %etag, "prebuilt index loaded");
+                            return Ok(index);
                         }
+                        Err(reason) => tracing::warn!(
+                            %location,
+                            %reason,
+                            "prebuilt index not used; reading the JSON instead"
+                        ),
                     }
+                } else {
                     // Perhaps written beside this JSON by someone who did not know its
                     // ETag (`rag index` and an upload): its hash may still match.
-                    Ok(built) => {
-                        tracing::info!(
-                            %location,
-                            index_version = %built.version,
-                            version = %etag,
-                            "prebuilt index names another version; reading the JSON"
-                        );
-                        prebuilt = Some(bytes);
-                    }
-                    Err(reason) => tracing::warn!(
+                    tracing::info!(
                         %location,
-                        %reason,
-                        "prebuilt index not used; reading the JSON instead"
-                    ),
+                        index_version = %built.version,
+                        version = %etag,
+                        "prebuilt index names another version; reading the JSON"
+                    );
+                    prebuilt = Some(reader);
                 }
             }
             read_object(source).await?
@@ -385,13 +379,25 @@ pub async fn open_source(location: &KbLocation, aws: &AwsClients) -> Arc<dyn KbS
     }
 }
 
-/// The source's prebuilt index; a failure to read it is logged and costs only the time to
-/// index the JSON, so it is never an error.
-async fn fetch_index(source: &dyn KbSource) -> Option<Vec<u8>> {
-    match source.get_index().await {
-        Ok(bytes) => bytes,
+/// The source's prebuilt index, its header read, if there is one this build can read; a
+/// failure to read it is logged and costs only the time to read the JSON, so it is never
+/// an error.
+async fn open_index(source: &dyn KbSource) -> Option<IndexReader<'static>> {
+    let stream = match source.open_index().await {
+        Ok(stream) => stream?,
         Err(error) => {
-            tracing::warn!(%error, "prebuilt index unreadable; indexing the JSON instead");
+            tracing::warn!(%error, "prebuilt index unreadable; reading the JSON instead");
+            return None;
+        }
+    };
+    match IndexReader::open(stream) {
+        Ok(reader) => Some(reader),
+        Err(reason) => {
+            tracing::warn!(
+                location = %source.location(),
+                %reason,
+                "prebuilt index not used; reading the JSON instead"
+            );
             None
         }
     }
@@ -403,7 +409,7 @@ async fn fetch_index(source: &dyn KbSource) -> Option<Vec<u8>> {
 /// dropped once parsed, before the index is built, so the two never share the peak.
 pub fn index_object(
     object: KbObject,
-    prebuilt: Option<Vec<u8>>,
+    prebuilt: Option<IndexReader<'_>>,
     origin: &str,
 ) -> Result<SearchIndex> {
     let KbObject { bytes, etag } = object;
@@ -411,7 +417,7 @@ pub fn index_object(
         None => tracing::info!(%origin, "no prebuilt index; indexing the JSON"),
         Some(prebuilt) => {
             let hash = crate::index::content_hash(&bytes);
-            match SearchIndex::from_prebuilt(&prebuilt, hash, etag.clone()) {
+            match prebuilt.decode(crate::index::Expect::Hash(hash), etag.clone()) {
                 Ok(index) => {
                     tracing::info!(%origin, version = %etag, "prebuilt index loaded");
                     return Ok(index);

@@ -27,9 +27,11 @@ pub use diff::{DocSummary, KbDiff};
 pub use file::FileKbSource;
 pub use handle::{open_source, parse_kb_bytes, KbHandle, Refresh, REFRESH_BUDGET};
 pub use memory::MemoryKbSource;
-pub use passages::{split_passages, split_sections, Passage, PASSAGE_MAX_CHARS};
+pub use passages::{passage_spans, split_passages, split_sections, Passage, PASSAGE_MAX_CHARS};
 pub use s3::S3KbSource;
-pub use source::{Fetched, KbObject, KbSource, KbSourceError, WriteCondition, Written};
+pub use source::{
+    Fetched, Head, IndexStream, KbObject, KbSource, KbSourceError, WriteCondition, Written,
+};
 
 use crate::error::{Error, Problem, Problems, Result};
 use serde_json::{Map, Value};

@@ -14,6 +14,9 @@ use async_trait::async_trait;
 /// Boxed source error kept inside [`KbSourceError`], so no SDK type appears in the API.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
+/// A prebuilt index being read ([`KbSource::open_index`]).
+pub type IndexStream = Box<dyn std::io::Read + Send>;
+
 /// The stored knowledge base: its bytes and the ETag that names this version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KbObject {
@@ -143,6 +146,16 @@ pub trait KbSource: Send + Sync + std::fmt::Debug {
     /// index answers `None`.
     async fn get_index(&self) -> Result<Option<Vec<u8>>, KbSourceError> {
         Ok(None)
+    }
+
+    /// The prebuilt index as a stream, read as it is decoded; `None` when there is none.
+    /// The default reads it whole ([`KbSource::get_index`]); a file is streamed, so it is
+    /// never held next to what is decoded from it.
+    async fn open_index(&self) -> Result<Option<IndexStream>, KbSourceError> {
+        Ok(self
+            .get_index()
+            .await?
+            .map(|bytes| Box::new(std::io::Cursor::new(bytes)) as IndexStream))
     }
 
     /// Stores the prebuilt index beside the knowledge base, unconditionally: the index

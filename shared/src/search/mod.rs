@@ -20,8 +20,7 @@ pub use intent::{Intent, Vocabulary};
 pub use request::{SearchCall, SearchRequest, MAX_BATCH};
 
 use crate::error::{Error, Result};
-use crate::index::IndexError;
-use crate::kb::{split_passages, Document, KnowledgeBase};
+use crate::kb::{passage_spans, Document, KnowledgeBase};
 use crate::retrieval::{QueryTerm, Ranked, Retriever};
 use serde::Serialize;
 use std::time::Instant;
@@ -69,22 +68,6 @@ impl SearchIndex {
     /// Indexes a knowledge base; `version` identifies it (an ETag, a hash) in health output.
     pub fn new(kb: KnowledgeBase, version: impl Into<String>) -> Self {
         Self::assemble(kb, version.into())
-    }
-
-    /// Like [`SearchIndex::new`], but read from `prebuilt` (a file [`crate::index::encode`]
-    /// wrote) when that was built from the knowledge base whose JSON hashes to `kb_hash`
-    /// and is whole: `kb` is then never built (the caller parses the JSON only if this
-    /// fails). Else the error says why the file was not used.
-    pub fn from_prebuilt(
-        prebuilt: &[u8],
-        kb_hash: u64,
-        version: impl Into<String>,
-    ) -> std::result::Result<Self, IndexError> {
-        crate::index::decode(
-            prebuilt,
-            crate::index::Expect::Hash(kb_hash),
-            version.into(),
-        )
     }
 
     /// A served knowledge base from parts read back from a prebuilt index.
@@ -170,7 +153,11 @@ impl SearchIndex {
         let doc = &self.kb.documents[hit.doc as usize];
         let passage = match &self.chunks[hit.doc as usize] {
             Chunks::Whole if hit.passage == 0 => doc.content.as_deref().map(str::trim),
-            Chunks::Split(parts) => parts.get(hit.passage as usize).map(String::as_str),
+            Chunks::Split(spans) => spans.get(hit.passage as usize).and_then(|s| {
+                doc.content
+                    .as_deref()?
+                    .get(s.start as usize..s.end as usize)
+            }),
             _ => None,
         };
         if let Some(p) = passage {
@@ -333,16 +320,16 @@ impl SearchIndex {
     }
 }
 
-/// A document's content passages. Content short enough to be one passage is not copied:
-/// on a site of short pages, the copies were as large as the knowledge base itself.
+/// A document's content passages: none, the whole content, or spans of it (byte ranges,
+/// [`passage_spans`]), so no passage's text is a copy.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Chunks {
     /// No content.
     None,
     /// The trimmed content is the only passage.
     Whole,
-    /// Several passages.
-    Split(Vec<String>),
+    /// Several passages: where each lies in the content.
+    Split(Vec<std::ops::Range<u32>>),
 }
 
 impl Chunks {
@@ -350,18 +337,27 @@ impl Chunks {
         let Some(content) = doc.content.as_deref().filter(|c| !c.trim().is_empty()) else {
             return Self::None;
         };
-        match split_passages(content) {
-            parts if parts.len() == 1 && parts[0] == content.trim() => Self::Whole,
-            parts => Self::Split(parts),
+        match passage_spans(content) {
+            spans if spans.len() == 1 => Self::Whole,
+            spans => Self::Split(
+                spans
+                    .into_iter()
+                    .map(|s| s.start as u32..s.end as u32)
+                    .collect(),
+            ),
         }
     }
 
     /// The passages' texts (`doc` is the document they were cut from).
     fn passages<'a>(&'a self, doc: &'a Document) -> Vec<&'a str> {
+        let content = doc.content.as_deref().unwrap_or("");
         match self {
             Self::None => Vec::new(),
-            Self::Whole => doc.content.as_deref().map(str::trim).into_iter().collect(),
-            Self::Split(parts) => parts.iter().map(String::as_str).collect(),
+            Self::Whole => vec![content.trim()],
+            Self::Split(spans) => spans
+                .iter()
+                .filter_map(|s| content.get(s.start as usize..s.end as usize))
+                .collect(),
         }
     }
 }
