@@ -29,6 +29,37 @@ fn main() {
     std::fs::write(out.join("reverse.tsv"), &reverse)
         .unwrap_or_else(|e| panic!("writing reverse.tsv: {e}"));
     write(out, "reverse", &offsets(reverse.as_bytes()));
+    analysis_fingerprint(out);
+}
+
+/// The prebuilt index's analysis fingerprint (see `shared::index::analysis_fingerprint`):
+/// a hash of every file under `data/` (names and bytes, in name order), written as
+/// `analysis_fingerprint.rs`, so a changed dictionary refuses indexes built before it.
+fn analysis_fingerprint(out: &Path) {
+    println!("cargo:rerun-if-changed=data");
+    let mut files: Vec<_> = std::fs::read_dir("data")
+        .expect("reading data/")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    // FNV-1a 64: the build's own hash, fast enough for 20 MB at build time.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for path in files {
+        println!("cargo:rerun-if-changed={}", path.display());
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("reading {path:?}: {e}"));
+        for chunk in [name.unwrap_or_default().as_bytes(), &[0], &bytes[..]] {
+            for &b in chunk {
+                h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+    }
+    let code = format!(
+        "/// A hash of the analysis data files.\npub(super) const DATA_HASH: u64 = {h:#018x};\n"
+    );
+    std::fs::write(out.join("analysis_fingerprint.rs"), code)
+        .unwrap_or_else(|e| panic!("writing analysis_fingerprint.rs: {e}"));
 }
 
 fn write(out: &Path, name: &str, offsets: &[u8]) {

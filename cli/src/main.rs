@@ -245,7 +245,10 @@ fn write_index(path: &std::path::Path) -> Result<(), String> {
     )
     .map_err(|e| e.to_string())?;
     let index = SearchIndex::new(kb, String::new());
-    let file = shared::index::encode(index.retriever(), shared::index::content_hash(&bytes));
+    // Named by the file source's ETag (the bytes' hash), so a function reading this file
+    // uses the index without reading the JSON.
+    let hash = shared::index::content_hash(&bytes);
+    let file = shared::index::encode(&index, hash, &shared::search::version_of_hash(hash));
     let out = build::index_path(path);
     build::write(&out, &file)?;
     outln!("wrote {} ({} bytes)", out.display(), file.len());

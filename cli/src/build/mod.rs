@@ -138,7 +138,8 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
     write(&s.output, &bytes)?;
     // Beside it, the prebuilt index the functions load instead of indexing the JSON.
     let retriever = shared::SearchIndex::new(kb, String::new());
-    let index = shared::index::encode(retriever.retriever(), shared::index::content_hash(&bytes));
+    let hash = shared::index::content_hash(&bytes);
+    let index = shared::index::encode(&retriever, hash, &shared::search::version_of_hash(hash));
     write(&index_path(&s.output), &index)?;
     Ok(output)
 }

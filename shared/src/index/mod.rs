@@ -1,28 +1,62 @@
-//! The prebuilt index: a retriever's corpus-derived state as one flat little-endian file,
+//! The prebuilt index: everything a function serves (the documents, their passages, the
+//! glossary and the retriever's corpus-derived state) as one flat little-endian file,
 //! written next to the knowledge base by whoever writes it and read back at cold start
-//! instead of re-indexing the JSON (the format is described in `docs/prebuilt-index.md`).
+//! instead of downloading and parsing the JSON (the format: `docs/prebuilt-index.md`).
 //!
-//! Reading copies each array out of the buffer in one pass (no per-term allocation, no
-//! parsing beyond lengths) after checking, in order: the magic, the format version, the
-//! hash of the knowledge base it was built from, the length and the checksum of the body,
-//! then every bound an array's values must keep, so no file, however damaged or hostile,
-//! can make a lookup panic or loop. Any failure is an [`IndexError`] saying why, and the
-//! caller indexes the JSON instead.
+//! The header names the knowledge-base version the index was built from twice: by the
+//! source's ETag (so a function can compare it with a `HeadObject` without the JSON) and
+//! by the hash of the JSON bytes (so an index uploaded beside a JSON whose ETag nobody
+//! recorded is still used once the JSON is read). It also carries a fingerprint of this
+//! build's text analysis ([`analysis_fingerprint`]): an index whose terms another analysis
+//! produced is refused.
+//!
+//! Reading copies each array out of the buffer in one pass (no per-term allocation, one
+//! allocation per document string) after checking, in order: the magic, the format
+//! version, the analysis, the version it was built from, the length and the checksum of
+//! the body, then every bound an array's values must keep, so no file, however damaged or
+//! hostile, can make a lookup panic or loop. Any failure is an [`IndexError`] saying why,
+//! and the caller reads the JSON instead.
+
+mod codec;
+mod documents;
+
+use codec::{Input, Writer};
+use std::io::Read;
 
 use crate::retrieval::bm25::{Bm25Index, TermTable, EMPTY};
 use crate::retrieval::tokenize::Analyzer;
 use crate::retrieval::Retriever;
+use crate::search::SearchIndex;
+use crate::KnowledgeBase;
 
 /// The first bytes of every index file.
 pub const MAGIC: &[u8; 8] = b"RAGINDEX";
 
-/// The layout (and analysis) version this build writes and reads. Bump it whenever the
-/// layout, the tokenizer, stemming, passage splitting or BM25 weights change: an index
-/// from an older build would otherwise be served with terms the new analysis never emits.
-pub const FORMAT_VERSION: u32 = 1;
+/// The layout version this build writes and reads. Bump it whenever the layout, passage
+/// splitting or BM25 weights change; analysis changes are caught by
+/// [`analysis_fingerprint`].
+pub const FORMAT_VERSION: u32 = 2;
 
-/// Magic, version, flags, KB hash, body length, body checksum.
-const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8 + 8;
+/// Magic, version, flags, analysis fingerprint, KB hash, body length, body checksum.
+const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8;
+
+/// Longest KB version (ETag) an index records; S3's are 32 to 40 characters.
+const MAX_VERSION_LEN: usize = 256;
+
+mod fingerprint {
+    // Written by build.rs: `DATA_HASH`, a hash of the analysis data files' bytes.
+    include!(concat!(env!("OUT_DIR"), "/analysis_fingerprint.rs"));
+}
+
+/// The fingerprint of this build's text analysis: the bytes of every dictionary and table
+/// it reads (hashed by `build.rs`) and [`crate::retrieval::ANALYSIS_VERSION`], bumped by
+/// hand when the analysis code changes. An index carrying another one is not used.
+pub fn analysis_fingerprint() -> u64 {
+    let mut h = ContentHasher::default();
+    h.update(&fingerprint::DATA_HASH.to_le_bytes());
+    h.update(&crate::retrieval::ANALYSIS_VERSION.to_le_bytes());
+    h.finish()
+}
 
 /// Flag bit: some passage has Chinese text.
 const FLAG_HAN: u32 = 1;
@@ -45,7 +79,23 @@ pub enum IndexError {
         /// The file's version.
         found: u32,
     },
-    /// Built from another version of the knowledge base.
+    /// Built by a binary whose text analysis differs from this one's.
+    #[error("index built with text analysis {found:016x}, not this build's {expected:016x}")]
+    Analysis {
+        /// The file's fingerprint.
+        found: u64,
+        /// This build's ([`analysis_fingerprint`]).
+        expected: u64,
+    },
+    /// Built from another version (ETag) of the knowledge base.
+    #[error("index built from knowledge base version {found:?}, not the current {expected:?}")]
+    OtherVersion {
+        /// The version the index names.
+        found: String,
+        /// The source's current version.
+        expected: String,
+    },
+    /// Built from other knowledge-base bytes.
     #[error("index built from knowledge base {found:016x}, not the served {expected:016x}")]
     OtherKb {
         /// The hash the index names.
@@ -61,6 +111,9 @@ pub enum IndexError {
         /// Bytes the header announces.
         expected: u64,
     },
+    /// The index could not be read (an I/O error).
+    #[error("index unreadable: {0}")]
+    Read(String),
     /// The body does not match its checksum.
     #[error("index checksum mismatch (corrupt)")]
     Checksum,
@@ -74,19 +127,63 @@ pub enum IndexError {
 /// any change confined to one word always changes it. About eight times faster than a
 /// byte-wise hash, which matters on a 80 MB knowledge base read at every cold start.
 pub fn content_hash(bytes: &[u8]) -> u64 {
+    let mut h = ContentHasher::default();
+    h.update(bytes);
+    h.finish()
+}
+
+/// [`content_hash`] over bytes given in pieces (a file read in blocks): the same value as
+/// over the whole.
+#[derive(Debug, Clone, Default)]
+pub struct ContentHasher {
+    state: u64,
+    len: u64,
+    /// Bytes of a word not yet complete.
+    pending: [u8; 8],
+    pending_len: usize,
+}
+
+impl ContentHasher {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut h: u64 = bytes.len() as u64 ^ 0x2545_f491_4f6c_dd1d;
-    let mut words = bytes.chunks_exact(8);
-    for w in &mut words {
-        let w = u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
-        h = (h ^ w).wrapping_mul(K).rotate_left(29);
+
+    fn word(&mut self, w: u64) {
+        self.state = (self.state ^ w).wrapping_mul(Self::K).rotate_left(29);
     }
-    let mut tail = [0u8; 8];
-    tail[..words.remainder().len()].copy_from_slice(words.remainder());
-    h = (h ^ u64::from_le_bytes(tail))
-        .wrapping_mul(K)
-        .rotate_left(29);
-    h ^ (h >> 32)
+
+    /// Adds the next bytes.
+    pub fn update(&mut self, mut bytes: &[u8]) {
+        self.len += bytes.len() as u64;
+        if self.pending_len > 0 {
+            let n = (8 - self.pending_len).min(bytes.len());
+            self.pending[self.pending_len..self.pending_len + n].copy_from_slice(&bytes[..n]);
+            self.pending_len += n;
+            bytes = &bytes[n..];
+            if self.pending_len < 8 {
+                return;
+            }
+            self.word(u64::from_le_bytes(self.pending));
+            self.pending_len = 0;
+        }
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            self.word(u64::from_le_bytes(w.try_into().unwrap_or([0; 8])));
+        }
+        let rest = words.remainder();
+        self.pending[..rest.len()].copy_from_slice(rest);
+        self.pending_len = rest.len();
+    }
+
+    /// The hash of everything added.
+    pub fn finish(&self) -> u64 {
+        // The length enters last (the state starts at zero), so bytes can stream in
+        // before it is known.
+        let mut h = self.clone();
+        let mut tail = [0u8; 8];
+        tail[..h.pending_len].copy_from_slice(&h.pending[..h.pending_len]);
+        h.word(u64::from_le_bytes(tail));
+        h.word(h.len ^ 0x2545_f491_4f6c_dd1d);
+        h.state ^ (h.state >> 32)
+    }
 }
 
 /// The index object's name for a knowledge base's (an S3 key or a file path): a trailing
@@ -96,41 +193,62 @@ pub fn index_name(kb_name: &str) -> String {
     format!("{stem}.index")
 }
 
-/// Writes `retriever`'s index for the knowledge base whose bytes hash to `kb_hash`.
-pub fn encode(retriever: &Retriever, kb_hash: u64) -> Vec<u8> {
-    let index = retriever.index();
+/// What an index must have been built from to be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect<'a> {
+    /// The knowledge-base version (ETag) the source holds now.
+    Version(&'a str),
+    /// The hash ([`content_hash`]) of the JSON bytes just read.
+    Hash(u64),
+}
+
+/// What an index's header and first field say it was built from (read by [`built_from`]
+/// without checking the body).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuiltFrom {
+    /// The knowledge base's version (ETag) when it was written; empty when unknown.
+    pub version: String,
+    /// The hash of the knowledge base's JSON bytes.
+    pub hash: u64,
+}
+
+/// Writes `index` (documents, passages and retriever) for the knowledge base whose JSON
+/// bytes hash to `kb_hash` and which the source stores as version `kb_version` (its ETag;
+/// empty when not known yet: then only [`Expect::Hash`] can match it).
+pub fn encode(index: &SearchIndex, kb_hash: u64, kb_version: &str) -> Vec<u8> {
+    let retriever = index.retriever();
     let mut body = Writer::default();
+    let version = &kb_version.as_bytes()[..kb_version.len().min(MAX_VERSION_LEN)];
+    body.bytes(version);
+    documents::write(index.kb(), index.chunks(), &mut body);
+    let bm25 = retriever.index();
     body.u32(retriever.documents() as u32);
-    body.u32(index.n_units as u32);
-    body.u32(index.avgdl.to_bits());
-    body.bytes(&index.terms.bytes);
-    body.u32s(&index.terms.ends);
-    body.u32s(&index.terms.slots);
-    body.u32s(&index.offsets);
-    body.u32s(&index.unit);
-    body.u32s(&index.weight.iter().map(|w| w.to_bits()).collect::<Vec<_>>());
+    body.u32(bm25.n_units as u32);
+    body.u32(bm25.avgdl.to_bits());
+    body.bytes(&bm25.terms.bytes);
+    body.u32s(&bm25.terms.ends);
+    body.u32s(&bm25.terms.slots);
+    body.u32s(&bm25.offsets);
+    body.u32s(&bm25.unit);
+    body.u32s(&bm25.weight.iter().map(|w| w.to_bits()).collect::<Vec<_>>());
     let units: Vec<u32> = retriever
         .units()
         .iter()
         .flat_map(|&(d, p)| [d, p])
         .collect();
     body.u32s(&units);
-    let mut names = Vec::new();
-    let mut ends = Vec::new();
+    body.u32(retriever.names().len() as u32);
     for (word, term) in retriever.names() {
-        for s in [word, term] {
-            names.extend_from_slice(s.as_bytes());
-            ends.push(names.len() as u32);
-        }
+        body.str(word);
+        body.str(term);
     }
-    body.bytes(&names);
-    body.u32s(&ends);
     let body = body.0;
     let mut out = Vec::with_capacity(HEADER_LEN + body.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     let flags = if retriever.has_han() { FLAG_HAN } else { 0 };
     out.extend_from_slice(&flags.to_le_bytes());
+    out.extend_from_slice(&analysis_fingerprint().to_le_bytes());
     out.extend_from_slice(&kb_hash.to_le_bytes());
     out.extend_from_slice(&(body.len() as u64).to_le_bytes());
     out.extend_from_slice(&content_hash(&body).to_le_bytes());
@@ -138,50 +256,132 @@ pub fn encode(retriever: &Retriever, kb_hash: u64) -> Vec<u8> {
     out
 }
 
-/// Reads an index back into a retriever with `glossary` (from the knowledge base), if it
-/// was built from the knowledge base whose bytes hash to `kb_hash` and is whole.
-pub fn decode(
-    bytes: &[u8],
+/// The header's fields, checked up to the analysis.
+struct Header {
+    flags: u32,
     kb_hash: u64,
-    glossary: &[(String, Vec<String>)],
-) -> Result<Retriever, IndexError> {
-    if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
-        return Err(IndexError::Magic);
+    body_len: u64,
+    checksum: u64,
+}
+
+/// An index being read: its header checked up to the analysis and the version it names
+/// read, the rest still in the stream (a file is never held whole: each array and string
+/// goes straight where it is served from).
+pub struct IndexReader<'a> {
+    header: Header,
+    built: BuiltFrom,
+    input: Input<'a>,
+}
+
+impl std::fmt::Debug for IndexReader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IndexReader")
+            .field("built", &self.built)
+            .finish_non_exhaustive()
     }
-    let mut header = Reader(&bytes[8..HEADER_LEN]);
-    let version = header.u32()?;
-    if version > FORMAT_VERSION {
-        return Err(IndexError::Newer { found: version });
+}
+
+impl<'a> IndexReader<'a> {
+    /// Reads the header and the version from `stream`, if this build can read the index.
+    pub fn open(mut stream: Box<dyn Read + Send + 'a>) -> Result<Self, IndexError> {
+        let mut bytes = [0u8; HEADER_LEN];
+        stream.read_exact(&mut bytes).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => IndexError::Magic,
+            _ => IndexError::Read(e.to_string()),
+        })?;
+        if &bytes[..8] != MAGIC {
+            return Err(IndexError::Magic);
+        }
+        let field = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or([0; 8]));
+        let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or([0; 4]));
+        let version = word(8);
+        if version > FORMAT_VERSION {
+            return Err(IndexError::Newer { found: version });
+        }
+        if version < FORMAT_VERSION {
+            return Err(IndexError::Older { found: version });
+        }
+        if field(16) != analysis_fingerprint() {
+            return Err(IndexError::Analysis {
+                found: field(16),
+                expected: analysis_fingerprint(),
+            });
+        }
+        let header = Header {
+            flags: word(12),
+            kb_hash: field(24),
+            body_len: field(32),
+            checksum: field(40),
+        };
+        let mut input = Input::new(stream, header.body_len);
+        let version = input.bytes()?;
+        let built = BuiltFrom {
+            version: String::from_utf8_lossy(&version).into_owned(),
+            hash: header.kb_hash,
+        };
+        Ok(Self {
+            header,
+            built,
+            input,
+        })
     }
-    if version < FORMAT_VERSION {
-        return Err(IndexError::Older { found: version });
+
+    /// What the index says it was built from (not yet checked against its checksum).
+    pub fn built_from(&self) -> &BuiltFrom {
+        &self.built
     }
-    let flags = header.u32()?;
-    let found = header.u64()?;
-    if found != kb_hash {
-        return Err(IndexError::OtherKb {
-            found,
-            expected: kb_hash,
-        });
+
+    /// Reads the rest into the served knowledge base, labelled `label` (the version it is
+    /// served as), if it was built from what `expect` says and is whole.
+    pub fn decode(mut self, expect: Expect<'_>, label: String) -> Result<SearchIndex, IndexError> {
+        match expect {
+            Expect::Hash(expected) if self.header.kb_hash != expected => {
+                return Err(IndexError::OtherKb {
+                    found: self.header.kb_hash,
+                    expected,
+                })
+            }
+            Expect::Version(expected)
+                if self.built.version.is_empty() || self.built.version != expected =>
+            {
+                return Err(IndexError::OtherVersion {
+                    found: self.built.version,
+                    expected: expected.to_owned(),
+                })
+            }
+            _ => {}
+        }
+        let parts = read_parts(&mut self.input, self.header.flags);
+        // The whole body is read and checked whatever happened: a damaged file is then
+        // told apart (checksum) from a writer's bug (a malformed array).
+        self.input.finish(self.header.checksum)?;
+        let (kb, chunks, retriever) = parts?;
+        Ok(SearchIndex::from_parts(kb, chunks, retriever, label))
     }
-    let body_len = header.u64()?;
-    let checksum = header.u64()?;
-    let body = &bytes[HEADER_LEN..];
-    if body.len() as u64 != body_len {
-        return Err(IndexError::Length {
-            found: body.len(),
-            expected: body_len,
-        });
-    }
-    if content_hash(body) != checksum {
-        return Err(IndexError::Checksum);
-    }
-    let mut r = Reader(body);
+}
+
+/// What the index in `bytes` says it was built from, if this build can read it: a cheap
+/// look (no checksum) to decide whether the JSON must be read at all.
+pub fn built_from(bytes: &[u8]) -> Result<BuiltFrom, IndexError> {
+    IndexReader::open(Box::new(bytes)).map(|r| r.built)
+}
+
+/// Reads an index held in memory ([`IndexReader::decode`]).
+pub fn decode(bytes: &[u8], expect: Expect<'_>, label: String) -> Result<SearchIndex, IndexError> {
+    IndexReader::open(Box::new(bytes))?.decode(expect, label)
+}
+
+/// The body after the version: the documents, then the retriever.
+fn read_parts(
+    r: &mut Input<'_>,
+    flags: u32,
+) -> Result<(KnowledgeBase, Vec<crate::search::Chunks>, Retriever), IndexError> {
+    let (kb, chunks) = documents::read(r)?;
     let n_docs = r.u32()? as usize;
     let n_units = r.u32()? as usize;
     let avgdl = f32::from_bits(r.u32()?);
     let terms = TermTable {
-        bytes: r.bytes()?.to_vec(),
+        bytes: r.bytes()?,
         ends: r.u32s()?,
         slots: r.u32s()?,
     };
@@ -189,10 +389,12 @@ pub fn decode(
     let unit = r.u32s()?;
     let weight: Vec<f32> = r.u32s()?.into_iter().map(f32::from_bits).collect();
     let pairs = r.u32s()?;
-    let name_bytes = r.bytes()?;
-    let name_ends = r.u32s()?;
-    if !r.0.is_empty() {
-        return Err(IndexError::Malformed("bytes after the last array"));
+    let n_names = r.count(8)?;
+    let names = (0..n_names)
+        .map(|_| Ok((r.str()?, r.str()?)))
+        .collect::<Result<Vec<_>, IndexError>>()?;
+    if n_docs != kb.documents.len() {
+        return Err(IndexError::Malformed("document count"));
     }
     check_terms(&terms)?;
     check_postings(&offsets, &unit, &weight, terms.len(), n_units)?;
@@ -200,19 +402,11 @@ pub fn decode(
         return Err(IndexError::Malformed("passage list length"));
     }
     let units: Vec<(u32, u32)> = pairs.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+    drop(pairs);
     // Passages of a document are contiguous and ascending (ranking relies on it).
     let ordered = units.windows(2).all(|w| w[0] < w[1]);
     if !ordered || units.last().is_some_and(|&(d, _)| d as usize >= n_docs) {
         return Err(IndexError::Malformed("passage list order"));
-    }
-    let names = split_strings(name_bytes, &name_ends)?;
-    if names.len() % 2 != 0 {
-        return Err(IndexError::Malformed("names come in pairs"));
-    }
-    let mut names = names.into_iter();
-    let mut pairs_out = Vec::with_capacity(names.len() / 2);
-    while let (Some(word), Some(term)) = (names.next(), names.next()) {
-        pairs_out.push((word, term));
     }
     let index = Bm25Index {
         terms,
@@ -222,15 +416,16 @@ pub fn decode(
         n_units,
         avgdl,
     };
-    Ok(Retriever::assemble(
+    let retriever = Retriever::assemble(
         Analyzer::new(),
         index,
         units,
         n_docs,
         flags & FLAG_HAN != 0,
-        pairs_out,
-        glossary,
-    ))
+        names,
+        &kb.glossary,
+    );
+    Ok((kb, chunks, retriever))
 }
 
 /// Term ends ascending within the bytes; a power-of-two slot table with room to spare
@@ -286,91 +481,6 @@ fn check_postings(
         }
     }
     Ok(())
-}
-
-/// Strings stored end to end with their ends.
-fn split_strings(bytes: &[u8], ends: &[u32]) -> Result<Vec<String>, IndexError> {
-    let mut out = Vec::with_capacity(ends.len());
-    let mut start = 0usize;
-    for &end in ends {
-        let s = bytes
-            .get(start..end as usize)
-            .and_then(|b| std::str::from_utf8(b).ok())
-            .ok_or(IndexError::Malformed("string table"))?;
-        out.push(s.to_owned());
-        start = end as usize;
-    }
-    if start != bytes.len() {
-        return Err(IndexError::Malformed("string table"));
-    }
-    Ok(out)
-}
-
-/// Appends little-endian values and length-prefixed arrays.
-#[derive(Default)]
-struct Writer(Vec<u8>);
-
-impl Writer {
-    fn u32(&mut self, v: u32) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-
-    fn bytes(&mut self, b: &[u8]) {
-        self.0.extend_from_slice(&(b.len() as u64).to_le_bytes());
-        self.0.extend_from_slice(b);
-    }
-
-    fn u32s(&mut self, v: &[u32]) {
-        self.0.extend_from_slice(&(v.len() as u64).to_le_bytes());
-        self.0.reserve(v.len() * 4);
-        for x in v {
-            self.0.extend_from_slice(&x.to_le_bytes());
-        }
-    }
-}
-
-/// Reads what [`Writer`] wrote, failing (never panicking) past the end.
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], IndexError> {
-        if n > self.0.len() {
-            return Err(IndexError::Malformed("an array runs past the end"));
-        }
-        let (head, rest) = self.0.split_at(n);
-        self.0 = rest;
-        Ok(head)
-    }
-
-    fn u32(&mut self) -> Result<u32, IndexError> {
-        let b = self.take(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    }
-
-    fn u64(&mut self) -> Result<u64, IndexError> {
-        let b = self.take(8)?;
-        Ok(u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
-    }
-
-    fn len(&mut self) -> Result<usize, IndexError> {
-        usize::try_from(self.u64()?).map_err(|_| IndexError::Malformed("array length"))
-    }
-
-    fn bytes(&mut self) -> Result<&'a [u8], IndexError> {
-        let n = self.len()?;
-        self.take(n)
-    }
-
-    fn u32s(&mut self) -> Result<Vec<u32>, IndexError> {
-        let n = self.len()?;
-        let b = self.take(
-            n.checked_mul(4)
-                .ok_or(IndexError::Malformed("array length"))?,
-        )?;
-        Ok(b.chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect())
-    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! trip, and every kind of bad file refused with the JSON result served instead.
 
 use super::*;
-use crate::search::SearchIndex;
+use crate::search::{Chunks, SearchIndex, SearchRequest};
 use crate::KnowledgeBase;
 use serde_json::json;
 
@@ -99,29 +99,50 @@ fn kb_of(json: &[u8]) -> KnowledgeBase {
     KnowledgeBase::from_json_str(std::str::from_utf8(json).unwrap(), "test").unwrap()
 }
 
-/// Every query's terms and hits (document, passage, score bits) on `index`.
+/// Every query's terms and hits (document, passage, score bits), and what a visitor and the
+/// model see of them: the search hits (titles, links, snippets) and each passage's text.
 fn answers(index: &SearchIndex) -> Vec<String> {
     QUERIES
         .iter()
         .map(|q| {
             let (terms, hits) = index.rank(q, 10, 0.0);
-            let hits: Vec<(u32, u32, u32)> = hits
+            let ranked: Vec<(u32, u32, u32, &str)> = hits
                 .iter()
-                .map(|h| (h.doc, h.passage, h.score.to_bits()))
+                .map(|h| (h.doc, h.passage, h.score.to_bits(), index.passage_text(h)))
                 .collect();
-            format!("{q}: {terms:?} {hits:?}")
+            let shown = serde_json::to_string(&index.search(q, 10, 0.0).hits).unwrap();
+            let listed = format!(
+                "{:?}",
+                index
+                    .run(&SearchRequest::new(Some(q), None, 10).unwrap(), 0.0)
+                    .hits
+            );
+            format!("{q}: {terms:?} {ranked:?} {shown} {listed}")
         })
         .collect()
 }
 
-/// Builds from JSON, writes the index, reads it back: the same arrays and the same
-/// answers, which are not all empty.
+/// Builds from JSON, writes the index naming version `E1`, reads it back by that version
+/// and by the JSON's hash: the same documents, passages, arrays and answers, which are
+/// not all empty.
 fn round_trip(json: &[u8]) {
     let hash = content_hash(json);
     let built = SearchIndex::new(kb_of(json), "v");
-    let bytes = encode(built.retriever(), hash);
-    let (loaded, why) = SearchIndex::with_prebuilt(kb_of(json), "v", hash, bytes);
-    assert_eq!(why, None);
+    let bytes = encode(&built, hash, "E1");
+    assert_eq!(
+        built_from(&bytes).unwrap(),
+        BuiltFrom {
+            version: "E1".into(),
+            hash
+        }
+    );
+    let by_hash = decode(&bytes, Expect::Hash(hash), "v".into()).unwrap();
+    let loaded = decode(&bytes, Expect::Version("E1"), "E1".into()).unwrap();
+    assert!(loaded.is_prebuilt() && !built.is_prebuilt());
+    assert_eq!(loaded.version(), "E1");
+    assert_eq!(by_hash.version(), "v");
+    assert_eq!(loaded.kb(), built.kb());
+    assert_eq!(loaded.chunks(), built.chunks());
     let (a, b) = (built.retriever(), loaded.retriever());
     assert_eq!(a.index(), b.index());
     assert_eq!(a.units(), b.units());
@@ -129,6 +150,7 @@ fn round_trip(json: &[u8]) {
     assert_eq!(a.has_han(), b.has_han());
     let expected = answers(&built);
     assert_eq!(answers(&loaded), expected);
+    assert_eq!(answers(&by_hash), expected);
     let hits: usize = QUERIES.iter().map(|q| built.rank(q, 10, 0.0).1.len()).sum();
     assert!(
         hits > QUERIES.len(),
@@ -137,39 +159,34 @@ fn round_trip(json: &[u8]) {
 }
 
 #[test]
-fn the_sample_kb_round_trips_with_the_same_hits_and_scores() {
+fn the_sample_kb_round_trips_with_the_same_documents_hits_and_scores() {
     round_trip(&sample_json());
 }
 
 #[test]
-fn a_generated_1k_page_kb_round_trips_with_the_same_hits_and_scores() {
+fn a_generated_1k_page_kb_round_trips_with_the_same_documents_hits_and_scores() {
     let json = generated_json(1000);
     let kb = kb_of(&json);
     let index = SearchIndex::new(kb, "v");
     assert!(index.retriever().passages() > 1100, "some pages are split");
+    assert!(index.chunks().iter().any(|c| matches!(c, Chunks::Split(_))));
     assert!(index.retriever().has_han());
     assert!(!index.retriever().names().is_empty());
     round_trip(&json);
 }
 
-/// Loads `bytes` for the sample KB: the reason it was refused, checking that the JSON
-/// result is served all the same.
+/// Why `bytes` is refused as the index of the sample KB (expected by its hash).
 fn refused(bytes: &[u8]) -> IndexError {
-    let json = sample_json();
-    let (index, why) =
-        SearchIndex::with_prebuilt(kb_of(&json), "v", content_hash(&json), bytes.to_vec());
-    assert_eq!(
-        answers(&index),
-        answers(&SearchIndex::new(kb_of(&json), "v"))
-    );
-    why.expect("the file is refused")
+    let hash = content_hash(&sample_json());
+    decode(bytes, Expect::Hash(hash), "v".into()).expect_err("the file is refused")
 }
 
 fn sample_index() -> Vec<u8> {
     let json = sample_json();
     encode(
-        SearchIndex::new(kb_of(&json), "v").retriever(),
+        &SearchIndex::new(kb_of(&json), "v"),
         content_hash(&json),
+        "E1",
     )
 }
 
@@ -179,10 +196,38 @@ fn an_index_of_another_kb_version_is_refused() {
     let mut other = json.clone();
     other.extend_from_slice(b"\n");
     let stale = encode(
-        SearchIndex::new(kb_of(&other), "v").retriever(),
+        &SearchIndex::new(kb_of(&other), "v"),
         content_hash(&other),
+        "E0",
     );
     assert!(matches!(refused(&stale), IndexError::OtherKb { .. }));
+    // By version: another ETag, or none recorded, never matches.
+    let good = sample_index();
+    let why = decode(&good, Expect::Version("E2"), "E2".into()).unwrap_err();
+    assert!(matches!(why, IndexError::OtherVersion { .. }), "{why}");
+    let unnamed = encode(
+        &SearchIndex::new(kb_of(&json), "v"),
+        content_hash(&json),
+        "",
+    );
+    let why = decode(&unnamed, Expect::Version(""), "".into()).unwrap_err();
+    assert!(matches!(why, IndexError::OtherVersion { .. }), "{why}");
+}
+
+#[test]
+fn an_index_from_another_analysis_is_refused() {
+    let mut other = sample_index();
+    let fingerprint = analysis_fingerprint();
+    assert_eq!(other[16..24], fingerprint.to_le_bytes());
+    other[16..24].copy_from_slice(&(fingerprint ^ 1).to_le_bytes());
+    assert_eq!(
+        refused(&other),
+        IndexError::Analysis {
+            found: fingerprint ^ 1,
+            expected: fingerprint
+        }
+    );
+    assert!(built_from(&other).is_err());
 }
 
 #[test]
@@ -230,18 +275,91 @@ fn a_newer_or_older_format_is_refused() {
     assert_eq!(refused(&json), IndexError::Magic);
 }
 
+/// `good` with its body changed by `edit` and the length and checksum made right again.
+fn rechecksummed(good: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut body = good[HEADER_LEN..].to_vec();
+    edit(&mut body);
+    let mut bad = good[..HEADER_LEN].to_vec();
+    bad[32..40].copy_from_slice(&(body.len() as u64).to_le_bytes());
+    bad[40..48].copy_from_slice(&content_hash(&body).to_le_bytes());
+    bad.extend_from_slice(&body);
+    bad
+}
+
 #[test]
 fn a_well_checksummed_but_inconsistent_body_is_refused_not_served() {
-    // A writer bug, not damage: the checksum is right, an array is not.
-    let good = sample_index();
-    let mut body = good[HEADER_LEN..].to_vec();
-    // The first array after the three scalars is the term bytes: claim one byte more.
-    let len = u64::from_le_bytes(body[12..20].try_into().unwrap());
-    body[12..20].copy_from_slice(&(len + 1).to_le_bytes());
-    let mut bad = good[..HEADER_LEN].to_vec();
-    bad[32..40].copy_from_slice(&content_hash(&body).to_le_bytes());
-    bad.extend_from_slice(&body);
-    assert!(matches!(refused(&bad), IndexError::Malformed(_)));
+    // A writer bug, not damage: the checksum is right, an array is not. The body starts
+    // with the version (8 + 2 bytes), then the number of documents.
+    let more_docs = rechecksummed(&sample_index(), |body| {
+        body[10..14].copy_from_slice(&1_000_000u32.to_le_bytes());
+    });
+    assert!(matches!(refused(&more_docs), IndexError::Malformed(_)));
+    // A string cut inside a character.
+    let json = r#"{"documents": [{"id": "a", "type": "page", "title": "模型"}]}"#.as_bytes();
+    let good = encode(
+        &SearchIndex::new(kb_of(json), "v"),
+        content_hash(json),
+        "E1",
+    );
+    let cut = rechecksummed(&good, |body| {
+        let at = body
+            .windows(6)
+            .position(|w| w == "模型".as_bytes())
+            .unwrap();
+        assert_eq!(body[at - 4..at], 6u32.to_le_bytes());
+        body[at - 4..at].copy_from_slice(&5u32.to_le_bytes());
+    });
+    let why = decode(&cut, Expect::Hash(content_hash(json)), "v".into()).unwrap_err();
+    assert_eq!(why, IndexError::Malformed("a string is not UTF-8"));
+    // A passage span outside its content.
+    let json = generated_json(30);
+    let built = SearchIndex::new(kb_of(&json), "v");
+    let (doc, spans) = built
+        .chunks()
+        .iter()
+        .enumerate()
+        .find_map(|(i, c)| match c {
+            Chunks::Split(spans) => Some((i, spans.clone())),
+            _ => None,
+        })
+        .unwrap();
+    let content_len = built.kb().documents[doc].content.as_ref().unwrap().len() as u32;
+    let good = encode(&built, content_hash(&json), "E1");
+    let last = spans.last().unwrap();
+    let pattern: Vec<u8> = [last.start, last.end]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let outside = rechecksummed(&good, |body| {
+        let at = body.windows(8).position(|w| w == pattern).unwrap();
+        body[at + 4..at + 8].copy_from_slice(&(content_len + 1).to_le_bytes());
+    });
+    let why = decode(&outside, Expect::Hash(content_hash(&json)), "v".into()).unwrap_err();
+    assert_eq!(why, IndexError::Malformed("passage span"));
+}
+
+#[test]
+fn an_index_read_from_a_stream_is_the_one_read_from_memory() {
+    let json = sample_json();
+    let bytes = sample_index();
+    let stream = std::io::BufReader::with_capacity(7, std::io::Cursor::new(bytes.clone()));
+    let reader = IndexReader::open(Box::new(stream)).unwrap();
+    assert_eq!(reader.built_from().version, "E1");
+    let streamed = reader.decode(Expect::Version("E1"), "E1".into()).unwrap();
+    let held = decode(&bytes, Expect::Version("E1"), "E1".into()).unwrap();
+    assert_eq!(streamed.kb(), held.kb());
+    assert_eq!(answers(&streamed), answers(&held));
+    assert_eq!(streamed.kb(), &kb_of(&json));
+}
+
+#[test]
+fn the_streamed_content_hash_is_the_whole_one() {
+    let json = generated_json(5);
+    for block in [1, 3, 8, 13, 4096] {
+        let mut h = ContentHasher::default();
+        json.chunks(block).for_each(|c| h.update(c));
+        assert_eq!(h.finish(), content_hash(&json), "blocks of {block}");
+    }
 }
 
 #[test]

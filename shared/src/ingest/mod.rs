@@ -496,7 +496,7 @@ impl IngestService {
     }
 
     async fn write(&self, w: Write<'_>) -> Result<WriteReport> {
-        let prebuilt = self.check_fits(&w.bytes)?;
+        let (built, hash) = self.check_fits(&w.bytes)?;
         let etag = match self.source.put(w.bytes, w.condition).await? {
             Written::Stored { etag } => etag,
             Written::PreconditionFailed => {
@@ -518,9 +518,11 @@ impl IngestService {
             removed = w.diff.removed.len(),
             "knowledge base written"
         );
-        // After the JSON: an index naming a version not (yet) stored is ignored by readers.
-        // Without it the functions index the JSON, slower but right, so a failure here
-        // does not fail the write either.
+        // After the JSON, naming the ETag it was stored as: an index naming a version not
+        // (yet) stored is ignored by readers. Without it the functions index the JSON,
+        // slower but right, so a failure here does not fail the write either.
+        let prebuilt = crate::index::encode(&built, hash, &etag);
+        drop(built);
         if let Err(error) = self.source.put_index(prebuilt).await {
             tracing::error!(request_id = w.request_id, %error, "prebuilt index not written");
         }
@@ -570,19 +572,20 @@ impl IngestService {
     /// allocator (a test process, the CLI) both together are estimated at
     /// [`UNMEASURED_FACTOR`] times the bytes, the worst ratio measured (random CJK pages).
     ///
-    /// Returns the prebuilt index of the version ([`crate::index`]), from the same build.
-    fn check_fits(&self, bytes: &[u8]) -> Result<Vec<u8>> {
+    /// Returns the version as built (from which its prebuilt index, [`crate::index`], is
+    /// written once its ETag is known) and the hash of its bytes.
+    fn check_fits(&self, bytes: &[u8]) -> Result<(SearchIndex, u64)> {
         let (built, used) = memory::measure(|| {
             crate::kb::parse_kb_bytes(bytes, "the new version")
                 .map(|kb| SearchIndex::new(kb, String::new()))
         });
-        let prebuilt = crate::index::encode(built?.retriever(), crate::index::content_hash(bytes));
+        let built = built?;
         let (peak, index) = used.map_or((bytes.len() * UNMEASURED_FACTOR, 0), |u| {
             (u.peak, u.retained)
         });
         let need = bytes.len() + peak + index;
         if need <= self.index_memory {
-            return Ok(prebuilt);
+            return Ok((built, crate::index::content_hash(bytes)));
         }
         let mib = |b: usize| b.div_ceil(1 << 20);
         Err(Error::TooLarge(format!(

@@ -7,7 +7,9 @@ use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
 
-use super::source::{Fetched, KbObject, KbSource, KbSourceError, WriteCondition, Written};
+use super::source::{
+    Fetched, Head, IndexStream, KbObject, KbSource, KbSourceError, WriteCondition, Written,
+};
 use crate::search::content_version;
 
 /// A knowledge-base file; its ETag is the content hash ([`content_version`]), the same
@@ -59,6 +61,23 @@ impl FileKbSource {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(self.io_error("cannot read", e)),
         }
+    }
+
+    /// The file's [`content_version`], computed over blocks as they are read.
+    fn hash(&self) -> std::io::Result<String> {
+        use std::io::Read;
+        let mut file = std::fs::File::open(&self.path)?;
+        let mut hasher = crate::index::ContentHasher::default();
+        let mut block = vec![0u8; 1 << 20];
+        loop {
+            match file.read(&mut block) {
+                Ok(0) => break,
+                Ok(n) => hasher.update(&block[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(crate::search::version_of_hash(hasher.finish()))
     }
 
     fn io_error(&self, what: &str, e: std::io::Error) -> KbSourceError {
@@ -113,6 +132,25 @@ impl KbSource for FileKbSource {
         }
     }
 
+    async fn head(&self, if_none_match: Option<&str>) -> Result<Head, KbSourceError> {
+        // The file's hash, read in blocks: what `get` would report as its ETag, without
+        // holding the file. Any edit changes it, however soon after the last one.
+        let etag = match self.hash() {
+            Ok(etag) => etag,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(KbSourceError::NotFound {
+                    location: self.location(),
+                })
+            }
+            Err(e) => return Err(self.io_error("cannot read", e)),
+        };
+        Ok(if Some(etag.as_str()) == if_none_match {
+            Head::NotModified
+        } else {
+            Head::Current(etag)
+        })
+    }
+
     async fn put(
         &self,
         bytes: Vec<u8>,
@@ -142,6 +180,17 @@ impl KbSource for FileKbSource {
     async fn get_index(&self) -> Result<Option<Vec<u8>>, KbSourceError> {
         match std::fs::read(self.index_path()) {
             Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(self.io_error("cannot read the index", e)),
+        }
+    }
+
+    async fn open_index(&self) -> Result<Option<IndexStream>, KbSourceError> {
+        match std::fs::File::open(self.index_path()) {
+            Ok(file) => Ok(Some(Box::new(std::io::BufReader::with_capacity(
+                1 << 16,
+                file,
+            )))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(self.io_error("cannot read the index", e)),
         }

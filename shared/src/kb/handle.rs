@@ -18,11 +18,12 @@ use tokio::time::Instant;
 
 use super::file::FileKbSource;
 use super::s3::S3KbSource;
-use super::source::{Fetched, KbObject, KbSource};
+use super::source::{Fetched, Head, KbObject, KbSource};
 use super::KnowledgeBase;
 use crate::aws::AwsClients;
 use crate::config::{Config, KbLocation};
 use crate::error::{Error, Problem, Problems, Result};
+use crate::index::IndexReader;
 use crate::search::SearchIndex;
 
 /// The longest a request waits on a refresh it triggered before serving the current index
@@ -90,17 +91,9 @@ impl KbHandle {
             location: location.clone(),
             source: Box::new(e),
         };
-        let object = match source.get(None).await.map_err(|e| load_error(e.into()))? {
-            Fetched::Object(o) => o,
-            // Only an ETag can produce NotModified, and none was sent.
-            Fetched::NotModified => {
-                return Err(load_error(Error::InvalidInput(
-                    "the source answered \"not modified\" to an unconditional read".into(),
-                )))
-            }
-        };
-        let prebuilt = fetch_index(source.as_ref()).await;
-        let index = index_object(object, prebuilt, &location).map_err(load_error)?;
+        let index = load_version(source.as_ref(), None)
+            .await
+            .map_err(load_error)?;
         tracing::info!(
             %location,
             version = %index.version(),
@@ -161,10 +154,10 @@ impl KbHandle {
                 let fetched =
                     tokio::time::timeout(self.refresh_budget, self.fetch(&mut state)).await;
                 let error = match fetched {
-                    Ok(Ok(Some((object, prebuilt)))) => {
+                    Ok(Ok(Some(found))) => {
                         // The lock goes with the build, so no second refresh starts before
                         // this one has swapped its index in.
-                        let build = self.build_in_background(object, prebuilt, state);
+                        let build = self.build_in_background(found, state);
                         if tokio::time::timeout(INDEX_WAIT, build).await.is_err() {
                             tracing::info!(
                                 wait_ms = INDEX_WAIT.as_millis() as u64,
@@ -195,20 +188,23 @@ impl KbHandle {
         );
     }
 
-    /// Indexes `object` on a blocking thread and swaps it in, holding the refresh lock
-    /// `guard` until then. The returned future ends with the build; dropping it does not
-    /// stop the build.
+    /// Loads the version `found` on a blocking thread (from its prebuilt index or its
+    /// JSON) and swaps it in, holding the refresh lock `guard` until then. The returned
+    /// future ends with the build; dropping it does not stop the build.
     fn build_in_background(
         &self,
-        object: KbObject,
-        prebuilt: Option<Vec<u8>>,
+        found: Found,
         guard: tokio::sync::OwnedMutexGuard<RefreshState>,
     ) -> tokio::task::JoinHandle<()> {
         let current = self.current.clone();
-        let location = self.source.location();
+        let source = self.source.clone();
+        let runtime = tokio::runtime::Handle::current();
         tokio::task::spawn_blocking(move || {
             let _refreshing = guard;
-            match index_object(object, prebuilt, &location) {
+            let location = source.location();
+            // Indexing is CPU-bound: on this thread, with the reads it needs driven by the
+            // runtime, so no request's worker is held.
+            match runtime.block_on(load_version(source.as_ref(), Some(found))) {
                 Ok(index) => {
                     tracing::info!(
                         %location,
@@ -258,28 +254,32 @@ impl KbHandle {
         self.interval
     }
 
-    /// The source's object, with its prebuilt index if any, when it holds a version neither
-    /// served nor seen before.
-    async fn fetch(&self, state: &mut RefreshState) -> Result<Option<(KbObject, Option<Vec<u8>>)>> {
-        let object = match self.source.get(Some(&state.seen)).await? {
-            Fetched::NotModified => return Ok(None),
-            Fetched::Object(o) => o,
+    /// The source's version, when it is one neither served nor seen before: its ETag, or
+    /// the whole object from a source that cannot tell its version without reading it.
+    async fn fetch(&self, state: &mut RefreshState) -> Result<Option<Found>> {
+        let found = match self.source.head(Some(&state.seen)).await? {
+            Head::NotModified => return Ok(None),
+            Head::Current(etag) => Found::Version(etag),
+            Head::Object(o) => Found::Object(o),
         };
-        // Remembered before parsing: a bad version is then reported once, not per interval.
-        state.seen = object.etag.clone();
-        if object.etag == self.snapshot().version() {
+        let etag = found.etag();
+        if etag == state.seen {
             return Ok(None);
         }
-        let prebuilt = fetch_index(self.source.as_ref()).await;
-        Ok(Some((object, prebuilt)))
+        // Remembered before loading: a bad version is then reported once, not per interval.
+        state.seen = etag.to_owned();
+        if etag == self.snapshot().version() {
+            return Ok(None);
+        }
+        Ok(Some(found))
     }
 
     async fn check(&self, state: &mut RefreshState) -> Result<Refresh> {
-        let Some((object, prebuilt)) = self.fetch(state).await? else {
+        let Some(found) = self.fetch(state).await? else {
             return Ok(Refresh::Unchanged);
         };
         let location = self.source.location();
-        let index = index_object(object, prebuilt, &location)?;
+        let index = load_version(self.source.as_ref(), Some(found)).await?;
         tracing::info!(
             %location,
             version = %index.version(),
@@ -290,6 +290,93 @@ impl KbHandle {
         *self.current.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(index);
         Ok(Refresh::Updated { version })
     }
+}
+
+/// A version of the knowledge base found at the source.
+#[derive(Debug)]
+enum Found {
+    /// Its ETag; the bytes not read yet.
+    Version(String),
+    /// The whole object.
+    Object(KbObject),
+}
+
+impl Found {
+    fn etag(&self) -> &str {
+        match self {
+            Found::Version(etag) => etag,
+            Found::Object(o) => &o.etag,
+        }
+    }
+}
+
+/// Loads the version `found` (the source's current one when `None`): from the prebuilt
+/// index alone when it names that version (the JSON is then neither downloaded nor
+/// parsed), else from the JSON, which still takes the index's documents and retriever
+/// when the index was built from exactly its bytes ([`index_object`]).
+///
+/// The index's version is compared with the source's current ETag, read after the index:
+/// if they match, the index was built from the version the source holds, whatever order
+/// the two objects were written in, and that is the version served.
+async fn load_version(source: &dyn KbSource, found: Option<Found>) -> Result<SearchIndex> {
+    let location = source.location();
+    let mut prebuilt = open_index(source).await;
+    let found = match found {
+        Some(found) => found,
+        None if prebuilt.is_some() => match source.head(None).await? {
+            Head::Current(etag) => Found::Version(etag),
+            Head::Object(o) => Found::Object(o),
+            Head::NotModified => return Err(not_modified()),
+        },
+        None => Found::Object(read_object(source).await?),
+    };
+    let object = match found {
+        Found::Object(o) => o,
+        Found::Version(etag) => {
+            if let Some(reader) = prebuilt.take() {
+                let built = reader.built_from().clone();
+                if built.version == etag {
+                    let expect = crate::index::Expect::Version(&etag);
+                    match reader.decode(expect, etag.clone()) {
+                        Ok(index) => {
+                            tracing::info!(%location, version = %etag, "prebuilt index loaded");
+                            return Ok(index);
+                        }
+                        Err(reason) => tracing::warn!(
+                            %location,
+                            %reason,
+                            "prebuilt index not used; reading the JSON instead"
+                        ),
+                    }
+                } else {
+                    // Perhaps written beside this JSON by someone who did not know its
+                    // ETag (`rag index` and an upload): its hash may still match.
+                    tracing::info!(
+                        %location,
+                        index_version = %built.version,
+                        version = %etag,
+                        "prebuilt index names another version; reading the JSON"
+                    );
+                    prebuilt = Some(reader);
+                }
+            }
+            read_object(source).await?
+        }
+    };
+    index_object(object, prebuilt, &location)
+}
+
+/// The source's object, read unconditionally.
+async fn read_object(source: &dyn KbSource) -> Result<KbObject> {
+    match source.get(None).await? {
+        Fetched::Object(o) => Ok(o),
+        // Only an ETag can produce NotModified, and none was sent.
+        Fetched::NotModified => Err(not_modified()),
+    }
+}
+
+fn not_modified() -> Error {
+    Error::InvalidInput("the source answered \"not modified\" to an unconditional read".into())
 }
 
 /// The source for a configured location: a [`FileKbSource`], or an [`S3KbSource`] whose
@@ -305,47 +392,60 @@ pub async fn open_source(location: &KbLocation, aws: &AwsClients) -> Arc<dyn KbS
     }
 }
 
-/// The source's prebuilt index; a failure to read it is logged and costs only the time to
-/// index the JSON, so it is never an error.
-async fn fetch_index(source: &dyn KbSource) -> Option<Vec<u8>> {
-    match source.get_index().await {
-        Ok(bytes) => bytes,
+/// The source's prebuilt index, its header read, if there is one this build can read; a
+/// failure to read it is logged and costs only the time to read the JSON, so it is never
+/// an error.
+async fn open_index(source: &dyn KbSource) -> Option<IndexReader<'static>> {
+    let stream = match source.open_index().await {
+        Ok(stream) => stream?,
         Err(error) => {
-            tracing::warn!(%error, "prebuilt index unreadable; indexing the JSON instead");
+            tracing::warn!(%error, "prebuilt index unreadable; reading the JSON instead");
+            return None;
+        }
+    };
+    match IndexReader::open(stream) {
+        Ok(reader) => Some(reader),
+        Err(reason) => {
+            tracing::warn!(
+                location = %source.location(),
+                %reason,
+                "prebuilt index not used; reading the JSON instead"
+            );
             None
         }
     }
 }
 
-/// Parses, validates and indexes a stored object; the index's version is its ETag. The
-/// retrieval index is read from `prebuilt` when that was built from exactly these bytes
-/// and is whole; otherwise the JSON is indexed, and why is logged. The bytes are dropped
-/// once parsed, before the index is built or read, so the two never share the peak.
+/// Parses, validates and indexes a stored object; the index's version is its ETag. When
+/// `prebuilt` was built from exactly these bytes and is whole, it is served instead and the
+/// JSON is not even parsed; otherwise the JSON is indexed, and why is logged. The bytes are
+/// dropped once parsed, before the index is built, so the two never share the peak.
 pub fn index_object(
     object: KbObject,
-    prebuilt: Option<Vec<u8>>,
+    prebuilt: Option<IndexReader<'_>>,
     origin: &str,
 ) -> Result<SearchIndex> {
     let KbObject { bytes, etag } = object;
-    let kb = parse_kb_bytes(&bytes, origin)?;
-    let hash = prebuilt
-        .as_ref()
-        .map(|_| crate::index::content_hash(&bytes));
-    drop(bytes);
-    let (Some(prebuilt), Some(hash)) = (prebuilt, hash) else {
-        tracing::info!(%origin, "no prebuilt index; indexing the JSON");
-        return Ok(SearchIndex::new(kb, etag));
-    };
-    let (index, refused) = SearchIndex::with_prebuilt(kb, etag, hash, prebuilt);
-    match refused {
-        None => tracing::info!(%origin, "prebuilt index loaded"),
-        Some(reason) => tracing::warn!(
-            %origin,
-            %reason,
-            "prebuilt index not used; indexed the JSON instead"
-        ),
+    match prebuilt {
+        None => tracing::info!(%origin, "no prebuilt index; indexing the JSON"),
+        Some(prebuilt) => {
+            let hash = crate::index::content_hash(&bytes);
+            match prebuilt.decode(crate::index::Expect::Hash(hash), etag.clone()) {
+                Ok(index) => {
+                    tracing::info!(%origin, version = %etag, "prebuilt index loaded");
+                    return Ok(index);
+                }
+                Err(reason) => tracing::warn!(
+                    %origin,
+                    %reason,
+                    "prebuilt index not used; indexed the JSON instead"
+                ),
+            }
+        }
     }
-    Ok(index)
+    let kb = parse_kb_bytes(&bytes, origin)?;
+    drop(bytes);
+    Ok(SearchIndex::new(kb, etag))
 }
 
 /// Parses and validates knowledge-base bytes, which must be UTF-8 JSON.
@@ -379,30 +479,123 @@ mod tests {
         index.kb().documents.iter().map(|d| d.id.clone()).collect()
     }
 
+    /// The index of `json`, naming version `etag`.
+    fn index_of(json: &str, etag: &str) -> Vec<u8> {
+        let built = SearchIndex::new(parse_kb_bytes(json.as_bytes(), "t").unwrap(), "");
+        crate::index::encode(&built, crate::index::content_hash(json.as_bytes()), etag)
+    }
+
     #[tokio::test]
-    async fn a_matching_index_is_loaded_and_a_stale_one_falls_back_to_the_json() {
+    async fn a_matching_index_is_served_without_reading_the_json_and_a_stale_one_is_not() {
         let source = Arc::new(MemoryKbSource::with_bytes(KB_V1));
-        let v1 = SearchIndex::new(parse_kb_bytes(KB_V1.as_bytes(), "v1").unwrap(), "");
-        let hash = crate::index::content_hash(KB_V1.as_bytes());
-        source
-            .put_index(crate::index::encode(v1.retriever(), hash))
-            .await
-            .unwrap();
+        let v1 = source.object().unwrap().etag;
+        source.put_index(index_of(KB_V1, &v1)).await.unwrap();
         let handle = KbHandle::load(source.clone(), Duration::ZERO)
             .await
             .unwrap();
-        assert!(handle.snapshot().is_prebuilt());
-        assert_eq!(handle.snapshot().search("apples", 5, 0.0).hits.len(), 1);
-        // The JSON changes and the index stays behind: the new version is indexed here.
-        source.replace(KB_V2);
+        let served = handle.snapshot();
+        assert!(served.is_prebuilt());
+        assert_eq!(served.version(), v1);
+        assert_eq!(source.get_count(), 0, "the JSON was not read");
+        assert_eq!(source.head_count(), 1);
+        assert_eq!(served.search("apples", 5, 0.0).hits.len(), 1);
+        let json = SearchIndex::new(parse_kb_bytes(KB_V1.as_bytes(), "t").unwrap(), "");
+        assert_eq!(served.kb(), json.kb());
+        // The JSON changes and the index stays behind: never paired, the JSON is indexed.
+        let v2 = source.replace(KB_V2);
         assert!(matches!(
             handle.refresh_now().await.unwrap(),
             Refresh::Updated { .. }
         ));
         let served = handle.snapshot();
         assert!(!served.is_prebuilt());
+        assert_eq!(served.version(), v2);
         assert_eq!(ids(served.clone()), ["a", "b"]);
         assert_eq!(served.search("bananas", 5, 0.0).hits.len(), 1);
+        assert_eq!(source.get_count(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_refresh_picks_up_a_new_kb_and_index_pair_from_the_index_alone() {
+        let source = Arc::new(MemoryKbSource::with_bytes(KB_V1));
+        let handle = KbHandle::load(source.clone(), Duration::ZERO)
+            .await
+            .unwrap();
+        assert!(!handle.snapshot().is_prebuilt(), "no index yet");
+        let reads = source.get_count();
+        // As ingest writes them: the JSON, then the index naming its ETag.
+        let v2 = source.replace(KB_V2);
+        source.put_index(index_of(KB_V2, &v2)).await.unwrap();
+        assert_eq!(
+            handle.refresh_now().await.unwrap(),
+            Refresh::Updated {
+                version: v2.clone()
+            }
+        );
+        let served = handle.snapshot();
+        assert!(served.is_prebuilt());
+        assert_eq!(ids(served.clone()), ["a", "b"]);
+        assert_eq!(source.get_count(), reads, "the JSON was not read");
+        // Unchanged: nothing more is read.
+        assert_eq!(handle.refresh_now().await.unwrap(), Refresh::Unchanged);
+        assert_eq!(source.get_count(), reads);
+    }
+
+    #[tokio::test]
+    async fn an_index_of_the_same_bytes_under_another_name_or_a_damaged_one_falls_back() {
+        // `rag index` beside a JSON uploaded by hand: no ETag recorded, but the same bytes.
+        let source = Arc::new(MemoryKbSource::with_bytes(KB_V2));
+        source.put_index(index_of(KB_V2, "")).await.unwrap();
+        let handle = KbHandle::load(source.clone(), Duration::ZERO)
+            .await
+            .unwrap();
+        assert!(
+            handle.snapshot().is_prebuilt(),
+            "matched by the JSON's hash"
+        );
+        assert_eq!(source.get_count(), 1, "after reading the JSON");
+        assert_eq!(ids(handle.snapshot()), ["a", "b"]);
+        // Naming the current version but damaged: the JSON is served.
+        let etag = source.object().unwrap().etag;
+        let mut bad = index_of(KB_V2, &etag);
+        let last = bad.len() - 1;
+        bad[last] ^= 1;
+        source.put_index(bad).await.unwrap();
+        let handle = KbHandle::load(source.clone(), Duration::ZERO)
+            .await
+            .unwrap();
+        assert!(!handle.snapshot().is_prebuilt());
+        assert_eq!(ids(handle.snapshot()), ["a", "b"]);
+        assert_eq!(handle.snapshot().version(), etag);
+    }
+
+    #[tokio::test]
+    async fn a_file_edited_in_place_is_never_served_with_the_index_of_before() {
+        let dir = std::env::temp_dir().join(format!("kb-handle-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("knowledge_base.json");
+        std::fs::write(&path, KB_V1).unwrap();
+        let source = Arc::new(FileKbSource::new(&path));
+        let etag = crate::search::content_version(KB_V1.as_bytes());
+        source.put_index(index_of(KB_V1, &etag)).await.unwrap();
+        let handle = KbHandle::load(source.clone(), Duration::ZERO)
+            .await
+            .unwrap();
+        assert!(handle.snapshot().is_prebuilt());
+        assert_eq!(handle.snapshot().version(), etag);
+        // Same length, same second: only the bytes tell.
+        let edited = KB_V1.replace("apples", "grapes");
+        assert_eq!(edited.len(), KB_V1.len());
+        std::fs::write(&path, &edited).unwrap();
+        assert!(matches!(
+            handle.refresh_now().await.unwrap(),
+            Refresh::Updated { .. }
+        ));
+        let served = handle.snapshot();
+        assert!(!served.is_prebuilt());
+        assert_eq!(served.search("grapes", 5, 0.0).hits.len(), 1);
+        assert!(served.search("apples", 5, 0.0).hits.is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[tokio::test]

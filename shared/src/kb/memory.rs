@@ -5,7 +5,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
 
-use super::source::{Fetched, KbObject, KbSource, KbSourceError, WriteCondition, Written};
+use super::source::{Fetched, Head, KbObject, KbSource, KbSourceError, WriteCondition, Written};
 use crate::search::content_version;
 
 /// A [`KbSource`] holding the object in process memory; ETag = content hash.
@@ -22,6 +22,7 @@ pub struct MemoryKbSource {
     index: Mutex<Option<Vec<u8>>>,
     unavailable: AtomicBool,
     gets: AtomicUsize,
+    heads: AtomicUsize,
 }
 
 impl MemoryKbSource {
@@ -67,9 +68,14 @@ impl MemoryKbSource {
         self.unavailable.store(unavailable, Ordering::SeqCst);
     }
 
-    /// How many reads were asked for so far.
+    /// How many reads (of the whole object) were asked for so far.
     pub fn get_count(&self) -> usize {
         self.gets.load(Ordering::SeqCst)
+    }
+
+    /// How many version checks ([`KbSource::head`]) were asked for so far.
+    pub fn head_count(&self) -> usize {
+        self.heads.load(Ordering::SeqCst)
     }
 
     fn lock(&self) -> MutexGuard<'_, Option<KbObject>> {
@@ -105,6 +111,18 @@ impl KbSource for MemoryKbSource {
             }),
             Some(o) if Some(o.etag.as_str()) == if_none_match => Ok(Fetched::NotModified),
             Some(o) => Ok(Fetched::Object(o.clone())),
+        }
+    }
+
+    async fn head(&self, if_none_match: Option<&str>) -> Result<Head, KbSourceError> {
+        self.heads.fetch_add(1, Ordering::SeqCst);
+        self.check_available()?;
+        match &*self.lock() {
+            None => Err(KbSourceError::NotFound {
+                location: self.location(),
+            }),
+            Some(o) if Some(o.etag.as_str()) == if_none_match => Ok(Head::NotModified),
+            Some(o) => Ok(Head::Current(o.etag.clone())),
         }
     }
 

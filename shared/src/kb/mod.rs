@@ -27,9 +27,11 @@ pub use diff::{DocSummary, KbDiff};
 pub use file::FileKbSource;
 pub use handle::{open_source, parse_kb_bytes, KbHandle, Refresh, REFRESH_BUDGET};
 pub use memory::MemoryKbSource;
-pub use passages::{split_passages, split_sections, Passage, PASSAGE_MAX_CHARS};
+pub use passages::{passage_spans, split_passages, split_sections, Passage, PASSAGE_MAX_CHARS};
 pub use s3::S3KbSource;
-pub use source::{Fetched, KbObject, KbSource, KbSourceError, WriteCondition, Written};
+pub use source::{
+    Fetched, Head, IndexStream, KbObject, KbSource, KbSourceError, WriteCondition, Written,
+};
 
 use crate::error::{Error, Problem, Problems, Result};
 use serde_json::{Map, Value};
@@ -253,7 +255,7 @@ impl KnowledgeBase {
 
 /// Fields every document may carry that hold a single string (or, for `year` and
 /// `stars`, a number).
-const STRING_FIELDS: &[&str] = &[
+pub(crate) const STRING_FIELDS: &[&str] = &[
     "title",
     "name",
     "authors",
@@ -396,7 +398,8 @@ fn author_list(items: &[Value], path: &str, problems: &mut Vec<Problem>) -> Opti
     (!names.is_empty()).then(|| names.join(", "))
 }
 
-fn string_slot<'a>(d: &'a mut Document, field: &str) -> &'a mut Option<String> {
+/// The field named `field` (one of [`STRING_FIELDS`]; anything else is `content`).
+pub(crate) fn string_slot<'a>(d: &'a mut Document, field: &str) -> &'a mut Option<String> {
     match field {
         "title" => &mut d.title,
         "name" => &mut d.name,
@@ -411,6 +414,25 @@ fn string_slot<'a>(d: &'a mut Document, field: &str) -> &'a mut Option<String> {
         "summary" => &mut d.summary,
         "description" => &mut d.description,
         _ => &mut d.content,
+    }
+}
+
+/// [`string_slot`], read only.
+pub(crate) fn string_field<'a>(d: &'a Document, field: &str) -> Option<&'a str> {
+    match field {
+        "title" => d.title.as_deref(),
+        "name" => d.name.as_deref(),
+        "authors" => d.authors.as_deref(),
+        "venue" => d.venue.as_deref(),
+        "year" => d.year.as_deref(),
+        "paper_url" => d.paper_url.as_deref(),
+        "code_url" => d.code_url.as_deref(),
+        "url" => d.url.as_deref(),
+        "stars" => d.stars.as_deref(),
+        "role" => d.role.as_deref(),
+        "summary" => d.summary.as_deref(),
+        "description" => d.description.as_deref(),
+        _ => d.content.as_deref(),
     }
 }
 

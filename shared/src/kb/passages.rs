@@ -34,6 +34,43 @@ pub fn split_passages(content: &str) -> Vec<String> {
     pack(content)
 }
 
+/// Where [`split_passages`]'s passages lie in `content`, as byte ranges: each from the
+/// start of its first piece to the end of its last. So a served passage is a slice of the
+/// content, not a copy (on a site of long pages the copies were as large as the content).
+/// A span holds the same words as the passage [`split_passages`] returns, with the
+/// content's own whitespace between pieces where that joins them with one space or line
+/// break; only a word longer than [`PASSAGE_MAX_CHARS`], which that cuts hard, stays whole
+/// in its span's text.
+pub fn passage_spans(content: &str) -> Vec<std::ops::Range<usize>> {
+    let base = content.as_ptr() as usize;
+    let span = |s: &str| {
+        let start = s.as_ptr() as usize - base;
+        start..start + s.len()
+    };
+    let trimmed = content.trim();
+    if trimmed.chars().count() <= PASSAGE_MAX_CHARS {
+        return vec![span(trimmed)];
+    }
+    // The grouping of `pack`, counting what it would join.
+    let mut out = Vec::new();
+    let mut current: Option<(std::ops::Range<usize>, usize)> = None;
+    for piece in pieces(trimmed) {
+        let piece_len = piece.chars().count();
+        let piece = span(piece.trim());
+        let piece_chars = content[piece.clone()].chars().count();
+        current = match current.take() {
+            Some((cur, len)) if len + 1 + piece_len > PASSAGE_MAX_CHARS => {
+                out.push(cur);
+                Some((piece, piece_chars))
+            }
+            Some((cur, len)) => Some((cur.start..piece.end, len + 1 + piece_chars)),
+            None => Some((piece, piece_chars)),
+        };
+    }
+    out.extend(current.map(|(cur, _)| cur));
+    out
+}
+
 /// Like [`split_passages`], with each passage's heading path. Long content is cut at its
 /// Markdown headings first (ATX `#` lines outside fenced code), so no passage spans two
 /// sections; short content stays one passage, under the heading it opens with.
@@ -182,6 +219,26 @@ fn split_inclusive_any<'a>(text: &'a str, ends: &[char]) -> Vec<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spans_hold_the_passages_words_in_the_contents_own_text() {
+        let para = "word. ".repeat(150);
+        let content = format!(
+            "  {}\n\n{}\n\n short tail \n",
+            para,
+            "模型。数据。".repeat(300)
+        );
+        let spans = passage_spans(&content);
+        let passages = split_passages(&content);
+        assert!(passages.len() >= 3);
+        assert_eq!(spans.len(), passages.len());
+        for (span, passage) in spans.iter().zip(&passages) {
+            let text = &content[span.clone()];
+            let words = |t: &str| t.split_whitespace().collect::<String>();
+            assert_eq!(words(text), words(passage));
+        }
+        assert_eq!(passage_spans(" short "), vec![1..6]);
+    }
 
     #[test]
     fn short_content_is_one_passage() {

@@ -13,7 +13,7 @@ use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::Client;
 
 use super::source::{
-    unquote_etag, Fetched, KbObject, KbSource, KbSourceError, WriteCondition, Written,
+    unquote_etag, Fetched, Head, KbObject, KbSource, KbSourceError, WriteCondition, Written,
 };
 
 /// S3 error codes meaning "too much, too fast, try later".
@@ -127,6 +127,31 @@ pub(crate) fn status<E>(err: &SdkError<E, HttpResponse>) -> Option<u16> {
     err.raw_response().map(|r| r.status().as_u16())
 }
 
+/// A GET's body as it streams in, into one buffer of the announced length: collecting the
+/// chunks first and then joining them held the object two or three times over at once.
+async fn read_body(
+    out: aws_sdk_s3::operation::get_object::GetObjectOutput,
+    location: String,
+) -> Result<Vec<u8>, KbSourceError> {
+    // The announced length only sizes the first allocation; at most 1 GiB of it.
+    let announced = out.content_length().unwrap_or(0).clamp(0, 1 << 30);
+    let mut bytes = Vec::with_capacity(announced as usize);
+    let mut body = out.body;
+    loop {
+        match body.try_next().await {
+            Ok(Some(chunk)) => bytes.extend_from_slice(&chunk),
+            Ok(None) => return Ok(bytes),
+            Err(e) => {
+                return Err(KbSourceError::Unavailable {
+                    location,
+                    message: "GetObject: the body was cut off".to_owned(),
+                    source: Some(Box::new(e)),
+                })
+            }
+        }
+    }
+}
+
 /// S3 wants the quotes back on an ETag in a condition header.
 fn quoted(etag: &str) -> String {
     format!("\"{etag}\"")
@@ -160,21 +185,38 @@ impl KbSource for S3KbSource {
             Err(err) => return Err(self.error("GetObject", err)),
         };
         let etag = out.e_tag().map(|e| unquote_etag(e).to_owned());
-        let bytes = out
-            .body
-            .collect()
-            .await
-            .map_err(|e| KbSourceError::Unavailable {
-                location: self.location(),
-                message: "GetObject: the body was cut off".to_owned(),
-                source: Some(Box::new(e)),
-            })?
-            .into_bytes()
-            .to_vec();
+        let bytes = read_body(out, self.location()).await?;
         // S3 always sends an ETag; without one, the content hash still changes exactly
         // when the bytes do, though the next conditional read will then never match.
         let etag = etag.unwrap_or_else(|| crate::search::content_version(&bytes));
         Ok(Fetched::Object(KbObject { bytes, etag }))
+    }
+
+    async fn head(&self, if_none_match: Option<&str>) -> Result<Head, KbSourceError> {
+        let result = self
+            .client
+            .head_object()
+            .bucket(&self.bucket)
+            .key(&self.key)
+            .set_if_none_match(if_none_match.map(quoted))
+            .send()
+            .await;
+        match result {
+            Ok(out) => match out.e_tag() {
+                Some(etag) => Ok(Head::Current(unquote_etag(etag).to_owned())),
+                // Without an ETag there is nothing to compare: read the object instead.
+                None => self.get(if_none_match).await.map(|f| match f {
+                    Fetched::NotModified => Head::NotModified,
+                    Fetched::Object(o) => Head::Object(o),
+                }),
+            },
+            Err(err) if status(&err) == Some(304) => Ok(Head::NotModified),
+            // A HEAD answer has no body, so a missing key is known by its status alone.
+            Err(err) if status(&err) == Some(404) => Err(KbSourceError::NotFound {
+                location: self.location(),
+            }),
+            Err(err) => Err(self.error("HeadObject", err)),
+        }
     }
 
     async fn put(
@@ -236,16 +278,8 @@ impl KbSource for S3KbSource {
             }
             Err(err) => return Err(self.error("GetObject (index)", err)),
         };
-        let bytes = out
-            .body
-            .collect()
-            .await
-            .map_err(|e| KbSourceError::Unavailable {
-                location: format!("s3://{}/{key}", self.bucket),
-                message: "GetObject: the body was cut off".to_owned(),
-                source: Some(Box::new(e)),
-            })?;
-        Ok(Some(bytes.into_bytes().to_vec()))
+        let location = format!("s3://{}/{key}", self.bucket);
+        Ok(Some(read_body(out, location).await?))
     }
 
     async fn put_index(&self, bytes: Vec<u8>) -> Result<(), KbSourceError> {

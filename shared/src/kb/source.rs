@@ -14,6 +14,9 @@ use async_trait::async_trait;
 /// Boxed source error kept inside [`KbSourceError`], so no SDK type appears in the API.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
+/// A prebuilt index being read ([`KbSource::open_index`]).
+pub type IndexStream = Box<dyn std::io::Read + Send>;
+
 /// The stored knowledge base: its bytes and the ETag that names this version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KbObject {
@@ -29,6 +32,18 @@ pub enum Fetched {
     /// The object still has the ETag the caller holds.
     NotModified,
     /// The object, because it changed or because no ETag was given.
+    Object(KbObject),
+}
+
+/// The answer to [`KbSource::head`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Head {
+    /// The object still has the ETag the caller holds.
+    NotModified,
+    /// The object's current ETag (its bytes not read).
+    Current(String),
+    /// The whole object: a source with no cheaper check read it anyway, so the caller
+    /// need not read it again.
     Object(KbObject),
 }
 
@@ -107,6 +122,17 @@ pub trait KbSource: Send + Sync + std::fmt::Debug {
     /// object still has that ETag.
     async fn get(&self, if_none_match: Option<&str>) -> Result<Fetched, KbSourceError>;
 
+    /// The object's current ETag without its bytes (S3: `HeadObject`; a file: its hash,
+    /// computed block by block); with `if_none_match`, [`Head::NotModified`] when it still
+    /// has that ETag. Lets a function holding a prebuilt index of a version check that the
+    /// version is current without downloading it. The default reads the object.
+    async fn head(&self, if_none_match: Option<&str>) -> Result<Head, KbSourceError> {
+        Ok(match self.get(if_none_match).await? {
+            Fetched::NotModified => Head::NotModified,
+            Fetched::Object(o) => Head::Object(o),
+        })
+    }
+
     /// Writes the object if `condition` holds; atomic: readers see the old bytes or the new
     /// ones, never a mix.
     async fn put(
@@ -120,6 +146,16 @@ pub trait KbSource: Send + Sync + std::fmt::Debug {
     /// index answers `None`.
     async fn get_index(&self) -> Result<Option<Vec<u8>>, KbSourceError> {
         Ok(None)
+    }
+
+    /// The prebuilt index as a stream, read as it is decoded; `None` when there is none.
+    /// The default reads it whole ([`KbSource::get_index`]); a file is streamed, so it is
+    /// never held next to what is decoded from it.
+    async fn open_index(&self) -> Result<Option<IndexStream>, KbSourceError> {
+        Ok(self
+            .get_index()
+            .await?
+            .map(|bytes| Box::new(std::io::Cursor::new(bytes)) as IndexStream))
     }
 
     /// Stores the prebuilt index beside the knowledge base, unconditionally: the index

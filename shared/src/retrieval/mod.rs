@@ -17,6 +17,12 @@ use serde::Serialize;
 use tokenize::{compounds, han_bigrams, runs, Analyzer, Script};
 use translit::{han_skeleton, is_translit_char, NameCounter, NameMatcher, MAX_NAME_CHARS};
 
+/// The version of the text analysis (tokenizer, stopwords, stemming, bigrams, names): bump
+/// it with any change to the terms a text or a query yields. It enters the prebuilt
+/// index's analysis fingerprint ([`crate::index::analysis_fingerprint`], with the bytes of
+/// the data files), so an index from a binary that analysed text differently is refused.
+pub const ANALYSIS_VERSION: u32 = 1;
+
 /// A query term after analysis and expansion.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct QueryTerm {

@@ -20,8 +20,7 @@ pub use intent::{Intent, Vocabulary};
 pub use request::{SearchCall, SearchRequest, MAX_BATCH};
 
 use crate::error::{Error, Result};
-use crate::index::IndexError;
-use crate::kb::{split_passages, Document, KnowledgeBase};
+use crate::kb::{passage_spans, Document, KnowledgeBase};
 use crate::retrieval::{QueryTerm, Ranked, Retriever};
 use serde::Serialize;
 use std::time::Instant;
@@ -46,7 +45,7 @@ pub struct SearchIndex {
     /// Venues and authors of this knowledge base, for the question recogniser.
     vocabulary: Vocabulary,
     version: String,
-    /// Whether the retrieval index was read from a prebuilt file.
+    /// Whether it was read from a prebuilt index file.
     prebuilt: bool,
 }
 
@@ -68,45 +67,16 @@ pub struct Plan {
 impl SearchIndex {
     /// Indexes a knowledge base; `version` identifies it (an ETag, a hash) in health output.
     pub fn new(kb: KnowledgeBase, version: impl Into<String>) -> Self {
-        Self::assemble(kb, version.into(), None)
+        Self::assemble(kb, version.into())
     }
 
-    /// Like [`SearchIndex::new`], reading the retrieval index from `prebuilt` (a file
-    /// [`crate::index::encode`] wrote) when it was built from the knowledge base whose
-    /// JSON hashes to `kb_hash` and is whole; else the knowledge base is indexed as usual
-    /// and the second value says why the file was not used.
-    pub fn with_prebuilt(
+    /// A served knowledge base from parts read back from a prebuilt index.
+    pub(crate) fn from_parts(
         kb: KnowledgeBase,
-        version: impl Into<String>,
-        kb_hash: u64,
-        prebuilt: Vec<u8>,
-    ) -> (Self, Option<IndexError>) {
-        // The file is dropped as soon as it is read, before the passages are cut.
-        let decoded = crate::index::decode(&prebuilt, kb_hash, &kb.glossary);
-        drop(prebuilt);
-        match decoded {
-            Ok(retriever) if retriever.documents() == kb.documents.len() => {
-                (Self::assemble(kb, version.into(), Some(retriever)), None)
-            }
-            Ok(_) => (
-                Self::new(kb, version),
-                Some(IndexError::Malformed("document count")),
-            ),
-            Err(e) => (Self::new(kb, version), Some(e)),
-        }
-    }
-
-    fn assemble(kb: KnowledgeBase, version: String, retriever: Option<Retriever>) -> Self {
-        let prebuilt = retriever.is_some();
-        let chunks: Vec<Chunks> = kb.documents.iter().map(Chunks::of).collect();
-        let retriever = retriever.unwrap_or_else(|| {
-            let texts = kb
-                .documents
-                .iter()
-                .zip(&chunks)
-                .map(|(d, c)| index_texts(d, &c.passages(d)));
-            Retriever::build(texts, &kb.glossary)
-        });
+        chunks: Vec<Chunks>,
+        retriever: Retriever,
+        version: String,
+    ) -> Self {
         let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
         let vocabulary = Vocabulary::of(&kb, &facets);
         Self {
@@ -116,11 +86,37 @@ impl SearchIndex {
             facets,
             vocabulary,
             version,
-            prebuilt,
+            prebuilt: true,
         }
     }
 
-    /// Whether the retrieval index was read from a prebuilt file rather than built here.
+    /// Each document's content passages.
+    pub(crate) fn chunks(&self) -> &[Chunks] {
+        &self.chunks
+    }
+
+    fn assemble(kb: KnowledgeBase, version: String) -> Self {
+        let chunks: Vec<Chunks> = kb.documents.iter().map(Chunks::of).collect();
+        let texts = kb
+            .documents
+            .iter()
+            .zip(&chunks)
+            .map(|(d, c)| index_texts(d, &c.passages(d)));
+        let retriever = Retriever::build(texts, &kb.glossary);
+        let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
+        let vocabulary = Vocabulary::of(&kb, &facets);
+        Self {
+            kb,
+            chunks,
+            retriever,
+            facets,
+            vocabulary,
+            version,
+            prebuilt: false,
+        }
+    }
+
+    /// Whether it was read from a prebuilt index file rather than built from the JSON.
     pub fn is_prebuilt(&self) -> bool {
         self.prebuilt
     }
@@ -157,7 +153,11 @@ impl SearchIndex {
         let doc = &self.kb.documents[hit.doc as usize];
         let passage = match &self.chunks[hit.doc as usize] {
             Chunks::Whole if hit.passage == 0 => doc.content.as_deref().map(str::trim),
-            Chunks::Split(parts) => parts.get(hit.passage as usize).map(String::as_str),
+            Chunks::Split(spans) => spans.get(hit.passage as usize).and_then(|s| {
+                doc.content
+                    .as_deref()?
+                    .get(s.start as usize..s.end as usize)
+            }),
             _ => None,
         };
         if let Some(p) = passage {
@@ -328,16 +328,16 @@ impl SearchIndex {
     }
 }
 
-/// A document's content passages. Content short enough to be one passage is not copied:
-/// on a site of short pages, the copies were as large as the knowledge base itself.
-#[derive(Debug)]
-enum Chunks {
+/// A document's content passages: none, the whole content, or spans of it (byte ranges,
+/// [`passage_spans`]), so no passage's text is a copy.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Chunks {
     /// No content.
     None,
     /// The trimmed content is the only passage.
     Whole,
-    /// Several passages.
-    Split(Vec<String>),
+    /// Several passages: where each lies in the content.
+    Split(Vec<std::ops::Range<u32>>),
 }
 
 impl Chunks {
@@ -345,18 +345,27 @@ impl Chunks {
         let Some(content) = doc.content.as_deref().filter(|c| !c.trim().is_empty()) else {
             return Self::None;
         };
-        match split_passages(content) {
-            parts if parts.len() == 1 && parts[0] == content.trim() => Self::Whole,
-            parts => Self::Split(parts),
+        match passage_spans(content) {
+            spans if spans.len() == 1 => Self::Whole,
+            spans => Self::Split(
+                spans
+                    .into_iter()
+                    .map(|s| s.start as u32..s.end as u32)
+                    .collect(),
+            ),
         }
     }
 
     /// The passages' texts (`doc` is the document they were cut from).
     fn passages<'a>(&'a self, doc: &'a Document) -> Vec<&'a str> {
+        let content = doc.content.as_deref().unwrap_or("");
         match self {
             Self::None => Vec::new(),
-            Self::Whole => doc.content.as_deref().map(str::trim).into_iter().collect(),
-            Self::Split(parts) => parts.iter().map(String::as_str).collect(),
+            Self::Whole => vec![content.trim()],
+            Self::Split(spans) => spans
+                .iter()
+                .filter_map(|s| content.get(s.start as usize..s.end as usize))
+                .collect(),
         }
     }
 }
@@ -382,15 +391,17 @@ fn index_texts(doc: &Document, chunks: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// A short version tag for content: FNV-1a 64 of the bytes, hex. Stable across runs, so
-/// the same file always reports the same version.
+/// A short version tag for content: [`crate::index::content_hash`] of the bytes, hex.
+/// Stable across runs, so the same file always reports the same version; the file source's
+/// ETag, so it can be computed over a file streamed in blocks.
 pub fn content_version(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    version_of_hash(crate::index::content_hash(bytes))
+}
+
+/// [`content_version`] from the bytes' [`crate::index::content_hash`] (computed elsewhere,
+/// e.g. while a file streams in).
+pub fn version_of_hash(hash: u64) -> String {
+    format!("{hash:016x}")
 }
 
 /// The first ~240 characters of a passage with runs of whitespace folded to one space,

@@ -72,6 +72,19 @@ impl Fixture {
         self.moto.put_object(&self.bucket, KEY, body).await;
     }
 
+    /// Replaces the prebuilt index behind the service's back.
+    async fn put_index(&self, bytes: Vec<u8>) {
+        self.moto
+            .s3_client()
+            .put_object()
+            .bucket(&self.bucket)
+            .key(shared::index::index_name(KEY))
+            .body(bytes.into())
+            .send()
+            .await
+            .unwrap();
+    }
+
     /// The stored object's bytes and unquoted ETag, read directly from S3.
     async fn stored(&self) -> (String, String) {
         let out = self
@@ -425,7 +438,7 @@ async fn ingest_writes_the_index_beside_the_kb_and_a_refresh_uses_both() {
     let (status, body, _) = call(&f.state, req).await;
     assert_eq!(status, 200, "{body}");
 
-    let (stored, _) = f.stored().await;
+    let (stored, stored_etag) = f.stored().await;
     let index_key = shared::index::index_name(KEY);
     assert_eq!(index_key, "knowledge_base.index");
     let out = f
@@ -438,15 +451,41 @@ async fn ingest_writes_the_index_beside_the_kb_and_a_refresh_uses_both() {
         .await
         .expect("ingest wrote the index");
     let index = out.body.collect().await.unwrap().into_bytes();
+    let built = shared::index::built_from(&index).unwrap();
+    assert_eq!(
+        built.version, stored_etag,
+        "named by the ETag S3 gave the JSON"
+    );
+    assert_eq!(built.hash, shared::index::content_hash(stored.as_bytes()));
+    let expect = shared::index::Expect::Version(&stored_etag);
+    let decoded = shared::index::decode(&index, expect, stored_etag.clone()).unwrap();
     let parsed = shared::KnowledgeBase::from_json_str(&stored, "stored").unwrap();
-    let hash = shared::index::content_hash(stored.as_bytes());
-    assert!(shared::index::decode(&index, hash, &parsed.glossary).is_ok());
+    assert_eq!(decoded.kb(), &parsed);
 
     handle.refresh_now().await.unwrap();
     let served = handle.snapshot();
     assert!(served.is_prebuilt(), "the refresh read the index");
+    assert_eq!(served.version(), stored_etag);
     let hits = served.search("kiwi trellis", 5, 0.0).hits;
     assert_eq!(hits.first().map(|h| h.id.as_str()), Some("kiwi"));
+
+    // A cold start compares the index's version with a HeadObject and never reads the
+    // JSON: shown by an index that names the current ETag but holds other documents
+    // (which no writer would produce), served as it is.
+    let other = r#"[{"id": "other", "type": "page", "title": "Other", "content": "plums"}]"#;
+    let other_kb = shared::KnowledgeBase::from_json_str(other, "other").unwrap();
+    let other_index = shared::index::encode(
+        &shared::SearchIndex::new(other_kb, ""),
+        shared::index::content_hash(other.as_bytes()),
+        &stored_etag,
+    );
+    f.put_index(other_index).await;
+    let cold = KbHandle::load(Arc::new(source(&f.moto, &f.bucket)), Duration::ZERO)
+        .await
+        .unwrap();
+    assert!(cold.snapshot().is_prebuilt());
+    assert_eq!(cold.snapshot().kb().documents[0].id, "other");
+    f.put_index(index.to_vec()).await;
 
     // Around ingest: the JSON changes, the index does not.
     f.upload(&format!("[{KIWI}]")).await;
@@ -456,4 +495,9 @@ async fn ingest_writes_the_index_beside_the_kb_and_a_refresh_uses_both() {
     assert_eq!(served.kb().documents.len(), 1);
     let hits = served.search("kiwi trellis", 5, 0.0).hits;
     assert_eq!(hits.first().map(|h| h.id.as_str()), Some("kiwi"));
+    let cold = KbHandle::load(Arc::new(source(&f.moto, &f.bucket)), Duration::ZERO)
+        .await
+        .unwrap();
+    assert!(!cold.snapshot().is_prebuilt(), "nor at a cold start");
+    assert_eq!(cold.snapshot().kb().documents.len(), 1);
 }
