@@ -35,7 +35,7 @@ pub const MAGIC: &[u8; 8] = b"RAGINDEX";
 /// The layout version this build writes and reads. Bump it whenever the layout, passage
 /// splitting or BM25 weights change; analysis changes are caught by
 /// [`analysis_fingerprint`].
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Magic, version, flags, analysis fingerprint, KB hash, body length, body checksum.
 const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8;
@@ -242,6 +242,7 @@ pub fn encode(index: &SearchIndex, kb_hash: u64, kb_version: &str) -> Vec<u8> {
         body.str(word);
         body.str(term);
     }
+    body.u32s(retriever.versions());
     let body = body.0;
     let mut out = Vec::with_capacity(HEADER_LEN + body.len());
     out.extend_from_slice(MAGIC);
@@ -393,6 +394,7 @@ fn read_parts(
     let names = (0..n_names)
         .map(|_| Ok((r.str()?, r.str()?)))
         .collect::<Result<Vec<_>, IndexError>>()?;
+    let versions = r.u32s()?;
     if n_docs != kb.documents.len() {
         return Err(IndexError::Malformed("document count"));
     }
@@ -407,6 +409,11 @@ fn read_parts(
     let ordered = units.windows(2).all(|w| w[0] < w[1]);
     if !ordered || units.last().is_some_and(|&(d, _)| d as usize >= n_docs) {
         return Err(IndexError::Malformed("passage list order"));
+    }
+    // None, or one per document, each another document (or none).
+    let paired = |&v: &u32| v == crate::retrieval::versions::NONE || (v as usize) < n_docs;
+    if !(versions.is_empty() || versions.len() == n_docs) || !versions.iter().all(paired) {
+        return Err(IndexError::Malformed("language versions"));
     }
     let index = Bm25Index {
         terms,
@@ -424,6 +431,7 @@ fn read_parts(
         flags & FLAG_HAN != 0,
         names,
         &kb.glossary,
+        Some(versions),
     );
     Ok((kb, chunks, retriever))
 }

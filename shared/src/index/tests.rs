@@ -147,6 +147,7 @@ fn round_trip(json: &[u8]) {
     assert_eq!(a.index(), b.index());
     assert_eq!(a.units(), b.units());
     assert_eq!(a.names(), b.names());
+    assert_eq!(a.versions(), b.versions());
     assert_eq!(a.has_han(), b.has_han());
     let expected = answers(&built);
     assert_eq!(answers(&loaded), expected);
@@ -173,6 +174,59 @@ fn a_generated_1k_page_kb_round_trips_with_the_same_documents_hits_and_scores() 
     assert!(index.retriever().has_han());
     assert!(!index.retriever().names().is_empty());
     round_trip(&json);
+}
+
+#[test]
+fn a_bilingual_kb_round_trips_with_its_language_versions() {
+    let pages = [
+        (
+            "lib-en",
+            "The library lends books to students and teachers for two weeks.",
+        ),
+        (
+            "rice-en",
+            "Cooking rice in a pot takes twenty minutes over a low fire.",
+        ),
+        ("lib-zh", "图书馆向学生和教师借出图书，期限两周。"),
+        ("rice-zh", "用锅在小火上煮米饭需要二十分钟。"),
+    ];
+    let documents: Vec<serde_json::Value> = pages
+        .iter()
+        .map(|(id, text)| serde_json::json!({"id": id, "type": "page", "title": id, "content": text}))
+        .collect();
+    let json = serde_json::to_vec(&serde_json::json!({ "documents": documents })).unwrap();
+    let built = SearchIndex::new(kb_of(&json), "v");
+    assert_eq!(built.retriever().versions(), &[2, 3, 0, 1]);
+    let bytes = encode(&built, content_hash(&json), "E1");
+    let loaded = decode(&bytes, Expect::Version("E1"), "E1".into()).unwrap();
+    assert_eq!(loaded.retriever().versions(), built.retriever().versions());
+    let order = |index: &SearchIndex| -> Vec<u32> {
+        let (_, hits) = index
+            .retriever()
+            .search("library books for students", 4, 0.0);
+        hits.iter().map(|h| h.doc).collect()
+    };
+    assert_eq!(order(&loaded), order(&built));
+    assert_eq!(order(&loaded)[..2], [0, 2]);
+    // The stored pairing is what the loaded index serves, not one made again at load.
+    let paired = [2u32, 3, 0, 1].map(u32::to_le_bytes).concat();
+    assert_eq!(
+        &bytes[bytes.len() - 16..],
+        &paired[..],
+        "the pairs end the body"
+    );
+    let swapped = rechecksummed(&bytes, |body| {
+        let at = body.len() - 16;
+        body[at..].copy_from_slice(&[3u32, 2, 1, 0].map(u32::to_le_bytes).concat());
+    });
+    let loaded = decode(&swapped, Expect::Version("E1"), "E1".into()).unwrap();
+    assert_eq!(loaded.retriever().versions(), &[3, 2, 1, 0]);
+    // A pairing naming a document that is not there is refused.
+    let broken = rechecksummed(&bytes, |body| {
+        let at = body.len() - 4;
+        body[at..].copy_from_slice(&7u32.to_le_bytes());
+    });
+    assert!(decode(&broken, Expect::Version("E1"), "E1".into()).is_err());
 }
 
 /// Why `bytes` is refused as the index of the sample KB (expected by its hash).

@@ -264,12 +264,16 @@ impl Retriever {
             .names()
             .filter_map(|w| analyzer.latin_term(&w).map(|t| (w, t)))
             .collect();
-        Self::assemble(analyzer, index, units, n_docs, has_han, names, glossary)
+        Self::assemble(
+            analyzer, index, units, n_docs, has_han, names, glossary, None,
+        )
     }
 
     /// A retriever over an index built elsewhere (by [`Retriever::build`], or read back
     /// from a prebuilt file): `names` are the corpus's proper nouns as `(lowercase word,
-    /// index term)`, in the order [`Retriever::names`] lists them.
+    /// index term)`, in the order [`Retriever::names`] lists them; `versions` as
+    /// [`Retriever::versions`] gave them, or `None` to pair the documents now.
+    #[allow(clippy::too_many_arguments)] // One per part of the stored layout.
     pub(crate) fn assemble(
         analyzer: Analyzer,
         index: Bm25Index,
@@ -278,6 +282,7 @@ impl Retriever {
         has_han: bool,
         names: Vec<(String, String)>,
         glossary: &[(String, Vec<String>)],
+        versions: Option<Vec<u32>>,
     ) -> Self {
         let mut glossary_zh: FxHashMap<String, Vec<String>> = FxHashMap::default();
         for (zh, translations) in glossary {
@@ -289,10 +294,10 @@ impl Retriever {
             }
         }
         let lexicon = Lexicon::new(glossary);
-        let versions = if has_han {
-            versions::pair(&index, &units, n_docs, &lexicon, &analyzer)
-        } else {
-            Vec::new()
+        let versions = match versions {
+            Some(stored) => stored,
+            None if has_han => versions::pair(&index, &units, n_docs, &lexicon, &analyzer),
+            None => Vec::new(),
         };
         Self {
             analyzer,
