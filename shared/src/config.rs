@@ -8,6 +8,10 @@ use crate::error::{Error, Result};
 use std::path::PathBuf;
 use std::str::FromStr;
 
+/// Largest accepted `top_k` of a search, and of `TOP_K`. Kept here, below `search`,
+/// because the configuration reads `TOP_K` against it.
+pub const MAX_TOP_K: usize = 50;
+
 /// Where the knowledge base comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KbLocation {
@@ -86,7 +90,7 @@ impl Config {
             audit_table: get("AUDIT_TABLE"),
             audit_dump: get("AUDIT_DUMP_FILE").map(PathBuf::from),
             limits_table: get("LIMITS_TABLE"),
-            top_k: ranged(&get, "TOP_K", 1, crate::search::MAX_TOP_K)?.unwrap_or(3),
+            top_k: ranged(&get, "TOP_K", 1, MAX_TOP_K)?.unwrap_or(3),
             min_score: match parse::<f32>(&get, "MIN_SCORE")? {
                 Some(s) if !(s.is_finite() && s >= 0.0) => {
                     return Err(bad("MIN_SCORE", "must be a number ≥ 0"))

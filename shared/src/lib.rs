@@ -44,6 +44,8 @@
 //! of this crate and encode the result.
 
 pub mod answer_cache;
+#[cfg(test)]
+mod architecture;
 pub mod aws;
 pub mod chat;
 pub mod config;
@@ -79,8 +81,8 @@ pub use chat::{ChatConfig, ChatEvent, ChatRequest, ChatResponse, ChatService};
 pub use config::{Config, KbLocation};
 pub use error::{Error, Problem, Problems, Result};
 pub use kb::{
-    DocKind, Document, FileKbSource, KbHandle, KbSource, KbSourceError, KnowledgeBase,
-    MemoryKbSource, S3KbSource,
+    DocKind, Document, FileKbSource, KbSource, KbSourceError, KnowledgeBase, MemoryKbSource,
+    S3KbSource,
 };
 pub use llm::{
     Completion, CompletionRequest, CompletionStream, LlmClient, LlmConfig, LlmError,
@@ -89,7 +91,7 @@ pub use llm::{
 pub use message::{ChatMessage, Role, Usage};
 pub use retrieval::{QueryTerm, Ranked, Retriever};
 pub use search::{
-    BatchResponse, SearchCall, SearchHit, SearchIndex, SearchRequest, SearchResponse,
+    BatchResponse, KbHandle, SearchCall, SearchHit, SearchIndex, SearchRequest, SearchResponse,
 };
 pub use secret::Secret;
 pub use store::{

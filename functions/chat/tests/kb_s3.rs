@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use serde_json::{json, Value};
 use shared::chat::ChatConfig;
-use shared::kb::REFRESH_BUDGET;
+use shared::search::REFRESH_BUDGET;
 use shared::testing::cold_start::run_to_exit;
 use shared::testing::fault_proxy::{Fault, Match, Times};
 use shared::testing::{FaultProxy, MotoServer};

@@ -67,23 +67,6 @@ pub struct ChatConfig {
     pub contact_url: Option<String>,
 }
 
-/// A salt nobody outside this process knows, drawn once per process (cold start): the
-/// standard library's per-process random hasher keys, taken from the OS, stand in for a
-/// random-number crate.
-pub(crate) fn random_salt() -> Secret {
-    static SALT: std::sync::LazyLock<Secret> = std::sync::LazyLock::new(|| {
-        use std::hash::{BuildHasher, Hasher};
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(0x5eed);
-        let a = h.finish();
-        let b = std::collections::hash_map::RandomState::new()
-            .build_hasher()
-            .finish();
-        Secret::new(format!("{a:016x}{b:016x}"))
-    });
-    SALT.clone()
-}
-
 impl Default for ChatConfig {
     fn default() -> Self {
         Self {

@@ -47,7 +47,6 @@ use futures_util::StreamExt;
 
 pub use bot_check::{BotCheck, BotCheckError, Challenge};
 pub use client::client_network;
-pub(crate) use config::random_salt;
 pub use config::ChatConfig;
 pub use feedback::{FeedbackAck, FeedbackRequest};
 pub use offline::{is_chinese, offline_answer, offline_deltas, OfflineReason};
@@ -60,7 +59,9 @@ pub use response::{
 use crate::answer_cache::{cache_key, AnswerCache, CachedAnswer, MemoryAnswerCache};
 use crate::error::Error;
 use crate::grounding::{self, Grounding};
-use crate::limits::{ClientSalt, Counters, MemoryCounters, RateLimiter, Reservation, TokenBudget};
+use crate::limits::{
+    random_salt, ClientSalt, Counters, MemoryCounters, RateLimiter, Reservation, TokenBudget,
+};
 use crate::llm::{CompletionRequest, LlmClient, LlmError, StreamEvent};
 use crate::message::Usage;
 use crate::prompt::{build_prompt, Prompt, PromptInput, ANSWER_RESERVE};
@@ -798,9 +799,9 @@ impl ChatService {
             Some(_) => {
                 // Chosen, tampered, or from another deployment: never read its history.
                 tracing::info!("session id not issued here; starting a new session");
-                (session::issue(&secret, &ctx.request_id), false)
+                (session::issue(&secret), false)
             }
-            None => (session::issue(&secret, &ctx.request_id), false),
+            None => (session::issue(&secret), false),
         };
         let request_id = match req.request_id {
             Some(client) => idempotency_key(&client, &session_id, &req.question),

@@ -7,8 +7,8 @@ use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
 
+use super::source::content_version;
 use super::source::{Fetched, KbObject, KbSource, KbSourceError, WriteCondition, Written};
-use crate::search::content_version;
 
 /// A knowledge-base file; its ETag is the content hash ([`content_version`]), the same
 /// version string [`SearchIndex::load_file`](crate::SearchIndex::load_file) reports.

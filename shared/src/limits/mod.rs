@@ -25,6 +25,7 @@ pub use dynamodb::{create_limits_table, DynamoCounters};
 pub use fallback::FallbackCounters;
 pub use memory::MemoryCounters;
 pub use rate::{Limited, RateLimiter};
+pub(crate) use salt::random_salt;
 pub use salt::{client_salt, ClientSalt};
 
 use crate::store::StoreError;

@@ -16,14 +16,11 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
-use super::file::FileKbSource;
-use super::s3::S3KbSource;
-use super::source::{Fetched, KbObject, KbSource};
-use super::KnowledgeBase;
+use super::SearchIndex;
 use crate::aws::AwsClients;
-use crate::config::{Config, KbLocation};
-use crate::error::{Error, Problem, Problems, Result};
-use crate::search::SearchIndex;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::kb::{parse_kb_bytes, Fetched, KbObject, KbSource, MemoryKbSource};
 
 /// The longest a request waits on a refresh it triggered before serving the current index
 /// anyway: a conditional GET answers in tens of milliseconds and a changed knowledge base of
@@ -35,7 +32,7 @@ pub const REFRESH_BUDGET: Duration = Duration::from_secs(3);
 /// The longest a request waits for the index of a new version before it is served from
 /// the last one: indexing is CPU-bound and cannot be cut short (5 MB of CJK pages took 4 s),
 /// so the build goes on in the background and is swapped in when done.
-pub const INDEX_WAIT: Duration = Duration::from_millis(200);
+pub(crate) const INDEX_WAIT: Duration = Duration::from_millis(200);
 
 /// What a refresh found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,7 +118,7 @@ impl KbHandle {
     pub fn fixed(index: Arc<SearchIndex>) -> Self {
         let seen = index.version().to_owned();
         Self {
-            source: Arc::new(super::memory::MemoryKbSource::new()),
+            source: Arc::new(MemoryKbSource::new()),
             interval: Duration::MAX,
             current: Arc::new(RwLock::new(index)),
             refresh: Arc::new(Mutex::new(RefreshState {
@@ -134,7 +131,7 @@ impl KbHandle {
     /// Loads from `config.kb_source` (a file, or S3 through `aws`), re-checking every
     /// `config.kb_refresh_secs`.
     pub async fn from_config(config: &Config, aws: &AwsClients) -> Result<Self> {
-        let source = open_source(&config.kb_source, aws).await;
+        let source = crate::kb::open_source(&config.kb_source, aws).await;
         Self::load(source, Duration::from_secs(config.kb_refresh_secs)).await
     }
 
@@ -279,19 +276,6 @@ impl KbHandle {
     }
 }
 
-/// The source for a configured location: a [`FileKbSource`], or an [`S3KbSource`] whose
-/// client is configured by `aws`.
-pub async fn open_source(location: &KbLocation, aws: &AwsClients) -> Arc<dyn KbSource> {
-    match location {
-        KbLocation::File(path) => Arc::new(FileKbSource::new(path)),
-        KbLocation::S3 { bucket, key } => Arc::new(S3KbSource::from_sdk_config(
-            aws.sdk_config().await,
-            bucket,
-            key,
-        )),
-    }
-}
-
 /// The source's prebuilt index; a failure to read it is logged and costs only the time to
 /// index the JSON, so it is never an error.
 async fn fetch_index(source: &dyn KbSource) -> Option<Vec<u8>> {
@@ -333,17 +317,6 @@ pub fn index_object(
         ),
     }
     Ok(index)
-}
-
-/// Parses and validates knowledge-base bytes, which must be UTF-8 JSON.
-pub fn parse_kb_bytes(bytes: &[u8], origin: &str) -> Result<KnowledgeBase> {
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        Error::InvalidKb(Problems(vec![Problem::new(
-            "",
-            format!("{origin} is not UTF-8 text: {e}"),
-        )]))
-    })?;
-    KnowledgeBase::from_json_str(text, origin)
 }
 
 #[cfg(test)]
@@ -605,7 +578,7 @@ mod tests {
     async fn local_files_load_with_their_content_hash_as_version() {
         let kb = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../knowledge_base.json");
         let config = Config {
-            kb_source: KbLocation::File(kb.clone()),
+            kb_source: crate::config::KbLocation::File(kb.clone()),
             ..Config::from_lookup(|_| None).unwrap()
         };
         let handle = KbHandle::from_config(&config, &AwsClients::from_env())
