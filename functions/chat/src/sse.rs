@@ -17,7 +17,10 @@ impl EventSink for SseSink {
     async fn send(&mut self, event: ChatEvent) -> bool {
         self.1.observe(&event);
         // Fails only when the body was dropped: the client went away.
-        self.0.send_data(event.to_sse().into()).await.is_ok()
+        self.0
+            .send_data(shared::http::sse_event(&event).into())
+            .await
+            .is_ok()
     }
 }
 
