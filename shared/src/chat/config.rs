@@ -47,7 +47,7 @@ pub struct ChatConfig {
     /// 0 = no budget).
     pub daily_token_budget: u64,
     /// `QUERY_REWRITE`: `on` (default) lets a weak or back-referring question be rewritten
-    /// by one short model call before retrieval (see [`crate::rewrite`]); `off` never does.
+    /// by one short model call before retrieval (see [`crate::chat::rewrite`]); `off` never does.
     pub query_rewrite: bool,
     /// `BOT_CHECK`: `off` (default) or `pow`, a proof-of-work challenge every chat request
     /// must carry solved (see [`super::bot_check`]); with `pow`, `BOT_CHECK_DIFFICULTY`

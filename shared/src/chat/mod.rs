@@ -2,7 +2,7 @@
 //! the turn and its audit record stored.
 //!
 //! Per request: resolve the session and its history (the client's turns, else the store's
-//! for a known session) → retrieve, resolving follow-ups ([`crate::followup`]) → build the
+//! for a known session) → retrieve, resolving follow-ups ([`crate::chat::followup`]) → build the
 //! prompt within the token budget ([`crate::prompt`]) → ask the model, or compose the
 //! offline answer when none is configured → record the exchange
 //! ([`ConversationStore::record_exchange`], idempotent on the request id).
@@ -28,11 +28,13 @@ pub mod bot_check;
 pub mod client;
 mod config;
 pub mod feedback;
+pub mod followup;
 mod offline;
 mod outcome;
 mod request;
 mod response;
 mod retrieve;
+pub mod rewrite;
 pub mod session;
 mod storage;
 pub mod style;
@@ -67,12 +69,12 @@ use crate::limits::{
 };
 use crate::llm::{CompletionRequest, LlmClient, LlmError, StreamEvent};
 use crate::message::Usage;
+use crate::prompt::tokens::estimate_tokens;
 use crate::prompt::{build_prompt, Prompt, PromptInput, ANSWER_RESERVE};
 use crate::retrieval::Ranked;
 use crate::search::SearchIndex;
 use crate::secret::Secret;
 use crate::store::{AuditRecord, ConversationStore, Exchange, FeedbackStored, StoreError};
-use crate::tokens::estimate_tokens;
 use sha2::{Digest, Sha256};
 
 /// Most answers an instance keeps in memory when the cache is not DynamoDB's. Each is at

@@ -32,7 +32,7 @@ pub enum Label {
     /// The model call failed: `model_error:<kind>`.
     ModelError(ModelFailure),
     /// Answered (by the model or offline) with nothing retrieved: `no_hits`. Only the
-    /// audit record carries it ([`audit_label`]).
+    /// audit record carries it.
     NoHits,
 }
 

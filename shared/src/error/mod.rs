@@ -1,5 +1,6 @@
 //! The crate's error type: one enum, each variant naming a kind of failure that the HTTP
-//! edge maps to one status (see `http.rs`).
+//! edge maps to one status (see `edge/http.rs`); and [`printable`], input made safe to
+//! print on one line in errors and logs.
 //!
 //! The failures of the outside dependencies it wraps (the conversation store, the
 //! knowledge-base store, the model, the bot check) are defined here too and re-exported by
@@ -7,11 +8,12 @@
 
 use std::fmt;
 
-use crate::printable::escape_controls;
+use printable::escape_controls;
 
 mod bot_check;
 mod kb_source;
 mod llm;
+pub mod printable;
 mod store;
 
 pub use bot_check::BotCheckError;

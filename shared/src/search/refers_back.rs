@@ -1,6 +1,6 @@
 //! Whether a question refers back to the conversation ("它的代码在哪里？", "what about its
 //! code?"): a pure text test, used by the listing recogniser ([`super::intent`]), follow-up
-//! retrieval (`crate::followup`) and query rewriting (`crate::rewrite`).
+//! retrieval (`crate::chat::followup`) and query rewriting (`crate::chat::rewrite`).
 
 /// Chinese words that point back at something said before. Substrings, so only forms
 /// that are not also parts of unrelated words (该 alone is in 应该, 其 in 其他).

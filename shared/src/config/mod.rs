@@ -3,6 +3,10 @@
 //! `Config::from_lookup` takes any `name → value` function so tests never touch the
 //! process environment; `Config::from_env` is the one call `main` makes. A bad value fails
 //! the cold start with an error naming the variable.
+//!
+//! [`aws`]: the AWS SDK configuration built from it once per cold start.
+
+pub mod aws;
 
 use crate::error::{Error, Result};
 use std::path::PathBuf;

@@ -123,7 +123,7 @@ impl RequestLog {
                 self.model = Some(done.model.clone());
                 self.usage = Some(done.usage);
             }
-            ChatEvent::Error(e) => self.error = Some(crate::http::ApiError::from(&**e).code),
+            ChatEvent::Error(e) => self.error = Some(crate::edge::http::ApiError::from(&**e).code),
         }
     }
 

@@ -28,10 +28,10 @@ use std::time::{Duration, SystemTime};
 use crate::limits::TokenBudget;
 use crate::llm::{CompletionRequest, LlmClient, LlmError};
 use crate::message::{ChatMessage, Role};
+use crate::prompt::tokens::visitor_message_ceiling;
+use crate::prompt::untrusted::neutralize;
 use crate::retrieval::bm25::{idf, Bm25Params};
 use crate::retrieval::{QueryTerm, Ranked, Retriever};
-use crate::tokens::visitor_message_ceiling;
-use crate::untrusted::neutralize;
 
 /// Below this confidence (best score / the query's ceiling) a ranking is weak.
 pub const LOW_CONFIDENCE: f32 = 0.3;
