@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::bot_check::{self, BotCheck};
-use crate::config::{parse, ranged};
+use crate::config::{parse, ranged, trimmed};
 use crate::error::{Error, Result};
 use crate::prompt::{ANSWER_RESERVE, DEFAULT_SYSTEM_PROMPT};
 use crate::secret::Secret;
@@ -110,19 +110,18 @@ impl ChatConfig {
     /// Reads variables through `get`; unset and empty are the same. `SYSTEM_PROMPT_FILE`
     /// is read here, once, so a missing file fails the cold start.
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self> {
-        let get = |k: &str| get(k).filter(|v| !v.trim().is_empty());
+        let trimmed = trimmed(&get);
         let defaults = Self::default();
-        let system_prompt = match (get("SYSTEM_PROMPT"), get("SYSTEM_PROMPT_FILE")) {
+        // The prompt is kept as written, whitespace included; every other value is trimmed.
+        let prompt = get("SYSTEM_PROMPT").filter(|v| !v.trim().is_empty());
+        let system_prompt = match (prompt, trimmed("SYSTEM_PROMPT_FILE")) {
             (Some(prompt), _) => prompt,
-            (None, Some(path)) => {
-                std::fs::read_to_string(path.trim()).map_err(|e| Error::Config {
-                    var: "SYSTEM_PROMPT_FILE",
-                    message: format!("cannot read {path:?}: {e}"),
-                })?
-            }
+            (None, Some(path)) => std::fs::read_to_string(&path).map_err(|e| Error::Config {
+                var: "SYSTEM_PROMPT_FILE",
+                message: format!("cannot read {path:?}: {e}"),
+            })?,
             (None, None) => defaults.system_prompt,
         };
-        let trimmed = |k: &str| get(k).map(|v| v.trim().to_owned());
         Ok(Self {
             system_prompt,
             // Below ~1k tokens the reserve and the fixed prompt leave no room for context.

@@ -120,8 +120,10 @@ fn bad(var: &'static str, message: impl Into<String>) -> Error {
     }
 }
 
-/// Wraps a variable lookup so values come back trimmed and unset, empty and blank read
-/// the same (`None`).
+/// The one variable lookup of every configuration (this one, the chat's, the model's,
+/// ingest's): wraps `get` (the process environment, or a map in tests) so values come back
+/// trimmed and unset, empty and blank read the same (`None`); SAM parameters and shell
+/// exports often leave variables present but empty.
 pub(crate) fn trimmed(get: impl Fn(&str) -> Option<String>) -> impl Fn(&str) -> Option<String> {
     move |k| {
         get(k)
