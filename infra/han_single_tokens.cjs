@@ -2,7 +2,7 @@
 // Writes shared/data/han_single_token.bin: one bit per CJK Unified Ideograph (U+4E00 to
 // U+9FFF, 20,992 characters, bit i = U+4E00 + i, least significant bit first), set when
 // Qwen3's tokenizer spends a single token on the character alone. The token estimator
-// (shared/src/tokens.rs) charges the other ideographs by their UTF-8 bytes, which bounds
+// (shared/src/prompt/tokens.rs) charges the other ideographs by their UTF-8 bytes, which bounds
 // what any byte-level BPE tokenizer can spend on them.
 //
 // Usage, from the repository root (the same packages as infra/measure_tokens.cjs):

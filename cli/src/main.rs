@@ -248,7 +248,7 @@ fn write_index(path: &std::path::Path) -> Result<(), String> {
     // Named by the file source's ETag (the bytes' hash), so a function reading this file
     // uses the index without reading the JSON.
     let hash = shared::index::content_hash(&bytes);
-    let file = shared::index::encode(&index, hash, &shared::search::version_of_hash(hash));
+    let file = shared::index::encode(&index, hash, &shared::kb::version_of_hash(hash));
     let out = build::index_path(path);
     build::write(&out, &file)?;
     outln!("wrote {} ({} bytes)", out.display(), file.len());

@@ -1,42 +1,53 @@
-//! Core library of the serverless RAG chat backend: everything but the HTTP edge.
+//! Core library of the serverless RAG chat backend: the services and the HTTP edge the
+//! three functions share.
 //!
 //! # Layout
-//! - [`config`]: typed configuration read once from the environment.
-//! - [`error`]: the crate's error type and validation problems.
+//! One module (file or folder) per concept; a module uses only those below it in this
+//! list's dependency order, never one that uses it back (checked by a test,
+//! `cargo test -p shared --lib architecture`).
+//!
+//! Foundations:
+//! - [`error`]: the crate's error type, validation problems, the failures of the outside
+//!   dependencies it wraps, and text made printable on one line ([`error::printable`]).
+//! - [`config`]: typed configuration read once from the environment, and the AWS SDK
+//!   configuration built from it ([`config::aws`]).
 //! - [`message`]: roles, chat messages and token usage.
-//! - [`kb`]: the knowledge base: document model, parsing, validation, passages; where it is
-//!   stored ([`KbSource`]: S3, file, memory) and the served, self-refreshing [`KbHandle`].
-//! - [`ingest`]: authenticated knowledge-base updates (replace, patch, audit) for the
-//!   `ingest` function and `rag ingest`.
+//! - [`secret`]: [`Secret`], a string that prints as `[redacted]`, and OS randomness.
+//! - [`dates`]: civil dates from day numbers (the budget's UTC days, `rag report`).
+//! - [`memory`]: the heap an index build takes, measured.
+//! - [`retry`]: retrying transient failures with backoff and jitter until a deadline.
+//!
+//! Knowledge and retrieval:
+//! - [`kb`]: the knowledge base: document model, parsing, validation, passages, and where
+//!   it is stored ([`KbSource`]: S3, file, memory).
 //! - [`retrieval`]: tokenizer, Chinese→English lexicon, BM25 index, ranking.
 //! - [`index`]: the prebuilt index file (a retriever's arrays, versioned and checksummed)
 //!   written beside the knowledge base and loaded at cold start instead of re-indexing.
-//! - [`search`]: an indexed knowledge base and the search operation (requests, batches,
-//!   filters, the listing-question recogniser, responses).
-//! - [`context`]: retrieved entries as numbered Markdown blocks for the prompt.
-//! - [`followup`]: retrieval for a chat turn; follow-up questions ("它的代码在哪里？") are
-//!   searched together with the earlier turn they depend on.
-//! - [`tokens`]: token estimates for the prompt budget (measured against Qwen3's tokenizer).
-//! - [`prompt`]: system prompt + delimited retrieved context + history + question, fitted to
-//!   the model's context window; the budget decisions.
-//! - [`untrusted`]: retrieved and visitor text made unable to write delimiters, chat-template
-//!   tokens or invisible characters into the prompt.
-//! - [`chat`]: the chat service: request validation, orchestration (history, retrieval,
-//!   prompt, model or offline answer, recording), streamed events, health.
-//! - [`limits`]: per-client and per-session rate limits and the daily token budget, as
-//!   counters shared by all instances (DynamoDB) or per instance (memory).
-//! - [`http`]: error responses, JSON responses, body limits and CORS for the functions.
-//! - [`raw_query`]: escapes function-URL query strings `lambda_http` would panic on.
+//! - [`search`]: an indexed knowledge base, the served self-refreshing [`KbHandle`], and
+//!   the search operation (requests, batches, filters, the listing-question recogniser).
+//! - [`ingest`]: authenticated knowledge-base updates (replace, patch, audit) for the
+//!   `ingest` function and `rag ingest`.
+//!
+//! Answering:
+//! - [`prompt`]: system prompt + delimited retrieved context ([`prompt::context`]) +
+//!   history + question, fitted to the model's context window ([`prompt::tokens`]), with
+//!   outside text neutralised ([`prompt::untrusted`]).
+//! - [`grounding`]: each sentence of an answer checked against the blocks it was given.
 //! - [`llm`]: the chat model client: [`LlmClient`] trait, OpenAI-compatible adapter
 //!   (DashScope, OpenAI, any compatible server), its configuration and SSE decoding.
-//! - [`telemetry`]: logging set-up, the per-request summary line and EMF metrics.
-//! - [`secret`]: [`Secret`], a string that prints as `[redacted]`.
-//! - [`rewrite`]: query rewriting by one short model call when retrieval is weak or the
-//!   question refers back, fused with the original hits.
-//! - [`retry`]: retrying transient failures with backoff and jitter until a deadline.
 //! - [`store`]: the conversation store (turns by session + audit records): trait, DynamoDB
 //!   adapter, in-memory stand-in.
-//! - [`aws`]: the AWS SDK configuration every function's `main` loads once.
+//! - [`limits`]: per-client and per-session rate limits and the daily token budget, as
+//!   counters shared by all instances (DynamoDB) or per instance (memory).
+//! - [`answer_cache`]: answers to first-turn questions reused without a model call.
+//! - [`chat`]: the chat service: request validation, turn retrieval (follow-ups
+//!   [`chat::followup`], query rewriting [`chat::rewrite`]), the one turn flow (model,
+//!   offline or cached answer, recording), events, feedback, health, bot check.
+//!
+//! The edge:
+//! - [`edge`]: what serving over Lambda function URLs needs: error bodies, JSON and SSE
+//!   responses, CORS, body limits ([`edge::http`]), raw query strings
+//!   ([`edge::raw_query`]), logs and metrics ([`edge::telemetry`]).
 //! - `testing` (feature `test-util`): a scripted OpenAI-compatible HTTP server, a moto
 //!   server per test, a fault-injecting proxy for the AWS APIs, and store behaviour scenarios.
 //!
@@ -44,15 +55,14 @@
 //! of this crate and encode the result.
 
 pub mod answer_cache;
-pub mod aws;
+#[cfg(test)]
+mod architecture;
 pub mod chat;
 pub mod config;
-pub mod context;
 pub mod dates;
+pub mod edge;
 pub mod error;
-pub mod followup;
 pub mod grounding;
-pub mod http;
 pub mod index;
 pub mod ingest;
 pub mod kb;
@@ -60,27 +70,21 @@ pub mod limits;
 pub mod llm;
 pub mod memory;
 pub mod message;
-pub mod printable;
 pub mod prompt;
-pub mod raw_query;
 pub mod retrieval;
 pub mod retry;
-pub mod rewrite;
 pub mod search;
 pub mod secret;
 pub mod store;
-pub mod telemetry;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
-pub mod tokens;
-pub mod untrusted;
 
 pub use chat::{ChatConfig, ChatEvent, ChatRequest, ChatResponse, ChatService};
 pub use config::{Config, KbLocation};
 pub use error::{Error, Problem, Problems, Result};
 pub use kb::{
-    DocKind, Document, FileKbSource, KbHandle, KbSource, KbSourceError, KnowledgeBase,
-    MemoryKbSource, S3KbSource,
+    DocKind, Document, FileKbSource, KbSource, KbSourceError, KnowledgeBase, MemoryKbSource,
+    S3KbSource,
 };
 pub use llm::{
     Completion, CompletionRequest, CompletionStream, LlmClient, LlmConfig, LlmError,
@@ -89,7 +93,7 @@ pub use llm::{
 pub use message::{ChatMessage, Role, Usage};
 pub use retrieval::{QueryTerm, Ranked, Retriever};
 pub use search::{
-    BatchResponse, SearchCall, SearchHit, SearchIndex, SearchRequest, SearchResponse,
+    BatchResponse, KbHandle, SearchCall, SearchHit, SearchIndex, SearchRequest, SearchResponse,
 };
 pub use secret::Secret;
 pub use store::{

@@ -1,4 +1,5 @@
-//! A string that must never be printed: API keys and tokens.
+//! A string that must never be printed (API keys and tokens), and the random bytes secrets
+//! and ids are drawn from.
 //!
 //! `Debug` and `Display` both print `[redacted]`, so a secret inside a config struct can be
 //! logged with `?config` without leaking. The only way to the value is [`Secret::expose`],
@@ -26,6 +27,21 @@ impl From<String> for Secret {
     fn from(value: String) -> Self {
         Self(value)
     }
+}
+
+/// `N` bytes from the operating system's random generator, for salts, nonces and ids that
+/// nobody may predict.
+///
+/// # Panics
+/// When the operating system gives no randomness (`getrandom(2)` failing), which does not
+/// happen on Lambda or any host this runs on; a secret drawn from something weaker would be
+/// worse than a failed request.
+pub fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut bytes = [0; N];
+    if let Err(e) = getrandom::fill(&mut bytes) {
+        panic!("the operating system gave no random bytes: {e}");
+    }
+    bytes
 }
 
 impl fmt::Debug for Secret {

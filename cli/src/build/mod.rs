@@ -139,7 +139,7 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
     // Beside it, the prebuilt index the functions load instead of indexing the JSON.
     let retriever = shared::SearchIndex::new(kb, String::new());
     let hash = shared::index::content_hash(&bytes);
-    let index = shared::index::encode(&retriever, hash, &shared::search::version_of_hash(hash));
+    let index = shared::index::encode(&retriever, hash, &shared::kb::version_of_hash(hash));
     write(&index_path(&s.output), &index)?;
     Ok(output)
 }

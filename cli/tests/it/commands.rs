@@ -125,7 +125,7 @@ fn index_writes_a_prebuilt_index_the_functions_accept_beside_the_file() {
         .build()
         .unwrap();
     let handle = runtime
-        .block_on(shared::kb::KbHandle::load(
+        .block_on(shared::search::KbHandle::load(
             source,
             std::time::Duration::ZERO,
         ))

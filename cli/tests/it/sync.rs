@@ -16,8 +16,8 @@ use ingest::AppState;
 use serde_json::Value;
 use shared::ingest::{Caller, IngestConfig, Precondition};
 use shared::kb::diff::{summaries, KbDiff};
-use shared::kb::handle::index_object;
 use shared::kb::Fetched;
+use shared::search::index_object;
 use shared::testing::MotoServer;
 use shared::{Config, KbSource, MemoryConversationStore, MemoryKbSource, S3KbSource};
 

@@ -6,11 +6,11 @@ mod sse;
 use lambda_http::http::{header, Method};
 use lambda_http::lambda_runtime::streaming::Body;
 use lambda_http::{Error, Request, RequestExt, Response};
-use shared::aws::AwsClients;
 use shared::chat::{ChatConfig, ChatRequest, ChatService, Post, RequestContext};
-use shared::http::{self, ApiError, Cors};
+use shared::config::aws::AwsClients;
+use shared::edge::http::{self, ApiError, Cors};
+use shared::edge::telemetry::RequestLog;
 use shared::limits;
-use shared::telemetry::RequestLog;
 use shared::{Config, ConversationStore, KbHandle, LlmClient, LlmConfig, OpenAiCompatClient};
 use std::sync::Arc;
 

@@ -5,7 +5,7 @@ use lambda_http::http::{header, HeaderValue, StatusCode};
 use lambda_http::lambda_runtime::streaming::{channel, Body, Sender};
 use lambda_http::Response;
 use shared::chat::{ChatEvent, ChatRequest, ChatService, EventSink, RequestContext};
-use shared::telemetry::RequestLog;
+use shared::edge::telemetry::RequestLog;
 use shared::SearchIndex;
 use std::sync::Arc;
 
@@ -17,7 +17,10 @@ impl EventSink for SseSink {
     async fn send(&mut self, event: ChatEvent) -> bool {
         self.1.observe(&event);
         // Fails only when the body was dropped: the client went away.
-        self.0.send_data(event.to_sse().into()).await.is_ok()
+        self.0
+            .send_data(shared::edge::http::sse_event(&event).into())
+            .await
+            .is_ok()
     }
 }
 

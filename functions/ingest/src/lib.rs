@@ -13,10 +13,10 @@ use std::time::Duration;
 use lambda_http::http::header::{self, HeaderValue};
 use lambda_http::http::Method;
 use lambda_http::{Body, Error, Request, RequestExt, Response};
-use shared::http::{self, ApiError, Cors};
+use shared::edge::http::{self, ApiError, Cors};
+use shared::edge::telemetry::RequestLog;
 use shared::ingest::StagingArea;
 use shared::ingest::{IngestConfig, IngestService, Precondition};
-use shared::telemetry::RequestLog;
 use shared::{Config, ConversationStore, KbLocation, KbSource, S3KbSource};
 
 /// How long ingest audit records are kept in DynamoDB.
@@ -48,7 +48,7 @@ impl AppState {
         let config = Config::from_env()?;
         let ingest = IngestConfig::from_env()?;
         // One SDK configuration for the source, the staging area and the store.
-        let aws = shared::aws::AwsClients::from_env();
+        let aws = shared::config::aws::AwsClients::from_env();
         let store = shared::store::open_store(&config, AUDIT_TTL, &aws).await;
         if ingest.token_hash.is_none() {
             tracing::warn!("INGEST_TOKEN_SHA256 is not set: every ingest request is refused");

@@ -5,8 +5,8 @@
 
 use lambda_http::http::Method;
 use lambda_http::{Body, Error, Request, RequestExt, Response};
-use shared::http::{self, ApiError, Cors};
-use shared::telemetry::RequestLog;
+use shared::edge::http::{self, ApiError, Cors};
+use shared::edge::telemetry::RequestLog;
 use shared::{Config, KbHandle, SearchCall, SearchRequest};
 
 /// Everything a request needs, built once per cold start.
@@ -26,7 +26,8 @@ impl AppState {
     /// `s3://bucket/key`).
     pub async fn from_env() -> Result<Self, Error> {
         let config = Config::from_env()?;
-        let kb = KbHandle::from_config(&config, &shared::aws::AwsClients::from_env()).await?;
+        let kb =
+            KbHandle::from_config(&config, &shared::config::aws::AwsClients::from_env()).await?;
         Ok(Self::new(kb, &config))
     }
 

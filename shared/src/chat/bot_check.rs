@@ -77,41 +77,7 @@ pub struct Disabled {
 /// The one [`Disabled`] answer.
 pub const DISABLED: Disabled = Disabled { bot_check: "off" };
 
-/// Why a request's proof was refused; each is a 403 with its own code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BotCheckError {
-    /// The request carries no proof.
-    Required,
-    /// The proof is malformed, was not issued here or to this address, or its work falls
-    /// short.
-    Failed,
-    /// The proof was valid but its challenge has expired: solve a new one.
-    Expired,
-}
-
-impl BotCheckError {
-    /// The error code sent to the client.
-    pub fn code(self) -> &'static str {
-        match self {
-            Self::Required => "bot_check_required",
-            Self::Failed => "bot_check_failed",
-            Self::Expired => "bot_check_expired",
-        }
-    }
-
-    /// What the client should do, for the error message.
-    pub fn message(self) -> &'static str {
-        match self {
-            Self::Required => {
-                "this chat requires a solved challenge: GET ?challenge, solve it and send it as \"proof\""
-            }
-            Self::Failed => {
-                "the proof does not solve a challenge issued to this client: GET ?challenge and solve it again"
-            }
-            Self::Expired => "the challenge has expired: GET ?challenge and solve a new one",
-        }
-    }
-}
+pub use crate::error::BotCheckError;
 
 /// A new challenge for the client whose (salted, hashed) address is `client`.
 pub fn issue(
@@ -247,13 +213,7 @@ fn leading_zero_bits(hash: &[u8]) -> u32 {
 /// 128 unpredictable bits: the standard library's OS-keyed hashers over the clock (as
 /// session ids are drawn), so that two challenges never share a nonce.
 fn nonce() -> String {
-    use std::hash::{BuildHasher, RandomState};
-    let nanos = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos();
-    let half = || RandomState::new().hash_one(nanos);
-    format!("{:016x}{:016x}", half(), half())
+    hex::encode(crate::secret::random_bytes::<16>())
 }
 
 fn unix(t: SystemTime) -> u64 {

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::bot_check::{self, BotCheck};
-use crate::config::{parse, ranged};
+use crate::config::{parse, ranged, trimmed};
 use crate::error::{Error, Result};
 use crate::prompt::{ANSWER_RESERVE, DEFAULT_SYSTEM_PROMPT};
 use crate::secret::Secret;
@@ -47,7 +47,7 @@ pub struct ChatConfig {
     /// 0 = no budget).
     pub daily_token_budget: u64,
     /// `QUERY_REWRITE`: `on` (default) lets a weak or back-referring question be rewritten
-    /// by one short model call before retrieval (see [`crate::rewrite`]); `off` never does.
+    /// by one short model call before retrieval (see [`crate::chat::rewrite`]); `off` never does.
     pub query_rewrite: bool,
     /// `BOT_CHECK`: `off` (default) or `pow`, a proof-of-work challenge every chat request
     /// must carry solved (see [`super::bot_check`]); with `pow`, `BOT_CHECK_DIFFICULTY`
@@ -68,23 +68,6 @@ pub struct ChatConfig {
     /// How long the store calls of a turn may take (not configurable: fixed defaults,
     /// [`super::StoreBudgets`]; tests pass small ones).
     pub store_budgets: super::StoreBudgets,
-}
-
-/// A salt nobody outside this process knows, drawn once per process (cold start): the
-/// standard library's per-process random hasher keys, taken from the OS, stand in for a
-/// random-number crate.
-pub(crate) fn random_salt() -> Secret {
-    static SALT: std::sync::LazyLock<Secret> = std::sync::LazyLock::new(|| {
-        use std::hash::{BuildHasher, Hasher};
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(0x5eed);
-        let a = h.finish();
-        let b = std::collections::hash_map::RandomState::new()
-            .build_hasher()
-            .finish();
-        Secret::new(format!("{a:016x}{b:016x}"))
-    });
-    SALT.clone()
 }
 
 impl Default for ChatConfig {
@@ -131,19 +114,18 @@ impl ChatConfig {
     /// Reads variables through `get`; unset and empty are the same. `SYSTEM_PROMPT_FILE`
     /// is read here, once, so a missing file fails the cold start.
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self> {
-        let get = |k: &str| get(k).filter(|v| !v.trim().is_empty());
+        let trimmed = trimmed(&get);
         let defaults = Self::default();
-        let system_prompt = match (get("SYSTEM_PROMPT"), get("SYSTEM_PROMPT_FILE")) {
+        // The prompt is kept as written, whitespace included; every other value is trimmed.
+        let prompt = get("SYSTEM_PROMPT").filter(|v| !v.trim().is_empty());
+        let system_prompt = match (prompt, trimmed("SYSTEM_PROMPT_FILE")) {
             (Some(prompt), _) => prompt,
-            (None, Some(path)) => {
-                std::fs::read_to_string(path.trim()).map_err(|e| Error::Config {
-                    var: "SYSTEM_PROMPT_FILE",
-                    message: format!("cannot read {path:?}: {e}"),
-                })?
-            }
+            (None, Some(path)) => std::fs::read_to_string(&path).map_err(|e| Error::Config {
+                var: "SYSTEM_PROMPT_FILE",
+                message: format!("cannot read {path:?}: {e}"),
+            })?,
             (None, None) => defaults.system_prompt,
         };
-        let trimmed = |k: &str| get(k).map(|v| v.trim().to_owned());
         Ok(Self {
             system_prompt,
             // Below ~1k tokens the reserve and the fixed prompt leave no room for context.

@@ -2,7 +2,7 @@
 //! the turn and its audit record stored.
 //!
 //! Per request: resolve the session and its history (the client's turns, else the store's
-//! for a known session) → retrieve, resolving follow-ups ([`crate::followup`]) → build the
+//! for a known session) → retrieve, resolving follow-ups ([`crate::chat::followup`]) → build the
 //! prompt within the token budget ([`crate::prompt`]) → ask the model, or compose the
 //! offline answer when none is configured → record the exchange
 //! ([`ConversationStore::record_exchange`], idempotent on the request id).
@@ -28,10 +28,13 @@ pub mod bot_check;
 pub mod client;
 mod config;
 pub mod feedback;
+pub mod followup;
 mod offline;
+mod outcome;
 mod request;
 mod response;
 mod retrieve;
+pub mod rewrite;
 pub mod session;
 mod storage;
 pub mod style;
@@ -47,10 +50,11 @@ use futures_util::StreamExt;
 
 pub use bot_check::{BotCheck, BotCheckError, Challenge};
 pub use client::client_network;
-pub(crate) use config::random_salt;
 pub use config::ChatConfig;
 pub use feedback::{FeedbackAck, FeedbackRequest};
 pub use offline::{is_chinese, offline_answer, offline_deltas, OfflineReason};
+use outcome::{audit_label, Outcome};
+pub use outcome::{Label, ModelFailure, OFFLINE_MODEL};
 pub use request::{is_valid_id, ChatRequest, Post, MAX_ID_CHARS};
 pub use response::{
     ChatEvent, ChatResponse, DoneEvent, Health, LimitsReport, RetrievalInfo, Source, SourcesEvent,
@@ -60,19 +64,18 @@ pub use response::{
 use crate::answer_cache::{cache_key, AnswerCache, CachedAnswer, MemoryAnswerCache};
 use crate::error::Error;
 use crate::grounding::{self, Grounding};
-use crate::limits::{ClientSalt, Counters, MemoryCounters, RateLimiter, Reservation, TokenBudget};
+use crate::limits::{
+    random_salt, ClientSalt, Counters, MemoryCounters, RateLimiter, Reservation, TokenBudget,
+};
 use crate::llm::{CompletionRequest, LlmClient, LlmError, StreamEvent};
 use crate::message::Usage;
+use crate::prompt::tokens::estimate_tokens;
 use crate::prompt::{build_prompt, Prompt, PromptInput, ANSWER_RESERVE};
 use crate::retrieval::Ranked;
 use crate::search::SearchIndex;
 use crate::secret::Secret;
 use crate::store::{AuditRecord, ConversationStore, Exchange, FeedbackStored, StoreError};
-use crate::tokens::estimate_tokens;
 use sha2::{Digest, Sha256};
-
-/// The `model` reported when no model is configured.
-pub const OFFLINE_MODEL: &str = "offline";
 
 /// Most answers an instance keeps in memory when the cache is not DynamoDB's. Each is at
 /// most [`reply_cap_chars`] characters, so this bounds the cache to a few MB.
@@ -217,21 +220,6 @@ struct Turn {
     feedback_token: String,
 }
 
-/// How the model part of a turn ended.
-struct Outcome {
-    reply: Option<String>,
-    model: String,
-    usage: Option<Usage>,
-    /// `ok`, `offline`, `offline:<reason>`, `model_error:<kind>`, `client_disconnected`.
-    label: String,
-    generate: Duration,
-    /// Whether the model was asked at all (an answer without it costs nothing).
-    model_called: bool,
-    /// The provider refused the call (an error status, or no connection) before
-    /// generating anything: nothing was billed.
-    refused: bool,
-}
-
 impl ChatService {
     /// A service answering with `llm` (`None`: offline), storing turns in `store`,
     /// retrieving `top_k` hits scoring at least `min_score` by default. Its rate limits and
@@ -300,7 +288,7 @@ impl ChatService {
         ) else {
             return;
         };
-        if outcome.label != "ok" || grounding.is_none_or(|g| g.flagged()) {
+        if outcome.label != Label::Answered || grounding.is_none_or(|g| g.flagged()) {
             return;
         }
         let answer = CachedAnswer {
@@ -557,51 +545,7 @@ impl ChatService {
         req: ChatRequest,
         ctx: RequestContext,
     ) -> Result<ChatResponse, Error> {
-        let mut turn = self.prepare(index, req, ctx).await;
-        let started = Instant::now();
-        if let Some(hit) = self.cached(&turn).await {
-            let outcome = cached_outcome(&hit, started);
-            let response = response(&turn, &outcome, hit.grounding);
-            self.record(&turn, &outcome, hit.grounding).await;
-            return Ok(response);
-        }
-        let reservation = self.reserve(index, &mut turn).await;
-        let outcome = match (&self.llm, reservation) {
-            (Some(llm), Some(reservation)) => {
-                let request = completion_request(&turn.prompt, self.max_tokens());
-                let result = llm.complete(&request).await;
-                let outcome = match &result {
-                    Ok(c) if c.text.chars().count() > reply_cap_chars(request.max_tokens) => {
-                        let cap = reply_cap_chars(request.max_tokens);
-                        tracing::warn!(cap, "the model's reply passed its cap; cut there");
-                        let text = c.text.chars().take(cap).collect();
-                        capped_outcome(llm.as_ref(), text, c.usage, started)
-                    }
-                    Ok(c) => Outcome {
-                        reply: Some(c.text.clone()),
-                        model: c.model.clone(),
-                        usage: c.usage,
-                        label: "ok".into(),
-                        generate: started.elapsed(),
-                        model_called: true,
-                        refused: false,
-                    },
-                    Err(e) => failure(e, llm.model(), started.elapsed(), 0),
-                };
-                self.settle(reservation, &outcome).await;
-                if let Err(e) = result {
-                    self.record(&turn, &outcome, None).await;
-                    return Err(Error::Llm(e));
-                }
-                outcome
-            }
-            _ => offline_outcome(&turn, started),
-        };
-        let grounding = grounded(index, &turn, &outcome);
-        let response = response(&turn, &outcome, grounding);
-        self.remember(&turn, &outcome, grounding).await;
-        self.record(&turn, &outcome, grounding).await;
-        Ok(response)
+        self.answer(index, req, ctx, &mut Delivery::Whole).await
     }
 
     /// Answers a validated request as events into `sink`: `sources` first (before the
@@ -615,132 +559,83 @@ impl ChatService {
         ctx: RequestContext,
         sink: &mut dyn EventSink,
     ) {
+        // A failure has already reached the visitor as an `error` event.
+        let _ = self
+            .answer(index, req, ctx, &mut Delivery::Events(sink))
+            .await;
+    }
+
+    /// The one turn flow of both ways to answer: prepare → (cache) → reserve → deliver
+    /// (model, offline or cached answer) → settle → grounding → cache → record. Only the
+    /// delivery steps differ ([`Delivery`]), so what is spent and recorded cannot drift
+    /// between JSON and streaming. `index` is dropped once the answer is checked, before
+    /// the recording, so a refreshed knowledge base can free the old one.
+    async fn answer<I>(
+        &self,
+        index: I,
+        req: ChatRequest,
+        ctx: RequestContext,
+        out: &mut Delivery<'_>,
+    ) -> Result<ChatResponse, Error>
+    where
+        I: std::ops::Deref<Target = SearchIndex> + Send,
+    {
         let mut turn = self.prepare(&index, req, ctx).await;
         let hit = self.cached(&turn).await;
         let reservation = match hit {
             Some(_) => None,
             None => self.reserve(&index, &mut turn).await,
         };
-        let sources = ChatEvent::Sources(SourcesEvent {
-            sources: turn.sources.clone(),
-            session_id: turn.session_id.clone(),
-            request_id: turn.request_id.clone(),
-        });
         let started = Instant::now();
-        if !sink.send(sources).await {
-            let gone = Outcome {
-                reply: None,
-                model: self.model_name().to_owned(),
-                usage: None,
-                label: "client_disconnected".into(),
-                generate: Duration::ZERO,
-                model_called: false,
-                refused: false,
-            };
+        if !out.open(&turn).await {
+            let gone = Outcome::disconnected(self.model_name(), None, Duration::ZERO, false);
             if let Some(r) = reservation {
                 self.settle(r, &gone).await;
             }
             self.record(&turn, &gone, None).await;
-            return;
+            return Ok(response(&turn, &gone, None));
         }
-        let outcome = match (&hit, &self.llm, reservation) {
+        let (outcome, failed) = match (&hit, &self.llm, reservation) {
             (None, Some(llm), Some(reservation)) => {
-                let outcome = self.stream_model(llm.as_ref(), &turn, sink, started).await;
+                let request = completion_request(&turn.prompt, self.max_tokens());
+                let (outcome, failed) = out.ask(llm.as_ref(), &request, started).await;
+                let failed = match failed {
+                    Some(e) => out.fail(e).await,
+                    None => None,
+                };
                 self.settle(reservation, &outcome).await;
-                outcome
+                (outcome, failed)
             }
             _ => {
-                // A cached answer is streamed as an offline one is: in pieces, at once.
                 let mut outcome = match &hit {
-                    Some(hit) => cached_outcome(hit, started),
-                    None => offline_outcome(&turn, started),
-                };
-                let text = outcome.reply.clone().unwrap_or_default();
-                for piece in offline_deltas(&text) {
-                    if !sink.send(ChatEvent::Delta { text: piece }).await {
-                        outcome.reply = None;
-                        outcome.label = "client_disconnected".into();
-                        break;
+                    Some(hit) => Outcome::cached(hit, started),
+                    None => {
+                        let (text, reason) = turn
+                            .offline
+                            .clone()
+                            .unwrap_or((String::new(), OfflineReason::NoModel));
+                        Outcome::offline(text, reason, started)
                     }
-                }
-                outcome
+                };
+                out.write(&mut outcome).await;
+                (outcome, None)
             }
         };
-        // Checked against the index the answer was retrieved from, kept (an `Arc`) for it.
+        // Checked against the index the answer was retrieved from.
         let grounding = match &hit {
             Some(hit) => hit.grounding,
             None => grounded(&index, &turn, &outcome),
         };
         drop(index);
+        let response = response(&turn, &outcome, grounding);
         if outcome.reply.is_some() {
-            let done = response(&turn, &outcome, grounding).done;
-            sink.send(ChatEvent::Done(Box::new(done))).await;
+            out.close(&response).await;
         }
         self.remember(&turn, &outcome, grounding).await;
         self.record(&turn, &outcome, grounding).await;
-    }
-
-    /// Streams the model's answer into `sink`; an `error` event on failure.
-    async fn stream_model(
-        &self,
-        llm: &dyn LlmClient,
-        turn: &Turn,
-        sink: &mut dyn EventSink,
-        started: Instant,
-    ) -> Outcome {
-        let request = completion_request(&turn.prompt, self.max_tokens());
-        let mut stream = match llm.stream(&request).await {
-            Ok(s) => s,
-            Err(e) => return stream_failure(e, llm, sink, started, "").await,
-        };
-        let (mut text, mut usage) = (String::new(), None);
-        let cap = reply_cap_chars(request.max_tokens);
-        let mut chars = 0;
-        while let Some(item) = stream.next().await {
-            match item {
-                Ok(StreamEvent::Delta(mut piece)) => {
-                    let n = piece.chars().count();
-                    let over = chars + n > cap;
-                    if over {
-                        piece = piece.chars().take(cap - chars).collect();
-                    }
-                    chars += n.min(cap - chars);
-                    text.push_str(&piece);
-                    if !sink.send(ChatEvent::Delta { text: piece }).await {
-                        // Dropping the stream closes the upstream connection: the provider
-                        // stops generating (and billing) for a visitor who left.
-                        drop(stream);
-                        tracing::info!(chars = text.len(), "client went away mid-answer");
-                        return Outcome {
-                            reply: None,
-                            model: llm.model().to_owned(),
-                            usage,
-                            label: "client_disconnected".into(),
-                            generate: started.elapsed(),
-                            model_called: true,
-                            refused: false,
-                        };
-                    }
-                    if over {
-                        // A provider ignoring `max_tokens`: what was sent stands and is
-                        // recorded; dropping the stream stops the generation.
-                        drop(stream);
-                        tracing::warn!(cap, "the model's reply passed its cap; ended there");
-                        return capped_outcome(llm, text, usage, started);
-                    }
-                }
-                Ok(StreamEvent::Usage(u)) => usage = Some(u),
-                Err(e) => return stream_failure(e, llm, sink, started, &text).await,
-            }
-        }
-        Outcome {
-            reply: Some(text),
-            model: llm.model().to_owned(),
-            usage,
-            label: "ok".into(),
-            generate: started.elapsed(),
-            model_called: true,
-            refused: false,
+        match failed {
+            Some(e) => Err(Error::Llm(e)),
+            None => Ok(response),
         }
     }
 
@@ -798,9 +693,9 @@ impl ChatService {
             Some(_) => {
                 // Chosen, tampered, or from another deployment: never read its history.
                 tracing::info!("session id not issued here; starting a new session");
-                (session::issue(&secret, &ctx.request_id), false)
+                (session::issue(&secret), false)
             }
-            None => (session::issue(&secret, &ctx.request_id), false),
+            None => (session::issue(&secret), false),
         };
         let request_id = match req.request_id {
             Some(client) => idempotency_key(&client, &session_id, &req.question),
@@ -911,7 +806,7 @@ impl ChatService {
                 model: (outcome.model != OFFLINE_MODEL).then(|| outcome.model.clone()),
                 usage: outcome.usage,
                 latency_ms: u64::try_from(turn.received.elapsed().as_millis()).unwrap_or(u64::MAX),
-                outcome: audit_outcome(turn, outcome),
+                outcome: audit_label(turn.hits.is_empty(), outcome).to_string(),
                 client_hash: turn.client_hash.clone(),
                 grounding,
                 question: Some(turn.question.clone()),
@@ -930,15 +825,158 @@ impl ChatService {
     }
 }
 
-/// The audit outcome of a turn: `no_hits` when the site had nothing for the question and
-/// the visitor was told so (by the model or offline), else the outcome's label.
-fn audit_outcome(turn: &Turn, outcome: &Outcome) -> String {
-    let answered = outcome.label == "ok" || outcome.label.starts_with("offline");
-    if turn.hits.is_empty() && answered {
-        "no_hits".to_owned()
-    } else {
-        outcome.label.clone()
+/// Where a turn's answer goes: returned in one piece (JSON) or sent as events while it is
+/// written (SSE). The steps of [`ChatService::answer`] that differ between the two.
+enum Delivery<'a> {
+    /// Returned whole; the model is asked for a whole completion.
+    Whole,
+    /// Sent as events: `sources`, `delta`s, then `done` or `error`.
+    Events(&'a mut dyn EventSink),
+}
+
+impl Delivery<'_> {
+    /// Opens the answer (the `sources` event); `false` when the visitor has gone.
+    async fn open(&mut self, turn: &Turn) -> bool {
+        match self {
+            Delivery::Whole => true,
+            Delivery::Events(sink) => {
+                sink.send(ChatEvent::Sources(SourcesEvent {
+                    sources: turn.sources.clone(),
+                    session_id: turn.session_id.clone(),
+                    request_id: turn.request_id.clone(),
+                }))
+                .await
+            }
+        }
     }
+
+    /// Asks the model: how the call ended, and its error when it failed.
+    async fn ask(
+        &mut self,
+        llm: &dyn LlmClient,
+        request: &CompletionRequest,
+        started: Instant,
+    ) -> (Outcome, Option<LlmError>) {
+        match self {
+            Delivery::Whole => complete(llm, request, started).await,
+            Delivery::Events(sink) => stream_model(llm, request, &mut **sink, started).await,
+        }
+    }
+
+    /// Tells the visitor the model failed: streamed, an `error` event now (and the error is
+    /// done with); whole, the error is handed back for the caller to return.
+    async fn fail(&mut self, e: LlmError) -> Option<LlmError> {
+        match self {
+            Delivery::Whole => Some(e),
+            Delivery::Events(sink) => {
+                sink.send(ChatEvent::Error(Arc::new(Error::Llm(e)))).await;
+                None
+            }
+        }
+    }
+
+    /// Delivers an answer written without the model (offline or cached): streamed in
+    /// pieces, at once; marks the outcome when the visitor leaves meanwhile.
+    async fn write(&mut self, outcome: &mut Outcome) {
+        let Delivery::Events(sink) = self else {
+            return;
+        };
+        let text = outcome.reply.clone().unwrap_or_default();
+        for piece in offline_deltas(&text) {
+            if !sink.send(ChatEvent::Delta { text: piece }).await {
+                outcome.reply = None;
+                outcome.label = Label::ClientDisconnected;
+                break;
+            }
+        }
+    }
+
+    /// Closes a delivered answer: the `done` event.
+    async fn close(&mut self, response: &ChatResponse) {
+        if let Delivery::Events(sink) = self {
+            sink.send(ChatEvent::Done(Box::new(response.done.clone())))
+                .await;
+        }
+    }
+}
+
+/// Asks the model for a whole completion, cut at [`reply_cap_chars`].
+async fn complete(
+    llm: &dyn LlmClient,
+    request: &CompletionRequest,
+    started: Instant,
+) -> (Outcome, Option<LlmError>) {
+    match llm.complete(request).await {
+        Ok(c) => {
+            let cap = reply_cap_chars(request.max_tokens);
+            if c.text.chars().count() > cap {
+                tracing::warn!(cap, "the model's reply passed its cap; cut there");
+                let text = c.text.chars().take(cap).collect();
+                (Outcome::capped(text, llm.model(), c.usage, started), None)
+            } else {
+                (Outcome::answered(c.text, &c.model, c.usage, started), None)
+            }
+        }
+        Err(e) => (
+            Outcome::failed(&e, llm.model(), started.elapsed(), 0),
+            Some(e),
+        ),
+    }
+}
+
+/// Streams the model's answer into `sink` as `delta` events, cut at [`reply_cap_chars`].
+async fn stream_model(
+    llm: &dyn LlmClient,
+    request: &CompletionRequest,
+    sink: &mut dyn EventSink,
+    started: Instant,
+) -> (Outcome, Option<LlmError>) {
+    let failed = |e: LlmError, partial: &str| {
+        let tokens = estimate_tokens(partial) as u64;
+        (
+            Outcome::failed(&e, llm.model(), started.elapsed(), tokens),
+            Some(e),
+        )
+    };
+    let mut stream = match llm.stream(request).await {
+        Ok(s) => s,
+        Err(e) => return failed(e, ""),
+    };
+    let (mut text, mut usage) = (String::new(), None);
+    let cap = reply_cap_chars(request.max_tokens);
+    let mut chars = 0;
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(StreamEvent::Delta(mut piece)) => {
+                let n = piece.chars().count();
+                let over = chars + n > cap;
+                if over {
+                    piece = piece.chars().take(cap - chars).collect();
+                }
+                chars += n.min(cap - chars);
+                text.push_str(&piece);
+                if !sink.send(ChatEvent::Delta { text: piece }).await {
+                    // Dropping the stream closes the upstream connection: the provider
+                    // stops generating (and billing) for a visitor who left.
+                    drop(stream);
+                    tracing::info!(chars = text.len(), "client went away mid-answer");
+                    let outcome =
+                        Outcome::disconnected(llm.model(), usage, started.elapsed(), true);
+                    return (outcome, None);
+                }
+                if over {
+                    // A provider ignoring `max_tokens`: what was sent stands and is
+                    // recorded; dropping the stream stops the generation.
+                    drop(stream);
+                    tracing::warn!(cap, "the model's reply passed its cap; ended there");
+                    return (Outcome::capped(text, llm.model(), usage, started), None);
+                }
+            }
+            Ok(StreamEvent::Usage(u)) => usage = Some(u),
+            Err(e) => return failed(e, &text),
+        }
+    }
+    (Outcome::answered(text, llm.model(), usage, started), None)
 }
 
 fn completion_request(prompt: &Prompt, max_tokens: u32) -> CompletionRequest {
@@ -989,63 +1027,6 @@ fn sources(index: &SearchIndex, hits: &[Ranked]) -> Vec<Source> {
         .collect()
 }
 
-/// The outcome of a turn answered from the answer cache: no model call, nothing spent.
-fn cached_outcome(hit: &CachedAnswer, started: Instant) -> Outcome {
-    Outcome {
-        reply: Some(hit.reply.clone()),
-        model: hit.model.clone(),
-        usage: None,
-        label: "cached".into(),
-        generate: started.elapsed(),
-        model_called: false,
-        refused: false,
-    }
-}
-
-/// The outcome of a turn answered without the model.
-fn offline_outcome(turn: &Turn, started: Instant) -> Outcome {
-    let (text, reason) = match &turn.offline {
-        Some((text, reason)) => (text.clone(), *reason),
-        None => (String::new(), OfflineReason::NoModel),
-    };
-    Outcome {
-        reply: Some(text),
-        model: OFFLINE_MODEL.to_owned(),
-        usage: None,
-        label: match reason {
-            OfflineReason::NoModel => "offline".to_owned(),
-            other => format!("offline:{}", other.as_str()),
-        },
-        generate: started.elapsed(),
-        model_called: false,
-        refused: false,
-    }
-}
-
-/// Reports a failed model call to the visitor as an `error` event; `partial` is the text
-/// streamed before the failure.
-async fn stream_failure(
-    e: LlmError,
-    llm: &dyn LlmClient,
-    sink: &mut dyn EventSink,
-    started: Instant,
-    partial: &str,
-) -> Outcome {
-    let outcome = failure(
-        &e,
-        llm.model(),
-        started.elapsed(),
-        estimate_tokens(partial) as u64,
-    );
-    let api = crate::http::ApiError::from(&Error::Llm(e));
-    sink.send(ChatEvent::Error {
-        code: api.code,
-        message: api.message,
-    })
-    .await;
-    outcome
-}
-
 /// How many characters a reply may have per token of `max_tokens`. The densest text
 /// we measured runs under 6 characters per token (English prose; Chinese under 2, see
 /// `shared/tests/data/token_counts.json`). The cap is there to bound a provider that
@@ -1060,49 +1041,6 @@ pub fn reply_cap_chars(max_tokens: u32) -> usize {
     (max_tokens as usize).max(1) * REPLY_CHARS_PER_TOKEN
 }
 
-/// The outcome of a reply cut at [`reply_cap_chars`]: answered and recorded, labelled
-/// `reply_capped` so the audit shows the provider overran.
-fn capped_outcome(
-    llm: &dyn LlmClient,
-    text: String,
-    usage: Option<Usage>,
-    started: Instant,
-) -> Outcome {
-    Outcome {
-        reply: Some(text),
-        model: llm.model().to_owned(),
-        usage,
-        label: "reply_capped".into(),
-        generate: started.elapsed(),
-        model_called: true,
-        refused: false,
-    }
-}
-
-/// The audit outcome of a failed model call.
-fn failure(e: &LlmError, model: &str, generate: Duration, generated_tokens: u64) -> Outcome {
-    tracing::error!(error = %e, "model call failed");
-    let kind = match e {
-        LlmError::Connect { .. } => "connect".to_owned(),
-        LlmError::Timeout { .. } => "timeout".to_owned(),
-        LlmError::Status { status, .. } => format!("status_{status}"),
-        LlmError::Protocol { .. } => "protocol".to_owned(),
-        LlmError::Interrupted { .. } => "interrupted".to_owned(),
-    };
-    Outcome {
-        reply: None,
-        model: model.to_owned(),
-        usage: None,
-        label: format!("model_error:{kind}"),
-        generate,
-        model_called: true,
-        // A refusal comes before any generation; a timeout or a broken stream may come
-        // after the provider started (and billed) work.
-        refused: generated_tokens == 0
-            && matches!(e, LlmError::Connect { .. } | LlmError::Status { .. }),
-    }
-}
-
 /// The grounding of an answer the model wrote (an offline answer lists entries verbatim,
 /// and a failed or abandoned one has nothing to check).
 fn grounded(index: &SearchIndex, turn: &Turn, outcome: &Outcome) -> Option<Grounding> {
@@ -1114,7 +1052,7 @@ fn response(turn: &Turn, outcome: &Outcome, grounding: Option<Grounding>) -> Cha
     let reply = outcome.reply.clone().unwrap_or_default();
     let offline = turn.offline.is_some();
     let offline_reason = turn.offline.as_ref().map(|(_, r)| r.as_str());
-    let cached = outcome.label == "cached";
+    let cached = outcome.label == Label::Cached;
     let usage = match (outcome.usage, offline || cached) {
         (Some(u), _) => u,
         (None, true) => Usage::default(),

@@ -2,12 +2,16 @@
 //!
 //! Event names and payloads follow the HTTP API (`docs/architecture.md`): `sources`
 //! (sources + session id) first, then `delta` (`{"text"}`) pieces, then `done` (usage,
-//! timings, model, budget) or `error` (`{"code", "message"}`). [`ChatEvent::to_sse`] frames
-//! one event for the wire.
+//! timings, model, budget) or `error` (`{"code", "message"}`). The edge frames each event
+//! for the wire (`crate::edge::http::sse_event`), mapping an error to its code and message as it
+//! does for a JSON answer.
+
+use std::sync::Arc;
 
 use serde::Serialize;
 
 use super::suggest::{Handoff, Suggestion};
+use crate::error::Error;
 use crate::grounding::Grounding;
 use crate::message::Usage;
 use crate::prompt::Budget;
@@ -99,7 +103,7 @@ pub struct DoneEvent {
     pub model: String,
     /// True when the model was not called.
     pub offline: bool,
-    /// Why, when offline (see [`ChatResponse::offline_reason`]).
+    /// Why, when offline: `no_model`, `daily_budget` or `unavailable`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offline_reason: Option<&'static str>,
     /// Tokens used.
@@ -128,7 +132,7 @@ pub struct DoneEvent {
 }
 
 /// One Server-Sent Event of a streamed chat.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum ChatEvent {
     /// Sent first, before the model is called.
     Sources(SourcesEvent),
@@ -139,24 +143,9 @@ pub enum ChatEvent {
     },
     /// The answer is complete.
     Done(Box<DoneEvent>),
-    /// The answer failed; nothing follows.
-    Error {
-        /// Machine-readable code (`model_error`, `model_timeout`).
-        code: &'static str,
-        /// What happened, for the visitor (generic; the cause is logged).
-        message: String,
-    },
-}
-
-#[derive(Serialize)]
-struct DeltaData<'a> {
-    text: &'a str,
-}
-
-#[derive(Serialize)]
-struct ErrorData<'a> {
-    code: &'a str,
-    message: &'a str,
+    /// The answer failed; nothing follows. The edge sends the error's code and its
+    /// message for visitors (generic; the cause is logged).
+    Error(Arc<Error>),
 }
 
 impl ChatEvent {
@@ -166,23 +155,8 @@ impl ChatEvent {
             ChatEvent::Sources(_) => "sources",
             ChatEvent::Delta { .. } => "delta",
             ChatEvent::Done(_) => "done",
-            ChatEvent::Error { .. } => "error",
+            ChatEvent::Error(_) => "error",
         }
-    }
-
-    /// The event framed for the wire: `event: <name>\ndata: <json>\n\n`. JSON escapes line
-    /// breaks, so the data is always a single line.
-    pub fn to_sse(&self) -> String {
-        let data = match self {
-            ChatEvent::Sources(s) => serde_json::to_string(s),
-            ChatEvent::Delta { text } => serde_json::to_string(&DeltaData { text }),
-            ChatEvent::Done(d) => serde_json::to_string(d),
-            ChatEvent::Error { code, message } => {
-                serde_json::to_string(&ErrorData { code, message })
-            }
-        }
-        .unwrap_or_else(|_| "{}".to_owned());
-        format!("event: {}\ndata: {data}\n\n", self.name())
     }
 }
 
@@ -219,28 +193,4 @@ pub struct LimitsReport {
     pub max_tokens: u32,
     /// Today's token budget; absent when its counter could not be read.
     pub budget: Option<crate::limits::BudgetStatus>,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn events_are_framed_as_single_line_sse() {
-        let e = ChatEvent::Delta {
-            text: "line one\nline two".into(),
-        };
-        assert_eq!(
-            e.to_sse(),
-            "event: delta\ndata: {\"text\":\"line one\\nline two\"}\n\n"
-        );
-        let e = ChatEvent::Error {
-            code: "model_timeout",
-            message: "slow".into(),
-        };
-        assert_eq!(
-            e.to_sse(),
-            "event: error\ndata: {\"code\":\"model_timeout\",\"message\":\"slow\"}\n\n"
-        );
-    }
 }

@@ -1,15 +1,15 @@
 //! Retrieval for a chat turn: a listing question gets every matching entry
 //! ([`SearchIndex::plan`]); any other question is retrieved with its follow-up resolution
-//! ([`crate::followup`]) and, when that is weak or the question refers back and a model is
-//! configured, rewritten once and fused ([`crate::rewrite`]).
+//! ([`crate::chat::followup`]) and, when that is weak or the question refers back and a model is
+//! configured, rewritten once and fused ([`crate::chat::rewrite`]).
 
 use std::time::SystemTime;
 
 use super::{ChatService, RetrievalInfo};
-use crate::followup::retrieve;
+use crate::chat::followup::retrieve;
+use crate::chat::rewrite::{fuse, main_language, rewrite, rewrite_messages, trigger};
 use crate::message::{ChatMessage, Role};
 use crate::retrieval::Ranked;
-use crate::rewrite::{fuse, main_language, rewrite, rewrite_messages, trigger};
 use crate::search::{Filters, SearchIndex};
 
 /// What a turn retrieved, and how (for the response).

@@ -9,9 +9,6 @@
 //! session only when the MAC checks out. Any other id (chosen, truncated, tampered) starts
 //! a new session, whose signed id the answer returns.
 
-use std::hash::{BuildHasher, RandomState};
-use std::time::SystemTime;
-
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
@@ -20,17 +17,12 @@ use crate::secret::Secret;
 /// Bytes of the MAC kept in an id: 64 bits, beyond guessing at any request rate.
 const MAC_BYTES: usize = 8;
 
-/// A new signed session id. `seed` (the request id) only adds entropy to the random part.
-pub fn issue(secret: &Secret, seed: &str) -> String {
-    let nanos = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos();
-    // `RandomState` is keyed from the OS's randomness once per thread and varied per
-    // instance: two of them over the seed and the clock give 128 unpredictable bits
-    // without a random-number crate.
-    let half = || RandomState::new().hash_one((seed, nanos));
-    sign(secret, &format!("s-{:016x}{:016x}", half(), half()))
+/// A new signed session id: 128 random bits and their MAC.
+pub fn issue(secret: &Secret) -> String {
+    sign(
+        secret,
+        &format!("s-{}", hex::encode(crate::secret::random_bytes::<16>())),
+    )
 }
 
 /// `body` with this deployment's MAC appended: the id [`verify`] accepts. For issuing, and
@@ -79,8 +71,8 @@ mod tests {
     #[test]
     fn issued_ids_verify_and_are_fresh_and_well_formed() {
         let secret = Secret::new("deployment secret");
-        let a = issue(&secret, "req-1");
-        let b = issue(&secret, "req-1");
+        let a = issue(&secret);
+        let b = issue(&secret);
         assert_ne!(a, b);
         for id in [&a, &b] {
             assert!(verify(&secret, id), "{id}");
@@ -92,7 +84,7 @@ mod tests {
     #[test]
     fn chosen_tampered_or_foreign_ids_do_not_verify() {
         let secret = Secret::new("deployment secret");
-        let id = issue(&secret, "r");
+        let id = issue(&secret);
         let (body, tag) = id.rsplit_once('.').unwrap();
         let flipped_body = format!(
             "{}{}",

@@ -17,7 +17,7 @@
 //! must report the version actually stored (a cached ETag would make every write based on
 //! it conflict), and must keep working when the stored object is corrupt, since a `PUT` is
 //! how it gets repaired. Functions that serve the knowledge base hold a
-//! [`KbHandle`](crate::kb::KbHandle) instead.
+//! [`KbHandle`](crate::search::KbHandle) instead.
 
 mod auth;
 mod config;

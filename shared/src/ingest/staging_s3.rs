@@ -37,6 +37,16 @@ impl S3StagingArea {
     }
 }
 
+// Written here rather than in `kb::s3` because staging belongs to ingest, which uses the
+// knowledge base and not the other way round.
+impl crate::kb::S3KbSource {
+    /// A staging area for uploads too large for one request, under `prefix` in this
+    /// source's bucket, using the same client (see [`S3StagingArea`]).
+    pub fn staging(&self, prefix: impl Into<String>) -> S3StagingArea {
+        S3StagingArea::new(self.client().clone(), self.bucket(), prefix)
+    }
+}
+
 #[async_trait]
 impl StagingArea for S3StagingArea {
     fn prefix(&self) -> &str {

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::search::content_version;
+use super::source::content_version;
 
 /// One document's id, type and content fingerprint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,10 +7,10 @@ use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
 
+use super::source::{content_version, version_of_hash};
 use super::source::{
     Fetched, Head, IndexStream, KbObject, KbSource, KbSourceError, WriteCondition, Written,
 };
-use crate::search::content_version;
 
 /// A knowledge-base file; its ETag is the content hash ([`content_version`]), the same
 /// version string [`SearchIndex::load_file`](crate::SearchIndex::load_file) reports.
@@ -67,7 +67,7 @@ impl FileKbSource {
     fn hash(&self) -> std::io::Result<String> {
         use std::io::Read;
         let mut file = std::fs::File::open(&self.path)?;
-        let mut hasher = crate::index::ContentHasher::default();
+        let mut hasher = super::hash::ContentHasher::default();
         let mut block = vec![0u8; 1 << 20];
         loop {
             match file.read(&mut block) {
@@ -77,7 +77,7 @@ impl FileKbSource {
                 Err(e) => return Err(e),
             }
         }
-        Ok(crate::search::version_of_hash(hasher.finish()))
+        Ok(version_of_hash(hasher.finish()))
     }
 
     fn io_error(&self, what: &str, e: std::io::Error) -> KbSourceError {

@@ -5,13 +5,13 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
 
+use super::source::content_version;
 use super::source::{Fetched, Head, KbObject, KbSource, KbSourceError, WriteCondition, Written};
-use crate::search::content_version;
 
 /// A [`KbSource`] holding the object in process memory; ETag = content hash.
 ///
 /// It can be told to fail ([`MemoryKbSource::set_unavailable`]) and counts reads, so tests
-/// can check what a [`KbHandle`](super::KbHandle) does when the store is down and how often
+/// can check what a [`KbHandle`](crate::search::KbHandle) does when the store is down and how often
 /// it asks.
 #[derive(Debug, Default)]
 pub struct MemoryKbSource {

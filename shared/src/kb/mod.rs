@@ -11,13 +11,14 @@
 //! - [`source`]: where the JSON is stored ([`KbSource`]: conditional get and put by ETag),
 //!   with adapters for S3 ([`S3KbSource`]), a local file ([`FileKbSource`]) and memory
 //!   ([`MemoryKbSource`]).
-//! - [`handle`]: [`KbHandle`], the indexed knowledge base a warm function serves, loaded
-//!   once per cold start and re-checked by ETag every `KB_REFRESH_SECS`.
+//! - [`KbHandle`](crate::search::KbHandle) (in `search`, as it serves an index): the
+//!   indexed knowledge base a warm function serves, loaded once per cold start and
+//!   re-checked by ETag every `KB_REFRESH_SECS`.
 //! - [`diff`]: documents added, changed and removed between two versions.
 
 pub mod diff;
 mod file;
-pub mod handle;
+pub mod hash;
 mod memory;
 mod passages;
 pub(crate) mod s3;
@@ -25,16 +26,27 @@ pub mod source;
 
 pub use diff::{DocSummary, KbDiff};
 pub use file::FileKbSource;
-pub use handle::{open_source, parse_kb_bytes, KbHandle, Refresh, REFRESH_BUDGET};
 pub use memory::MemoryKbSource;
 pub use passages::{passage_spans, split_passages, split_sections, Passage, PASSAGE_MAX_CHARS};
 pub use s3::S3KbSource;
 pub use source::{
-    Fetched, Head, IndexStream, KbObject, KbSource, KbSourceError, WriteCondition, Written,
+    content_version, open_source, version_of_hash, Fetched, Head, IndexStream, KbObject, KbSource,
+    KbSourceError, WriteCondition, Written,
 };
 
 use crate::error::{Error, Problem, Problems, Result};
 use serde_json::{Map, Value};
+
+/// Parses and validates knowledge-base bytes, which must be UTF-8 JSON.
+pub fn parse_kb_bytes(bytes: &[u8], origin: &str) -> Result<KnowledgeBase> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        Error::InvalidKb(Problems(vec![Problem::new(
+            "",
+            format!("{origin} is not UTF-8 text: {e}"),
+        )]))
+    })?;
+    KnowledgeBase::from_json_str(text, origin)
+}
 
 /// Longest accepted document id, in characters.
 pub const MAX_ID_CHARS: usize = 200;

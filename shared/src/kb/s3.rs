@@ -42,7 +42,7 @@ impl S3KbSource {
         }
     }
 
-    /// A source with a client built from `sdk` (see [`crate::aws::sdk_config_from_env`]).
+    /// A source with a client built from `sdk` (see [`crate::config::aws::sdk_config_from_env`]).
     ///
     /// When `sdk` names an endpoint (moto, a local stack: `AWS_ENDPOINT_URL`), the client
     /// uses path-style addressing: local servers answer on one host name and cannot serve
@@ -66,10 +66,14 @@ impl S3KbSource {
         sdk_error(self.location(), op, err)
     }
 
-    /// A staging area for uploads too large for one request, under `prefix` in this
-    /// source's bucket, using the same client (see [`crate::ingest::S3StagingArea`]).
-    pub fn staging(&self, prefix: impl Into<String>) -> crate::ingest::S3StagingArea {
-        crate::ingest::S3StagingArea::new(self.client.clone(), self.bucket.clone(), prefix)
+    /// The client it reads and writes with.
+    pub(crate) fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The bucket the object is in.
+    pub(crate) fn bucket(&self) -> &str {
+        &self.bucket
     }
 
     /// The object's key in its bucket.
@@ -188,7 +192,7 @@ impl KbSource for S3KbSource {
         let bytes = read_body(out, self.location()).await?;
         // S3 always sends an ETag; without one, the content hash still changes exactly
         // when the bytes do, though the next conditional read will then never match.
-        let etag = etag.unwrap_or_else(|| crate::search::content_version(&bytes));
+        let etag = etag.unwrap_or_else(|| super::source::content_version(&bytes));
         Ok(Fetched::Object(KbObject { bytes, etag }))
     }
 

@@ -9,10 +9,16 @@
 //! them on the way in and add them on the way out, so an ETag from one call can be compared
 //! with `==` to an ETag from another.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 
+use super::{FileKbSource, S3KbSource};
+use crate::config::aws::AwsClients;
+use crate::config::KbLocation;
+
 /// Boxed source error kept inside [`KbSourceError`], so no SDK type appears in the API.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+pub use crate::error::BoxError;
 
 /// A prebuilt index being read ([`KbSource::open_index`]).
 pub type IndexStream = Box<dyn std::io::Read + Send>;
@@ -68,50 +74,13 @@ pub enum Written {
     PreconditionFailed,
 }
 
-/// Why a source operation failed.
-#[derive(Debug, thiserror::Error)]
-pub enum KbSourceError {
-    /// There is no object at the location (never uploaded, or deleted).
-    #[error("no knowledge base at {location}")]
-    NotFound {
-        /// The source's location, e.g. `s3://bucket/key` or a path.
-        location: String,
-    },
-    /// The store could not be reached or failed on its side (network, timeout, 5xx,
-    /// throttling); the same call may succeed later.
-    #[error("{location} is unavailable: {message}")]
-    Unavailable {
-        /// The source's location.
-        location: String,
-        /// What failed.
-        message: String,
-        /// The transport's or the service's error.
-        #[source]
-        source: Option<BoxError>,
-    },
-    /// Anything else: access denied, a missing bucket, a local I/O error.
-    #[error("{location}: {message}")]
-    Other {
-        /// The source's location.
-        location: String,
-        /// What went wrong.
-        message: String,
-        /// The underlying error, when there is one.
-        #[source]
-        source: Option<BoxError>,
-    },
-}
+pub use crate::error::KbSourceError;
 
-impl KbSourceError {
-    /// Whether the same call may succeed if tried again later.
-    pub fn is_retryable(&self) -> bool {
-        matches!(self, KbSourceError::Unavailable { .. })
-    }
-}
+pub use super::hash::{content_version, version_of_hash};
 
 /// Where one knowledge-base object lives (S3, a local file, memory).
 ///
-/// Shared as `Arc<dyn KbSource>` by the [`KbHandle`](super::KbHandle) that serves reads and
+/// Shared as `Arc<dyn KbSource>` by the [`KbHandle`](crate::search::KbHandle) that serves reads and
 /// the ingest service that writes.
 #[async_trait]
 pub trait KbSource: Send + Sync + std::fmt::Debug {
@@ -174,6 +143,19 @@ pub fn unquote_etag(etag: &str) -> &str {
     e.strip_prefix('"')
         .and_then(|e| e.strip_suffix('"'))
         .unwrap_or(e)
+}
+
+/// The source for a configured location: a [`FileKbSource`], or an [`S3KbSource`] whose
+/// client is configured by `aws`.
+pub async fn open_source(location: &KbLocation, aws: &AwsClients) -> Arc<dyn KbSource> {
+    match location {
+        KbLocation::File(path) => Arc::new(FileKbSource::new(path)),
+        KbLocation::S3 { bucket, key } => Arc::new(S3KbSource::from_sdk_config(
+            aws.sdk_config().await,
+            bucket,
+            key,
+        )),
+    }
 }
 
 #[cfg(test)]

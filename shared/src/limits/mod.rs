@@ -25,6 +25,7 @@ pub use dynamodb::{create_limits_table, DynamoCounters};
 pub use fallback::FallbackCounters;
 pub use memory::MemoryCounters;
 pub use rate::{Limited, RateLimiter};
+pub(crate) use salt::random_salt;
 pub use salt::{client_salt, ClientSalt};
 
 use crate::store::StoreError;
@@ -84,7 +85,7 @@ pub trait Counters: Send + Sync {
 /// [`FallbackCounters`]) when `LIMITS_TABLE` is set, else process memory.
 pub async fn open_counters(
     config: &crate::config::Config,
-    aws: &crate::aws::AwsClients,
+    aws: &crate::config::aws::AwsClients,
 ) -> Arc<dyn Counters> {
     match &config.limits_table {
         // While DynamoDB is down the limits count per instance: answering with looser

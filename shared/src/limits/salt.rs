@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::Counters;
-use crate::secret::Secret;
+use crate::secret::{random_bytes, Secret};
 use crate::store::StoreError;
 
 /// The salt for client-address hashes: `configured` (`CLIENT_HASH_SALT`) when set; else,
@@ -23,7 +23,7 @@ pub async fn client_salt(
         return Ok(salt.clone());
     }
     if !counters.is_shared() {
-        return Ok(crate::chat::random_salt());
+        return Ok(random_salt());
     }
     const KEY: &str = "secret:client-hash-salt";
     // No TTL: the item must outlive every instance (DynamoDB ignores a TTL this far out).
@@ -34,10 +34,17 @@ pub async fn client_salt(
     Ok(Secret::new(format!("{salt:016x}")))
 }
 
-/// 63 random bits from the standard library's OS-seeded hasher keys.
+/// 63 random bits.
 fn random_u63() -> u64 {
-    use std::hash::{BuildHasher, RandomState};
-    RandomState::new().hash_one(std::time::SystemTime::now()) >> 1
+    u64::from_le_bytes(random_bytes()) >> 1
+}
+
+/// A salt nobody outside this process knows (128 random bits, hex), drawn once per process
+/// (cold start): for counters that are not shared, and when the chat has no configured salt.
+pub(crate) fn random_salt() -> Secret {
+    static SALT: std::sync::LazyLock<Secret> =
+        std::sync::LazyLock::new(|| Secret::new(hex::encode(random_bytes::<16>())));
+    SALT.clone()
 }
 
 /// A process's client-hash salt, looked up by the first request that needs it and kept.

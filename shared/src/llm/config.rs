@@ -75,11 +75,7 @@ impl LlmConfig {
     /// used is an [`Error::Config`] naming the variable.
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Option<Self>, Error> {
         // SAM parameters and shell exports often leave variables present but empty.
-        let get = |name: &str| {
-            get(name)
-                .map(|v| v.trim().to_string())
-                .filter(|v| !v.is_empty())
-        };
+        let get = crate::config::trimmed(get);
 
         let provider = match get("LLM_PROVIDER")
             .map(|p| p.to_ascii_lowercase())
@@ -103,7 +99,7 @@ impl LlmConfig {
             LlmProvider::Custom => (None, None, ""),
         };
         let api_key = key_var
-            .and_then(get)
+            .and_then(&get)
             .or_else(|| get("LLM_API_KEY"))
             .map(Secret::from);
         if api_key.is_none() && provider != LlmProvider::Custom {

@@ -622,9 +622,8 @@ impl Vocabulary {
             || (typed && (cue || order.is_some()) && (plural || listing_filter || strong_cue))
             || (order.is_some() && listing_filter);
         // "这篇论文讲了什么" asks about the paper under discussion, not for a list.
-        let listing = listing
-            && !q.toks.is_empty()
-            && (listing_filter || !crate::followup::refers_back(question));
+        let listing =
+            listing && !q.toks.is_empty() && (listing_filter || !super::refers_back(question));
         let intent = Intent {
             filters,
             order,

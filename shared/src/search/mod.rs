@@ -5,6 +5,9 @@
 //! - [`filter`]: filters over typed entries (`type`, `year`, `venue`, ...) and listing orders.
 //! - [`intent`]: the recogniser that reads listing questions into filters and an order.
 //! - [`request`]: search requests (query string, JSON body, batches) and their validation.
+//! - `handle`: [`KbHandle`], the served index, loaded once per cold start and refreshed by
+//!   the knowledge base's ETag.
+//! - `refers_back`: [`refers_back`], whether a question refers back to the conversation.
 //!
 //! A query goes one of two ways ([`SearchIndex::plan`]): an ordinary question is ranked by
 //! BM25 as it is; a listing question ("他发表过哪些 CVPR 论文") or a request with filters
@@ -15,8 +18,15 @@ pub mod filter;
 pub mod intent;
 pub mod request;
 
+mod handle;
+mod refers_back;
+
+pub use crate::config::MAX_TOP_K;
+pub use crate::kb::content_version;
 pub use filter::{Facets, Filters, Order, Range};
+pub use handle::{index_object, KbHandle, Refresh, REFRESH_BUDGET};
 pub use intent::{Intent, Vocabulary};
+pub use refers_back::refers_back;
 pub use request::{SearchCall, SearchRequest, MAX_BATCH};
 
 use crate::error::{Error, Result};
@@ -27,8 +37,6 @@ use std::time::Instant;
 
 /// Longest accepted query, in characters.
 pub const MAX_QUERY_CHARS: usize = 2000;
-/// Largest accepted `top_k`.
-pub const MAX_TOP_K: usize = 50;
 /// Longest snippet, in characters.
 const SNIPPET_CHARS: usize = 240;
 
@@ -389,19 +397,6 @@ fn index_texts(doc: &Document, chunks: &[&str]) -> Vec<String> {
             }
         })
         .collect()
-}
-
-/// A short version tag for content: [`crate::index::content_hash`] of the bytes, hex.
-/// Stable across runs, so the same file always reports the same version; the file source's
-/// ETag, so it can be computed over a file streamed in blocks.
-pub fn content_version(bytes: &[u8]) -> String {
-    version_of_hash(crate::index::content_hash(bytes))
-}
-
-/// [`content_version`] from the bytes' [`crate::index::content_hash`] (computed elsewhere,
-/// e.g. while a file streams in).
-pub fn version_of_hash(hash: u64) -> String {
-    format!("{hash:016x}")
 }
 
 /// The first ~240 characters of a passage with runs of whitespace folded to one space,

@@ -13,24 +13,24 @@ use lambda_http::aws_lambda_events::query_map::QueryMap;
 use lambda_http::http::Uri;
 use serde_json::{json, Value};
 
+use crate::chat::followup::retrieve;
 use crate::chat::{
     is_valid_id, offline_answer, offline_deltas, ChatConfig, ChatRequest, OfflineReason,
 };
-use crate::context::context_blocks;
+use crate::edge::http::{error_response, ApiError};
+use crate::edge::raw_query::escape_raw_query;
 use crate::error::Error;
-use crate::followup::retrieve;
-use crate::http::{error_response, ApiError};
 use crate::ingest::{authorize, parse_put_body, Patch, Precondition, TokenHash};
 use crate::kb::diff::{fingerprint, summaries, KbDiff};
 use crate::kb::{parse_kb_bytes, split_passages, PASSAGE_MAX_CHARS};
 use crate::llm::sse::{parse_completion, ChunkDecoder, SseParser};
 use crate::message::{ChatMessage, Role};
+use crate::prompt::context::context_blocks;
+use crate::prompt::tokens::estimate_tokens;
 use crate::prompt::{build_prompt, PromptInput, ANSWER_RESERVE};
-use crate::raw_query::escape_raw_query;
 use crate::retrieval::lexicon::Lexicon;
 use crate::retrieval::tokenize::{is_han, runs, Analyzer, Script};
 use crate::search::{content_version, SearchIndex, SearchRequest, MAX_QUERY_CHARS, MAX_TOP_K};
-use crate::tokens::estimate_tokens;
 
 /// The repository's sample knowledge base (29 documents and a glossary): what the
 /// harnesses search, chat over and patch.
@@ -170,12 +170,12 @@ fn chat_pipeline(req: &ChatRequest, limits: &ChatConfig) {
             "{b:?}"
         );
     }
-    // The question goes last, neutralized like all visitor text (crate::untrusted).
+    // The question goes last, neutralized like all visitor text (crate::prompt::untrusted).
     assert_eq!(
         prompt.messages.last(),
         Some(&ChatMessage::new(
             Role::User,
-            crate::untrusted::neutralize(&req.question).into_owned()
+            crate::prompt::untrusted::neutralize(&req.question).into_owned()
         ))
     );
     let answer = offline_answer(index, &found.hits, &req.question, OfflineReason::NoModel);

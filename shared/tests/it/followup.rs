@@ -3,7 +3,7 @@
 //! self-contained new question is not.
 #![allow(clippy::unwrap_used)] // a missing sample knowledge base should fail loudly
 
-use shared::followup::retrieve;
+use shared::chat::followup::retrieve;
 use shared::{ChatMessage, Role, SearchIndex};
 
 const TOP_K: usize = 3;

@@ -6,8 +6,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // fixtures that fail to load should fail loudly
 
 use serde::Deserialize;
-use shared::context::context_blocks;
 use shared::grounding::{check, Grounding};
+use shared::prompt::context::context_blocks;
 use shared::SearchIndex;
 
 /// The deployed defaults (`TOP_K`, `MIN_SCORE`).

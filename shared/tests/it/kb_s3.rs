@@ -7,7 +7,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use shared::kb::{Fetched, KbSourceError, Refresh, WriteCondition, Written};
+use shared::kb::{Fetched, KbSourceError, WriteCondition, Written};
+use shared::search::Refresh;
 use shared::testing::MotoServer;
 use shared::{KbHandle, KbSource, S3KbSource};
 

@@ -29,7 +29,7 @@ const KB_V2: &str = r#"{"documents": [
   {"id": "kiwi", "type": "page", "title": "Kiwi growing notes", "content": "Kiwifruit vines need a trellis."}
 ]}"#;
 /// The refresh budget here: long enough for the SDK's three attempts at a failing S3,
-/// a third of the production one ([`shared::kb::REFRESH_BUDGET`]).
+/// a third of the production one ([`shared::search::REFRESH_BUDGET`]).
 const REFRESH: Duration = Duration::from_secs(1);
 
 /// Starts the `chat` binary against `moto` with `KB_SOURCE=s3://bucket/KEY`.

@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::{json, Value};
-use shared::aws::MAX_ATTEMPTS;
 use shared::chat::{idempotency_key, StoreBudgets};
+use shared::config::aws::MAX_ATTEMPTS;
 use shared::store::create_tables;
 use shared::testing::fault_proxy::{Fault, Match, Times};
 use shared::testing::moto::unique_name;

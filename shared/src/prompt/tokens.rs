@@ -146,7 +146,7 @@ fn is_kana(c: char) -> bool {
 }
 
 /// One bit per ideograph of U+4E00..=U+9FFF: set when Qwen3 spends one token on it alone.
-static HAN_SINGLE_TOKEN: &[u8; 2624] = include_bytes!("../data/han_single_token.bin");
+static HAN_SINGLE_TOKEN: &[u8; 2624] = include_bytes!("../../data/han_single_token.bin");
 
 /// True for an ideograph Qwen's vocabulary holds as one token (8,501 of the 20,992 basic
 /// ideographs: every common character).

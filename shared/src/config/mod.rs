@@ -3,10 +3,18 @@
 //! `Config::from_lookup` takes any `name → value` function so tests never touch the
 //! process environment; `Config::from_env` is the one call `main` makes. A bad value fails
 //! the cold start with an error naming the variable.
+//!
+//! [`aws`]: the AWS SDK configuration built from it once per cold start.
+
+pub mod aws;
 
 use crate::error::{Error, Result};
 use std::path::PathBuf;
 use std::str::FromStr;
+
+/// Largest accepted `top_k` of a search, and of `TOP_K`. Kept here, below `search`,
+/// because the configuration reads `TOP_K` against it.
+pub const MAX_TOP_K: usize = 50;
 
 /// Where the knowledge base comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,7 +94,7 @@ impl Config {
             audit_table: get("AUDIT_TABLE"),
             audit_dump: get("AUDIT_DUMP_FILE").map(PathBuf::from),
             limits_table: get("LIMITS_TABLE"),
-            top_k: ranged(&get, "TOP_K", 1, crate::search::MAX_TOP_K)?.unwrap_or(3),
+            top_k: ranged(&get, "TOP_K", 1, MAX_TOP_K)?.unwrap_or(3),
             min_score: match parse::<f32>(&get, "MIN_SCORE")? {
                 Some(s) if !(s.is_finite() && s >= 0.0) => {
                     return Err(bad("MIN_SCORE", "must be a number ≥ 0"))
@@ -112,8 +120,10 @@ fn bad(var: &'static str, message: impl Into<String>) -> Error {
     }
 }
 
-/// Wraps a variable lookup so values come back trimmed and unset, empty and blank read
-/// the same (`None`).
+/// The one variable lookup of every configuration (this one, the chat's, the model's,
+/// ingest's): wraps `get` (the process environment, or a map in tests) so values come back
+/// trimmed and unset, empty and blank read the same (`None`); SAM parameters and shell
+/// exports often leave variables present but empty.
 pub(crate) fn trimmed(get: impl Fn(&str) -> Option<String>) -> impl Fn(&str) -> Option<String> {
     move |k| {
         get(k)

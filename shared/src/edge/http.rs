@@ -5,8 +5,9 @@
 //! generic and the cause goes to the log.
 //! CORS is decided here and nowhere else (the template sets none on the function URLs).
 
+use crate::chat::ChatEvent;
+use crate::error::printable::escape_controls;
 use crate::error::Error;
-use crate::printable::escape_controls;
 use lambda_http::http::{header, HeaderMap, HeaderValue, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
 use serde::Serialize;
@@ -160,6 +161,37 @@ struct ErrorDetail<'a> {
     request_id: &'a str,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     problems: &'a [crate::error::Problem],
+}
+
+#[derive(Serialize)]
+struct DeltaData<'a> {
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+struct EventError<'a> {
+    code: &'a str,
+    message: &'a str,
+}
+
+/// A streamed chat event framed for the wire: `event: <name>\ndata: <json>\n\n`. JSON
+/// escapes line breaks, so the data is always a single line. An error is sent as its
+/// [`ApiError`] code and message, the same as a JSON answer's.
+pub fn sse_event(event: &ChatEvent) -> String {
+    let data = match event {
+        ChatEvent::Sources(s) => serde_json::to_string(s),
+        ChatEvent::Delta { text } => serde_json::to_string(&DeltaData { text }),
+        ChatEvent::Done(d) => serde_json::to_string(d),
+        ChatEvent::Error(e) => {
+            let api = ApiError::from(&**e);
+            serde_json::to_string(&EventError {
+                code: api.code,
+                message: &api.message,
+            })
+        }
+    }
+    .unwrap_or_else(|_| "{}".to_owned());
+    format!("event: {}\ndata: {data}\n\n", event.name())
 }
 
 /// A JSON response with the given status.
@@ -323,6 +355,25 @@ pub fn origin(event: &Request) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn events_are_framed_as_single_line_sse() {
+        let e = ChatEvent::Delta {
+            text: "line one\nline two".into(),
+        };
+        assert_eq!(
+            sse_event(&e),
+            "event: delta\ndata: {\"text\":\"line one\\nline two\"}\n\n"
+        );
+        let timeout = crate::llm::LlmError::Timeout {
+            phase: crate::llm::TimeoutPhase::FirstToken,
+        };
+        let e = ChatEvent::Error(std::sync::Arc::new(Error::Llm(timeout)));
+        assert_eq!(
+            sse_event(&e),
+            "event: error\ndata: {\"code\":\"model_timeout\",\"message\":\"the language model did not answer in time\"}\n\n"
+        );
+    }
 
     #[test]
     fn cors_allows_listed_origins_only() {

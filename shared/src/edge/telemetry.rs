@@ -123,7 +123,7 @@ impl RequestLog {
                 self.model = Some(done.model.clone());
                 self.usage = Some(done.usage);
             }
-            ChatEvent::Error { code, .. } => self.error = Some(code),
+            ChatEvent::Error(e) => self.error = Some(crate::edge::http::ApiError::from(&**e).code),
         }
     }
 
@@ -288,10 +288,14 @@ mod tests {
             ]
         );
         assert!(!log.failed());
-        log.observe(&ChatEvent::Error {
-            code: "model_error",
-            message: "x".into(),
-        });
+        let refused = crate::llm::LlmError::Status {
+            status: 500,
+            body: String::new(),
+            retry_after: None,
+        };
+        log.observe(&ChatEvent::Error(std::sync::Arc::new(
+            crate::error::Error::Llm(refused),
+        )));
         assert!(log.failed());
         let errors = log.metrics(Duration::ZERO)[1];
         assert_eq!((errors.name, errors.value), ("Errors", 1.0));

@@ -1,9 +1,29 @@
 //! The crate's error type: one enum, each variant naming a kind of failure that the HTTP
-//! edge maps to one status (see `http.rs`).
+//! edge maps to one status (see `edge/http.rs`); and [`printable`], input made safe to
+//! print on one line in errors and logs.
+//!
+//! The failures of the outside dependencies it wraps (the conversation store, the
+//! knowledge-base store, the model, the bot check) are defined here too and re-exported by
+//! their modules, so every module can use this one without a cycle.
 
 use std::fmt;
 
-use crate::printable::escape_controls;
+use printable::escape_controls;
+
+mod bot_check;
+mod kb_source;
+mod llm;
+pub mod printable;
+mod store;
+
+pub use bot_check::BotCheckError;
+pub use kb_source::KbSourceError;
+pub use llm::{LlmError, TimeoutPhase, BUSY_RETRY_AFTER_SECS, MAX_ERROR_BODY};
+pub use store::StoreError;
+
+/// Boxed source error kept inside the errors of outside dependencies, so no SDK or
+/// transport type appears in the API.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -87,14 +107,14 @@ pub enum Error {
     },
     /// A call to the chat model failed (maps to 502, or 504 for timeouts).
     #[error(transparent)]
-    Llm(#[from] crate::llm::LlmError),
+    Llm(#[from] LlmError),
     /// The conversation store failed (DynamoDB or its in-memory stand-in); the store's own
     /// message already says so, hence `transparent`.
     #[error(transparent)]
-    Store(#[from] crate::store::StoreError),
+    Store(#[from] StoreError),
     /// The knowledge-base store failed (S3, a file); its message names the location.
     #[error(transparent)]
-    KbSource(#[from] crate::kb::KbSourceError),
+    KbSource(#[from] KbSourceError),
     /// The knowledge base could not be loaded at cold start; the function must not start.
     #[error("cannot load the knowledge base from {location}: {source}")]
     KbLoad {
@@ -122,7 +142,7 @@ pub enum Error {
     /// The bot check is on and the request's proof of work is missing, wrong or expired
     /// (maps to 403 with the error's own code).
     #[error("{}", .0.message())]
-    BotCheck(crate::chat::BotCheckError),
+    BotCheck(BotCheckError),
     /// The request names something that does not exist, which the message says (maps to
     /// 404).
     #[error("{0}")]

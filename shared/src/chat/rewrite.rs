@@ -4,7 +4,7 @@
 //!
 //! # When
 //! Only with a model configured and `QUERY_REWRITE` not `off`, and only when
-//! - the question refers back to the conversation ([`crate::followup::refers_back`], with
+//! - the question refers back to the conversation ([`crate::search::refers_back`], with
 //!   an earlier user turn), or
 //! - the lexical pass is weak: no hit, or a confidence below [`LOW_CONFIDENCE`].
 //!
@@ -28,10 +28,10 @@ use std::time::{Duration, SystemTime};
 use crate::limits::TokenBudget;
 use crate::llm::{CompletionRequest, LlmClient, LlmError};
 use crate::message::{ChatMessage, Role};
+use crate::prompt::tokens::visitor_message_ceiling;
+use crate::prompt::untrusted::neutralize;
 use crate::retrieval::bm25::{idf, Bm25Params};
 use crate::retrieval::{QueryTerm, Ranked, Retriever};
-use crate::tokens::visitor_message_ceiling;
-use crate::untrusted::neutralize;
 
 /// Below this confidence (best score / the query's ceiling) a ranking is weak.
 pub const LOW_CONFIDENCE: f32 = 0.3;
@@ -92,7 +92,7 @@ pub fn trigger(
     hits: &[Ranked],
     followup: bool,
 ) -> Option<Trigger> {
-    if has_earlier_turn && crate::followup::refers_back(question) {
+    if has_earlier_turn && crate::search::refers_back(question) {
         return Some(Trigger::RefersBack);
     }
     if followup {

@@ -16,15 +16,12 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
-use super::file::FileKbSource;
-use super::s3::S3KbSource;
-use super::source::{Fetched, Head, KbObject, KbSource};
-use super::KnowledgeBase;
-use crate::aws::AwsClients;
-use crate::config::{Config, KbLocation};
-use crate::error::{Error, Problem, Problems, Result};
+use super::SearchIndex;
+use crate::config::aws::AwsClients;
+use crate::config::Config;
+use crate::error::{Error, Result};
 use crate::index::IndexReader;
-use crate::search::SearchIndex;
+use crate::kb::{parse_kb_bytes, Fetched, Head, KbObject, KbSource, MemoryKbSource};
 
 /// The longest a request waits on a refresh it triggered before serving the current index
 /// anyway: a conditional GET answers in tens of milliseconds and a changed knowledge base of
@@ -36,7 +33,7 @@ pub const REFRESH_BUDGET: Duration = Duration::from_secs(3);
 /// The longest a request waits for the index of a new version before it is served from
 /// the last one: indexing is CPU-bound and cannot be cut short (5 MB of CJK pages took 4 s),
 /// so the build goes on in the background and is swapped in when done.
-pub const INDEX_WAIT: Duration = Duration::from_millis(200);
+pub(crate) const INDEX_WAIT: Duration = Duration::from_millis(200);
 
 /// What a refresh found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,7 +115,7 @@ impl KbHandle {
     pub fn fixed(index: Arc<SearchIndex>) -> Self {
         let seen = index.version().to_owned();
         Self {
-            source: Arc::new(super::memory::MemoryKbSource::new()),
+            source: Arc::new(MemoryKbSource::new()),
             interval: Duration::MAX,
             refresh_budget: REFRESH_BUDGET,
             current: Arc::new(RwLock::new(index)),
@@ -139,7 +136,7 @@ impl KbHandle {
     /// Loads from `config.kb_source` (a file, or S3 through `aws`), re-checking every
     /// `config.kb_refresh_secs`.
     pub async fn from_config(config: &Config, aws: &AwsClients) -> Result<Self> {
-        let source = open_source(&config.kb_source, aws).await;
+        let source = crate::kb::open_source(&config.kb_source, aws).await;
         Self::load(source, Duration::from_secs(config.kb_refresh_secs)).await
     }
 
@@ -379,19 +376,6 @@ fn not_modified() -> Error {
     Error::InvalidInput("the source answered \"not modified\" to an unconditional read".into())
 }
 
-/// The source for a configured location: a [`FileKbSource`], or an [`S3KbSource`] whose
-/// client is configured by `aws`.
-pub async fn open_source(location: &KbLocation, aws: &AwsClients) -> Arc<dyn KbSource> {
-    match location {
-        KbLocation::File(path) => Arc::new(FileKbSource::new(path)),
-        KbLocation::S3 { bucket, key } => Arc::new(S3KbSource::from_sdk_config(
-            aws.sdk_config().await,
-            bucket,
-            key,
-        )),
-    }
-}
-
 /// The source's prebuilt index, its header read, if there is one this build can read; a
 /// failure to read it is logged and costs only the time to read the JSON, so it is never
 /// an error.
@@ -446,17 +430,6 @@ pub fn index_object(
     let kb = parse_kb_bytes(&bytes, origin)?;
     drop(bytes);
     Ok(SearchIndex::new(kb, etag))
-}
-
-/// Parses and validates knowledge-base bytes, which must be UTF-8 JSON.
-pub fn parse_kb_bytes(bytes: &[u8], origin: &str) -> Result<KnowledgeBase> {
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        Error::InvalidKb(Problems(vec![Problem::new(
-            "",
-            format!("{origin} is not UTF-8 text: {e}"),
-        )]))
-    })?;
-    KnowledgeBase::from_json_str(text, origin)
 }
 
 #[cfg(test)]
@@ -575,7 +548,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("knowledge_base.json");
         std::fs::write(&path, KB_V1).unwrap();
-        let source = Arc::new(FileKbSource::new(&path));
+        let source = Arc::new(crate::kb::FileKbSource::new(&path));
         let etag = crate::search::content_version(KB_V1.as_bytes());
         source.put_index(index_of(KB_V1, &etag)).await.unwrap();
         let handle = KbHandle::load(source.clone(), Duration::ZERO)
@@ -811,7 +784,7 @@ mod tests {
     async fn local_files_load_with_their_content_hash_as_version() {
         let kb = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../knowledge_base.json");
         let config = Config {
-            kb_source: KbLocation::File(kb.clone()),
+            kb_source: crate::config::KbLocation::File(kb.clone()),
             ..Config::from_lookup(|_| None).unwrap()
         };
         let handle = KbHandle::from_config(&config, &AwsClients::from_env())

@@ -26,14 +26,23 @@
 //!    first that does not fit and every later one are dropped);
 //! 4. history fills the rest newest-first; older turns are dropped.
 //!
-//! Sizes are estimates ([`crate::tokens`]); every decision is reported in [`Budget`].
+//! Sizes are estimates ([`crate::prompt::tokens`]); every decision is reported in [`Budget`].
+//!
+//! # Parts
+//! - [`context`]: retrieved entries as numbered Markdown blocks.
+//! - [`untrusted`]: outside text made unable to write delimiters or template tokens.
+//! - [`tokens`]: token estimates for the budget, without a tokenizer.
+
+pub mod context;
+pub mod tokens;
+pub mod untrusted;
 
 use serde::Serialize;
 
-use crate::context::BLOCK_SEPARATOR;
 use crate::message::{ChatMessage, Role};
-use crate::tokens::{estimate_tokens, visitor_message_ceiling};
-use crate::untrusted::neutralize;
+use crate::prompt::context::BLOCK_SEPARATOR;
+use crate::prompt::tokens::{estimate_tokens, visitor_message_ceiling};
+use crate::prompt::untrusted::neutralize;
 
 /// Tokens kept free for the model's answer (also the answer's `max_tokens`).
 pub const ANSWER_RESERVE: usize = 512;
@@ -84,7 +93,7 @@ pub const CONTEXT_CLOSE: &str = "</context>";
 pub struct PromptInput<'a> {
     /// The site owner's system prompt.
     pub system_prompt: &'a str,
-    /// Numbered Markdown blocks of the hits, best first ([`crate::context::context_blocks`]).
+    /// Numbered Markdown blocks of the hits, best first ([`crate::prompt::context::context_blocks`]).
     pub blocks: &'a [String],
     /// Earlier user/assistant turns, oldest first (without the question).
     pub history: &'a [ChatMessage],
@@ -218,7 +227,7 @@ pub fn build_prompt(input: &PromptInput<'_>) -> Prompt {
 }
 
 /// The template overhead of the system message (same as any message).
-const MESSAGE_OVERHEAD_SYSTEM: usize = crate::tokens::MESSAGE_OVERHEAD;
+const MESSAGE_OVERHEAD_SYSTEM: usize = crate::prompt::tokens::MESSAGE_OVERHEAD;
 
 /// The owner's prompt followed by the fixed rules.
 fn system_head(owner_prompt: &str) -> String {
