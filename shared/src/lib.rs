@@ -21,8 +21,9 @@
 //! - [`kb`]: the knowledge base: document model, parsing, validation, passages, and where
 //!   it is stored ([`KbSource`]: S3, file, memory).
 //! - [`retrieval`]: tokenizer, Chinese→English lexicon, BM25 index, ranking.
-//! - [`index`]: the prebuilt index file (a retriever's arrays, versioned and checksummed)
-//!   written beside the knowledge base and loaded at cold start instead of re-indexing.
+//! - [`index`] (`search::prebuilt`): the prebuilt index file (documents and a retriever's
+//!   arrays, versioned and checksummed) written beside the knowledge base and loaded at
+//!   cold start instead of the JSON.
 //! - [`search`]: an indexed knowledge base, the served self-refreshing [`KbHandle`], and
 //!   the search operation (requests, batches, filters, the listing-question recogniser).
 //! - [`ingest`]: authenticated knowledge-base updates (replace, patch, audit) for the
@@ -63,7 +64,6 @@ pub mod dates;
 pub mod edge;
 pub mod error;
 pub mod grounding;
-pub mod index;
 pub mod ingest;
 pub mod kb;
 pub mod limits;
@@ -74,6 +74,7 @@ pub mod prompt;
 pub mod retrieval;
 pub mod retry;
 pub mod search;
+pub use search::prebuilt as index;
 pub mod secret;
 pub mod store;
 #[cfg(any(test, feature = "test-util"))]

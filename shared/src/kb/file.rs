@@ -43,13 +43,13 @@ impl FileKbSource {
     }
 
     /// Where the prebuilt index goes: beside the file, named by
-    /// [`crate::index::index_name`] (`knowledge_base.json` → `knowledge_base.index`).
+    /// [`super::source::index_name`] (`knowledge_base.json` → `knowledge_base.index`).
     pub fn index_path(&self) -> PathBuf {
         let name = self
             .path
             .file_name()
             .map_or_else(|| "kb".into(), |n| n.to_string_lossy());
-        self.path.with_file_name(crate::index::index_name(&name))
+        self.path.with_file_name(super::source::index_name(&name))
     }
 
     fn read(&self) -> Result<Option<KbObject>, KbSourceError> {

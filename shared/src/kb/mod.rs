@@ -30,8 +30,8 @@ pub use memory::MemoryKbSource;
 pub use passages::{passage_spans, split_passages, split_sections, Passage, PASSAGE_MAX_CHARS};
 pub use s3::S3KbSource;
 pub use source::{
-    content_version, open_source, version_of_hash, Fetched, Head, IndexStream, KbObject, KbSource,
-    KbSourceError, WriteCondition, Written,
+    content_version, index_name, open_source, version_of_hash, Fetched, Head, IndexStream,
+    KbObject, KbSource, KbSourceError, WriteCondition, Written,
 };
 
 use crate::error::{Error, Problem, Problems, Result};

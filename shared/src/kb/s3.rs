@@ -267,7 +267,7 @@ impl KbSource for S3KbSource {
     }
 
     async fn get_index(&self) -> Result<Option<Vec<u8>>, KbSourceError> {
-        let key = crate::index::index_name(&self.key);
+        let key = super::source::index_name(&self.key);
         let out = match self
             .client
             .get_object()
@@ -290,7 +290,7 @@ impl KbSource for S3KbSource {
         self.client
             .put_object()
             .bucket(&self.bucket)
-            .key(crate::index::index_name(&self.key))
+            .key(super::source::index_name(&self.key))
             .content_type("application/octet-stream")
             .body(ByteStream::from(bytes))
             .send()

@@ -78,6 +78,13 @@ pub use crate::error::KbSourceError;
 
 pub use super::hash::{content_version, version_of_hash};
 
+/// The index object's name for a knowledge base's (an S3 key or a file path): a trailing
+/// `.json` replaced by `.index`, else `.index` appended (`site/kb.json` → `site/kb.index`).
+pub fn index_name(kb_name: &str) -> String {
+    let stem = kb_name.strip_suffix(".json").unwrap_or(kb_name);
+    format!("{stem}.index")
+}
+
 /// Where one knowledge-base object lives (S3, a local file, memory).
 ///
 /// Shared as `Arc<dyn KbSource>` by the [`KbHandle`](crate::search::KbHandle) that serves reads and
@@ -110,8 +117,8 @@ pub trait KbSource: Send + Sync + std::fmt::Debug {
         condition: WriteCondition,
     ) -> Result<Written, KbSourceError>;
 
-    /// The prebuilt index stored beside the knowledge base ([`crate::index`]; named by
-    /// [`crate::index::index_name`]), or `None` when there is none. A source that keeps no
+    /// The prebuilt index stored beside the knowledge base (a prebuilt index; named by
+    /// [`index_name`]), or `None` when there is none. A source that keeps no
     /// index answers `None`.
     async fn get_index(&self) -> Result<Option<Vec<u8>>, KbSourceError> {
         Ok(None)

@@ -16,6 +16,7 @@
 
 pub mod filter;
 pub mod intent;
+pub mod prebuilt;
 pub mod request;
 
 mod handle;

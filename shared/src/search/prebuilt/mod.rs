@@ -124,12 +124,7 @@ pub enum IndexError {
 
 pub use crate::kb::hash::{content_hash, ContentHasher};
 
-/// The index object's name for a knowledge base's (an S3 key or a file path): a trailing
-/// `.json` replaced by `.index`, else `.index` appended (`site/kb.json` → `site/kb.index`).
-pub fn index_name(kb_name: &str) -> String {
-    let stem = kb_name.strip_suffix(".json").unwrap_or(kb_name);
-    format!("{stem}.index")
-}
+pub use crate::kb::index_name;
 
 /// What an index must have been built from to be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
