@@ -4,10 +4,13 @@
 //! their documents; [`Retriever::search`] does that for units grouped by document.
 
 pub mod bm25;
+mod dict;
+mod dict_format;
 pub mod lexicon;
 mod table;
 pub mod tokenize;
 pub mod translit;
+mod zh_stopwords;
 
 use bm25::{idf, top_k, Bm25Builder, Bm25Index, Bm25Params};
 use lexicon::{Expansion, Lexicon};
@@ -74,7 +77,7 @@ struct TermSet {
 impl TermSet {
     /// Adds `weight` to `term`, appending it if new and there is room; within a word, the
     /// term becomes one of the word's alternatives.
-    fn add(&mut self, term: String, weight: f32, from: Option<&str>) {
+    fn add(&mut self, term: &str, weight: f32, from: Option<&str>) {
         if let Some(i) = self.merge(term, weight, from) {
             self.alternative(vec![i]);
         }
@@ -82,7 +85,12 @@ impl TermSet {
 
     /// Adds the terms of a phrase, each with `weight`; within a word, the phrase is one
     /// alternative, matched only where all its terms are.
-    fn add_phrase(&mut self, phrase: Vec<String>, weight: f32, from: Option<&str>) {
+    fn add_phrase<'t>(
+        &mut self,
+        phrase: impl IntoIterator<Item = &'t str>,
+        weight: f32,
+        from: Option<&str>,
+    ) {
         let ids: Vec<u32> = phrase
             .into_iter()
             .filter_map(|t| self.merge(t, weight, from))
@@ -100,15 +108,16 @@ impl TermSet {
         }
     }
 
-    /// Merges `term` into the set; its index, or `None` when the set is full.
-    fn merge(&mut self, term: String, weight: f32, from: Option<&str>) -> Option<u32> {
-        let i = if let Some(&i) = self.position.get(&term) {
+    /// Merges `term` into the set; its index, or `None` when the set is full. A term
+    /// already there costs no allocation.
+    fn merge(&mut self, term: &str, weight: f32, from: Option<&str>) -> Option<u32> {
+        let i = if let Some(&i) = self.position.get(term) {
             self.terms[i].weight += weight;
             i
         } else if self.terms.len() < MAX_QUERY_TERMS {
-            self.position.insert(term.clone(), self.terms.len());
+            self.position.insert(term.to_owned(), self.terms.len());
             self.terms.push(QueryTerm {
-                term,
+                term: term.to_owned(),
                 weight,
                 from: from.map(str::to_owned),
             });
@@ -198,8 +207,9 @@ pub struct Retriever {
     n_docs: usize,
     /// Whether any passage has Chinese text (else English words are not expanded).
     has_han: bool,
-    /// English term → the glossary's Chinese words translating to it.
-    glossary_zh: FxHashMap<String, Vec<String>>,
+    /// English term → the glossary's Chinese words translating to it, each with its Han
+    /// bigrams.
+    glossary_zh: FxHashMap<String, Vec<(String, Vec<String>)>>,
 }
 
 impl Retriever {
@@ -246,12 +256,17 @@ impl Retriever {
         names: Vec<(String, String)>,
         glossary: &[(String, Vec<String>)],
     ) -> Self {
-        let mut glossary_zh: FxHashMap<String, Vec<String>> = FxHashMap::default();
+        let mut glossary_zh: FxHashMap<String, Vec<(String, Vec<String>)>> = FxHashMap::default();
         for (zh, translations) in glossary {
             for tr in translations {
                 if let [term] = analyzer.terms(tr).as_slice() {
                     let zh: String = zh.chars().map(tokenize::fold_char).collect();
-                    glossary_zh.entry(term.clone()).or_default().push(zh);
+                    let mut bigrams = Vec::new();
+                    han_bigrams(&zh, &mut |b| bigrams.push(b));
+                    glossary_zh
+                        .entry(term.clone())
+                        .or_default()
+                        .push((zh, bigrams));
                 }
             }
         }
@@ -369,7 +384,7 @@ impl Retriever {
         let mut name_probes = MAX_NAME_PROBES;
         let mut han_left = MAX_ANALYSED_HAN_CHARS;
         // Per query: words already looked up (a long query repeats its words).
-        let mut translated: FxHashMap<String, Vec<(Vec<String>, f32)>> = FxHashMap::default();
+        let mut translated: FxHashMap<String, Vec<(usize, f32)>> = FxHashMap::default();
         let attested: std::cell::RefCell<FxHashMap<String, bool>> = Default::default();
         for run in runs(query) {
             match run.script {
@@ -384,7 +399,7 @@ impl Retriever {
                         if self.has_han {
                             self.add_chinese(&t, &run.text, &mut terms);
                         }
-                        terms.add(t, 1.0, None);
+                        terms.add(&t, 1.0, None);
                         terms.end_word();
                     }
                 }
@@ -416,22 +431,30 @@ impl Retriever {
                         let first = chars.next();
                         let single = chars.next().is_none();
                         if let (Some(a), Some(b)) = (prev, first) {
-                            terms.add([a, b].iter().collect(), 1.0, None);
+                            // The bigram across two words, built on the stack.
+                            let mut buf = [0u8; 8];
+                            let la = a.encode_utf8(&mut buf).len();
+                            let lb = b.encode_utf8(&mut buf[la..]).len();
+                            let bigram = std::str::from_utf8(&buf[..la + lb]).unwrap_or_default();
+                            terms.add(bigram, 1.0, None);
                         }
                         prev = ex.word.chars().last();
                         terms.begin_word(single);
                         // A lone character is a term only when it is the whole run (as
                         // the index keeps it); inside a run only bigrams are indexed.
                         if !single || whole_run {
-                            han_bigrams(&ex.word, &mut |t| terms.add(t, 1.0, None));
+                            han_bigrams(&ex.word, &mut |t| terms.add(&t, 1.0, None));
                         }
                         if !name {
                             // A word repeated in the query is translated once.
-                            let list = translated
-                                .entry(ex.word.clone())
-                                .or_insert_with(|| self.translations_of(ex));
-                            for (ts, w) in list.iter() {
-                                terms.add_phrase(ts.clone(), *w, Some(&ex.word));
+                            if !translated.contains_key(ex.word.as_str()) {
+                                translated.insert(ex.word.clone(), self.translations_of(ex));
+                            }
+                            for &(k, w) in translated.get(ex.word.as_str()).into_iter().flatten() {
+                                if let Some(group) = ex.translation_terms().nth(k) {
+                                    let phrase = group.split(' ').filter(|t| !t.is_empty());
+                                    terms.add_phrase(phrase, w, Some(&ex.word));
+                                }
                             }
                         }
                         terms.end_word();
@@ -439,7 +462,7 @@ impl Retriever {
                     if !tail.is_empty() {
                         let joined = head.chars().last().map_or(0, char::len_utf8);
                         let rest = &run.text[head.len() - joined..];
-                        han_bigrams(rest, &mut |t| terms.add(t, 1.0, None));
+                        han_bigrams(rest, &mut |t| terms.add(&t, 1.0, None));
                     }
                 }
             }
@@ -447,7 +470,7 @@ impl Retriever {
         // Identifiers as written (`v-if`, `sys_platform`), beside their parts.
         compounds(query, &mut |t| {
             terms.begin_word(false);
-            terms.add(t, 1.0, None);
+            terms.add(&t, 1.0, None);
             terms.end_word();
         });
         Analysis {
@@ -479,43 +502,58 @@ impl Retriever {
     /// loose words alone ("weight" in a paper) would be another meaning. Its words divide
     /// its share by the square root of its length: together they say more than one word,
     /// but are not independent evidence either.
-    fn translations_of(&self, ex: &lexicon::Expansion) -> Vec<(Vec<String>, f32)> {
+    fn translations_of(&self, ex: &lexicon::Expansion) -> Vec<(usize, f32)> {
         if ex.translations.is_empty() {
             return Vec::new();
         }
-        let candidates: Vec<(Vec<String>, f32)> = ex
-            .translations
-            .iter()
-            .map(|tr| {
-                let mut ts = self.analyzer.terms(tr);
-                ts.dedup();
-                let ids: Option<Vec<u32>> = ts.iter().map(|t| self.index.term_id(t)).collect();
-                let df = match ids.as_deref() {
-                    None | Some([]) => 0,
-                    Some(&[t]) => self.index.doc_freq_of(t),
-                    Some(ids) => self.index.co_occurrence(ids),
-                };
-                (ts, (df as f32).ln_1p())
-            })
-            .collect();
-        let evidence: f32 = candidates.iter().map(|(_, e)| e).sum();
-        let singles = candidates.iter().filter(|(ts, _)| ts.len() == 1).count();
+        // (translation's index, its number of terms, evidence); the terms come precomputed.
+        let mut candidates: Vec<(usize, usize, f32)> = Vec::new();
+        let mut ids: Vec<u32> = Vec::new();
+        for (k, group) in ex.translation_terms().enumerate() {
+            let n = self.term_ids(group.split(' ').filter(|t| !t.is_empty()), &mut ids);
+            candidates.push((k, n, (self.df_of(&ids, n) as f32).ln_1p()));
+        }
+        let evidence: f32 = candidates.iter().map(|(_, _, e)| e).sum();
+        let singles = candidates.iter().filter(|(_, n, _)| *n == 1).count();
         let mut out = Vec::new();
-        for (ts, e) in candidates {
+        for (k, n, e) in candidates {
             let share = if evidence > 0.0 {
                 e / evidence
-            } else if ts.len() == 1 {
+            } else if n == 1 {
                 1.0 / singles as f32
             } else {
                 0.0
             };
-            if share <= 0.0 || ts.is_empty() {
+            if share <= 0.0 || n == 0 {
                 continue;
             }
-            let w = CROSS_WEIGHT * share / (ts.len() as f32).sqrt();
-            out.push((ts, w));
+            let w = CROSS_WEIGHT * share / (n as f32).sqrt();
+            out.push((k, w));
         }
         out
+    }
+
+    /// Fills `ids` with the index ids of `terms` and returns how many terms there were;
+    /// `ids` is shorter when some term is not indexed.
+    fn term_ids<'t>(&self, terms: impl Iterator<Item = &'t str>, ids: &mut Vec<u32>) -> usize {
+        ids.clear();
+        let mut n = 0;
+        for t in terms {
+            n += 1;
+            ids.extend(self.index.term_id(t));
+        }
+        n
+    }
+
+    /// The number of units holding all of `n` terms whose indexed ids are `ids` (0 when
+    /// one is not indexed, or there are none).
+    fn df_of(&self, ids: &[u32], n: usize) -> usize {
+        match ids {
+            _ if ids.len() != n => 0,
+            [] => 0,
+            &[t] => self.index.doc_freq_of(t),
+            ids => self.index.co_occurrence(ids),
+        }
     }
 
     /// Adds the Chinese words an English query word (index term `stem`, as written `word`)
@@ -526,30 +564,26 @@ impl Retriever {
     /// together and divide its share by the square root of their number.
     fn add_chinese(&self, stem: &str, word: &str, terms: &mut TermSet) {
         let glossary = self.glossary_zh.get(stem).into_iter().flatten();
-        let tables: Vec<&str> = lexicon::chinese_for(stem).collect();
+        let glossary = glossary.map(|(zh, bigrams)| (zh.as_str(), Bigrams::Owned(bigrams)));
+        let tables = lexicon::chinese_terms_for(stem).map(|(zh, b)| (zh, Bigrams::Joined(b)));
         let mut seen: Vec<&str> = Vec::new();
-        let mut candidates: Vec<(Vec<String>, f32)> = Vec::new();
-        for zh in glossary.map(String::as_str).chain(tables) {
+        let mut candidates: Vec<(Bigrams<'_>, usize, f32)> = Vec::new();
+        let mut ids: Vec<u32> = Vec::new();
+        for (zh, bigrams) in glossary.chain(tables) {
             if seen.contains(&zh) {
                 continue;
             }
             seen.push(zh);
-            let mut bigrams = Vec::new();
-            han_bigrams(zh, &mut |b| bigrams.push(b));
-            let ids: Option<Vec<u32>> = bigrams.iter().map(|b| self.index.term_id(b)).collect();
-            let df = match ids.as_deref() {
-                None | Some([]) => 0,
-                Some(&[t]) => self.index.doc_freq_of(t),
-                Some(ids) => self.index.co_occurrence(ids),
-            };
+            let n = self.term_ids(bigrams.iter(), &mut ids);
+            let df = self.df_of(&ids, n);
             if df > 0 {
-                candidates.push((bigrams, (df as f32).ln_1p()));
+                candidates.push((bigrams, n, (df as f32).ln_1p()));
             }
         }
-        let evidence: f32 = candidates.iter().map(|(_, e)| e).sum();
-        for (bigrams, e) in candidates {
-            let w = CROSS_WEIGHT * e / evidence / (bigrams.len() as f32).sqrt();
-            terms.add_phrase(bigrams, w, Some(word));
+        let evidence: f32 = candidates.iter().map(|(_, _, e)| e).sum();
+        for (bigrams, n, e) in candidates {
+            let w = CROSS_WEIGHT * e / evidence / (n as f32).sqrt();
+            terms.add_phrase(bigrams.iter(), w, Some(word));
         }
     }
 
@@ -630,7 +664,7 @@ impl Retriever {
             let share = 1.0 / names.len() as f32;
             terms.begin_word(false);
             for t in names {
-                terms.add(t, share, Some(&word));
+                terms.add(&t, share, Some(&word));
             }
             terms.end_word();
         }
@@ -768,6 +802,27 @@ impl Retriever {
             }
         }
         (analysis.terms, ranked)
+    }
+}
+
+/// A Chinese word's Han bigrams: computed for a glossary word, or precomputed by
+/// `build.rs` (space-separated) for a compiled-in one.
+#[derive(Clone, Copy)]
+enum Bigrams<'a> {
+    Owned(&'a [String]),
+    Joined(&'static str),
+}
+
+impl<'a> Bigrams<'a> {
+    fn iter(self) -> impl Iterator<Item = &'a str> {
+        let (owned, joined) = match self {
+            Bigrams::Owned(v) => (v, ""),
+            Bigrams::Joined(s) => (&[][..], s),
+        };
+        owned
+            .iter()
+            .map(String::as_str)
+            .chain(joined.split(' ').filter(|b| !b.is_empty()))
     }
 }
 
@@ -988,13 +1043,10 @@ mod tests {
             skeletons <= MAX_NAME_PROBES,
             "{skeletons} skeletons for {chars} chars"
         );
-        // Segmentation probes each of the three tables at most once per prefix length, for
-        // the first MAX_ANALYSED_HAN_CHARS Han characters only.
+        // Segmentation probes the dictionary at most once per prefix length, for the first
+        // MAX_ANALYSED_HAN_CHARS Han characters only.
         let analysed = chars.min(MAX_ANALYSED_HAN_CHARS);
-        assert!(
-            probes <= 3 * 8 * analysed,
-            "{probes} probes for {chars} chars"
-        );
+        assert!(probes <= 8 * analysed, "{probes} probes for {chars} chars");
         assert!(terms.len() <= MAX_QUERY_TERMS, "{} terms", terms.len());
     }
 
