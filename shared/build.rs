@@ -135,9 +135,10 @@ struct Record {
 ///   stopword; flagged with whether a longer word extends it, whether it is a stopword,
 ///   and the first table holding it, whose raw `t1|t2` value it carries, with the terms
 ///   of each non-empty translation as the query analyzer computes them (consecutive
-///   duplicates dropped) as `a b|c`;
-/// - `reverse.{records,slots}`: the English→Chinese table, each Chinese word's Han
-///   bigrams precomputed the same way (`ab bc|cd`).
+///   duplicates dropped) as `a b|c`, [`dict_format::SAME`] for a translation that is its
+///   own terms;
+/// - `reverse.{records,slots}`: the English→Chinese table (its words' bigrams are slices
+///   of them, computed at query time without allocating).
 ///
 /// Also `dict_counts.rs`: the number of entries of each Chinese→English table.
 fn dictionaries(out: &Path, reverse: &str) {
@@ -149,7 +150,12 @@ fn dictionaries(out: &Path, reverse: &str) {
             .map(|tr| {
                 let mut ts = analyzer.terms(tr);
                 ts.dedup();
-                ts.join(" ")
+                let group = ts.join(" ");
+                if group == tr {
+                    dict_format::SAME.to_owned()
+                } else {
+                    group
+                }
             })
             .collect();
         per.join("|")
@@ -187,23 +193,12 @@ fn dictionaries(out: &Path, reverse: &str) {
     let mut rev: BTreeMap<String, Record> = BTreeMap::new();
     for line in reverse.lines() {
         let (stem, words) = line.split_once('\t').unwrap_or((line, ""));
-        let per: Vec<String> = words
-            .split('|')
-            .filter(|w| !w.is_empty())
-            .map(|w| {
-                let mut bigrams = Vec::new();
-                tokenize::han_bigrams(w, &mut |b| bigrams.push(b));
-                bigrams.join(" ")
-            })
-            .collect();
-        rev.insert(
-            stem.to_owned(),
-            Record {
-                flags: 0,
-                value: words.to_owned(),
-                terms: per.join("|"),
-            },
-        );
+        let record = Record {
+            flags: 0,
+            value: words.to_owned(),
+            terms: String::new(),
+        };
+        rev.insert(stem.to_owned(), record);
     }
     write_table(out, "reverse", &rev);
 

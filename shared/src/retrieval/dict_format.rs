@@ -27,6 +27,10 @@ pub(crate) const STOP: u8 = 2;
 /// 1: research lexicon, 2: general lexicon, 3: CC-CEDICT).
 pub(crate) const SOURCE_SHIFT: u8 = 2;
 
+/// A translation's terms group (see `Expansion::terms`) that is exactly the translation
+/// itself ("face", "big data") is written as this, which no term contains.
+pub(crate) const SAME: &str = "=";
+
 /// The hash of a key: FxHash's multiply-rotate over the bytes (keys are a few dozen bytes
 /// at most), finished so the high bits, which [`slot_of`] uses, depend on every byte.
 pub(crate) fn hash(key: &[u8]) -> u64 {

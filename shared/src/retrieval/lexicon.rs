@@ -10,7 +10,7 @@
 //! A matched word's translations share weight 1 between them.
 
 use super::dict::{dict, Dict};
-use super::dict_format::{LONGER, MAX_KEY_CHARS, SOURCE_SHIFT, STOP};
+use super::dict_format::{LONGER, MAX_KEY_CHARS, SAME, SOURCE_SHIFT, STOP};
 use super::tokenize::Analyzer;
 use super::zh_stopwords::ZH_STOPWORDS;
 use rustc_hash::FxHashMap;
@@ -23,7 +23,7 @@ use std::sync::LazyLock;
 const ZH: Dict = dict!("zh");
 
 /// English stem → the Chinese words translating to it, the tables above read backwards
-/// (written by `build.rs`, see there), each word's Han bigrams precomputed.
+/// (written by `build.rs`, see there).
 const REVERSE: Dict = dict!("reverse");
 
 mod counts {
@@ -33,18 +33,8 @@ mod counts {
 /// The Chinese words (2–4 characters) of the compiled-in tables whose first senses are the
 /// English word with Snowball stem `stem`, curated tables first.
 pub fn chinese_for(stem: &str) -> impl Iterator<Item = &'static str> + use<> {
-    chinese_terms_for(stem).map(|(w, _)| w)
-}
-
-/// Like [`chinese_for`], each word with its Han bigrams, space-separated.
-pub(crate) fn chinese_terms_for(
-    stem: &str,
-) -> impl Iterator<Item = (&'static str, &'static str)> + use<> {
-    let (words, bigrams) = REVERSE.get(stem).map_or(("", ""), |e| (e.value, e.terms));
-    words
-        .split('|')
-        .filter(|w| !w.is_empty())
-        .zip(bigrams.split('|'))
+    let words = REVERSE.get(stem).map_or("", |e| e.value);
+    words.split('|').filter(|w| !w.is_empty())
 }
 
 /// Where a translation came from.
@@ -74,14 +64,19 @@ pub struct Expansion {
     /// characters do not count as query bigrams).
     pub stopword: bool,
     /// The index terms of each translation, as `a b|c` (one group per translation, terms
-    /// separated by spaces, consecutive duplicates dropped), precomputed.
+    /// separated by spaces, consecutive duplicates dropped; `=` for a translation that is
+    /// its own terms), precomputed.
     pub(crate) terms: Cow<'static, str>,
 }
 
 impl Expansion {
-    /// The index terms of each translation, in order (see [`Expansion::translations`]).
+    /// The index terms of each translation, space-separated, in order (see
+    /// [`Expansion::translations`]).
     pub(crate) fn translation_terms(&self) -> impl Iterator<Item = &str> {
-        self.terms.split('|').take(self.translations.len())
+        self.terms
+            .split('|')
+            .zip(&self.translations)
+            .map(|(group, tr)| if group == SAME { tr.as_str() } else { group })
     }
 }
 
@@ -395,7 +390,14 @@ mod tests {
         assert_eq!(source_of(e.flags), exact.map(|(s, _)| s), "{key:?} source");
         let value = exact.map_or("", |(_, v)| v);
         assert_eq!(e.value, value, "{key:?} value");
-        assert_eq!(e.terms, reference_terms(value), "{key:?} terms");
+        let translations = split_translations(value);
+        let terms: Vec<&str> = e
+            .terms
+            .split('|')
+            .zip(&translations)
+            .map(|(g, tr)| if g == SAME { tr.as_str() } else { g })
+            .collect();
+        assert_eq!(terms.join("|"), reference_terms(value), "{key:?} terms");
     }
 
     #[test]
@@ -439,22 +441,12 @@ mod tests {
     }
 
     #[test]
-    fn the_reverse_hash_table_matches_the_sorted_reverse_table_with_bigrams() {
+    fn the_reverse_hash_table_matches_the_sorted_reverse_table() {
         assert!(REVERSE_TEXT.len() > 1000);
         for (stem, words) in REVERSE_TEXT.entries() {
-            let e = REVERSE
-                .get(stem)
-                .unwrap_or_else(|| panic!("{stem:?} missing"));
-            assert_eq!(e.value, words, "{stem:?}");
-            let pairs: Vec<(&str, &str)> = chinese_terms_for(stem).collect();
+            let found: Vec<&str> = chinese_for(stem).collect();
             let expected: Vec<&str> = words.split('|').filter(|w| !w.is_empty()).collect();
-            assert_eq!(pairs.len(), expected.len(), "{stem:?}");
-            for ((zh, bigrams), want) in pairs.iter().zip(expected) {
-                assert_eq!(*zh, want);
-                let mut reference = Vec::new();
-                crate::retrieval::tokenize::han_bigrams(zh, &mut |b| reference.push(b));
-                assert_eq!(*bigrams, reference.join(" "), "{zh}");
-            }
+            assert_eq!(found, expected, "{stem:?}");
         }
     }
 

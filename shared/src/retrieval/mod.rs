@@ -16,7 +16,8 @@ use bm25::{idf, top_k, Bm25Builder, Bm25Index, Bm25Params};
 use lexicon::{Expansion, Lexicon};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use tokenize::{compounds, han_bigrams, runs, Analyzer, Script};
+use std::hash::BuildHasher;
+use tokenize::{compounds, han_bigram_slices, runs, Analyzer, Script};
 use translit::{han_skeleton, is_translit_char, NameCounter, NameMatcher, MAX_NAME_CHARS};
 
 /// A query term after analysis and expansion.
@@ -67,7 +68,10 @@ pub const MIN_WORDS_IF_UNKNOWN: usize = 2;
 #[derive(Default)]
 struct TermSet {
     terms: Vec<QueryTerm>,
-    position: FxHashMap<String, usize>,
+    /// An open-addressing table over `terms`: index + 1 (0 for a free slot), probed
+    /// linearly from the term's hash. Its own table rather than a map keyed by `String`
+    /// so a new term is not allocated twice; [`TERM_SLOTS`] keeps its load at most one half.
+    slots: Vec<u16>,
     /// The query's words (see [`Analysis::words`]).
     words: Vec<Word>,
     /// Whether terms being added belong to the last word of `words`.
@@ -111,11 +115,23 @@ impl TermSet {
     /// Merges `term` into the set; its index, or `None` when the set is full. A term
     /// already there costs no allocation.
     fn merge(&mut self, term: &str, weight: f32, from: Option<&str>) -> Option<u32> {
-        let i = if let Some(&i) = self.position.get(term) {
+        if self.slots.is_empty() {
+            self.slots = vec![0; TERM_SLOTS];
+        }
+        let mask = TERM_SLOTS - 1;
+        let mut slot = rustc_hash::FxBuildHasher.hash_one(term) as usize & mask;
+        while let Some(i) = self.slots[slot].checked_sub(1) {
+            if self.terms[i as usize].term == term {
+                break;
+            }
+            slot = (slot + 1) & mask;
+        }
+        let i = if let Some(i) = self.slots[slot].checked_sub(1) {
+            let i = i as usize;
             self.terms[i].weight += weight;
             i
         } else if self.terms.len() < MAX_QUERY_TERMS {
-            self.position.insert(term.to_owned(), self.terms.len());
+            self.slots[slot] = self.terms.len() as u16 + 1;
             self.terms.push(QueryTerm {
                 term: term.to_owned(),
                 weight,
@@ -153,6 +169,9 @@ impl TermSet {
         self.in_word = false;
     }
 }
+
+/// Slots of [`TermSet`]'s table: a power of two at least twice [`MAX_QUERY_TERMS`].
+const TERM_SLOTS: usize = (2 * MAX_QUERY_TERMS).next_power_of_two();
 
 /// A query after analysis: its terms, and which terms stand for each of its words.
 #[derive(Debug, Clone, Default)]
@@ -207,9 +226,8 @@ pub struct Retriever {
     n_docs: usize,
     /// Whether any passage has Chinese text (else English words are not expanded).
     has_han: bool,
-    /// English term → the glossary's Chinese words translating to it, each with its Han
-    /// bigrams.
-    glossary_zh: FxHashMap<String, Vec<(String, Vec<String>)>>,
+    /// English term → the glossary's Chinese words translating to it.
+    glossary_zh: FxHashMap<String, Vec<String>>,
 }
 
 impl Retriever {
@@ -256,17 +274,12 @@ impl Retriever {
         names: Vec<(String, String)>,
         glossary: &[(String, Vec<String>)],
     ) -> Self {
-        let mut glossary_zh: FxHashMap<String, Vec<(String, Vec<String>)>> = FxHashMap::default();
+        let mut glossary_zh: FxHashMap<String, Vec<String>> = FxHashMap::default();
         for (zh, translations) in glossary {
             for tr in translations {
                 if let [term] = analyzer.terms(tr).as_slice() {
                     let zh: String = zh.chars().map(tokenize::fold_char).collect();
-                    let mut bigrams = Vec::new();
-                    han_bigrams(&zh, &mut |b| bigrams.push(b));
-                    glossary_zh
-                        .entry(term.clone())
-                        .or_default()
-                        .push((zh, bigrams));
+                    glossary_zh.entry(term.clone()).or_default().push(zh);
                 }
             }
         }
@@ -385,7 +398,6 @@ impl Retriever {
         let mut han_left = MAX_ANALYSED_HAN_CHARS;
         // Per query: words already looked up (a long query repeats its words).
         let mut translated: FxHashMap<String, Vec<(usize, f32)>> = FxHashMap::default();
-        let attested: std::cell::RefCell<FxHashMap<String, bool>> = Default::default();
         for run in runs(query) {
             match run.script {
                 Script::Latin => {
@@ -408,12 +420,7 @@ impl Retriever {
                     // particular), the first one joining the analysed part to the rest.
                     let (head, tail) = split_chars(&run.text, han_left);
                     han_left -= head.chars().count();
-                    let expansions = self.lexicon.expand_in(head, |word| {
-                        *attested
-                            .borrow_mut()
-                            .entry(word.to_owned())
-                            .or_insert_with(|| self.han_attested(word))
-                    });
+                    let expansions = self.lexicon.expand_in(head, |w| self.han_attested(w));
                     let mut is_name = vec![false; expansions.len()];
                     self.match_names(&expansions, &mut is_name, &mut terms, &mut name_probes);
                     // Bigrams (for Chinese documents) of the content words only: the
@@ -443,7 +450,9 @@ impl Retriever {
                         // A lone character is a term only when it is the whole run (as
                         // the index keeps it); inside a run only bigrams are indexed.
                         if !single || whole_run {
-                            han_bigrams(&ex.word, &mut |t| terms.add(&t, 1.0, None));
+                            for t in han_bigram_slices(&ex.word) {
+                                terms.add(t, 1.0, None);
+                            }
                         }
                         if !name {
                             // A word repeated in the query is translated once.
@@ -462,7 +471,9 @@ impl Retriever {
                     if !tail.is_empty() {
                         let joined = head.chars().last().map_or(0, char::len_utf8);
                         let rest = &run.text[head.len() - joined..];
-                        han_bigrams(rest, &mut |t| terms.add(&t, 1.0, None));
+                        for t in han_bigram_slices(rest) {
+                            terms.add(t, 1.0, None);
+                        }
                     }
                 }
             }
@@ -482,9 +493,7 @@ impl Retriever {
     /// True when the corpus writes the Han `word` (every bigram of it is indexed), which
     /// makes it a likelier segment of a query about this site.
     fn han_attested(&self, word: &str) -> bool {
-        let mut all = true;
-        han_bigrams(word, &mut |b| all &= self.index.doc_freq(&b) > 0);
-        all
+        han_bigram_slices(word).all(|b| self.index.doc_freq(b) > 0)
     }
 
     /// The English translations of one Chinese word and their weights, sharing [`CROSS_WEIGHT`]
@@ -564,26 +573,27 @@ impl Retriever {
     /// together and divide its share by the square root of their number.
     fn add_chinese(&self, stem: &str, word: &str, terms: &mut TermSet) {
         let glossary = self.glossary_zh.get(stem).into_iter().flatten();
-        let glossary = glossary.map(|(zh, bigrams)| (zh.as_str(), Bigrams::Owned(bigrams)));
-        let tables = lexicon::chinese_terms_for(stem).map(|(zh, b)| (zh, Bigrams::Joined(b)));
+        // Shortened from `'static` so it chains with the glossary's words.
+        let tables = lexicon::chinese_for(stem).map::<&str, _>(|w| w);
         let mut seen: Vec<&str> = Vec::new();
-        let mut candidates: Vec<(Bigrams<'_>, usize, f32)> = Vec::new();
+        // (word, number of bigrams, evidence)
+        let mut candidates: Vec<(&str, usize, f32)> = Vec::new();
         let mut ids: Vec<u32> = Vec::new();
-        for (zh, bigrams) in glossary.chain(tables) {
+        for zh in glossary.map(String::as_str).chain(tables) {
             if seen.contains(&zh) {
                 continue;
             }
             seen.push(zh);
-            let n = self.term_ids(bigrams.iter(), &mut ids);
+            let n = self.term_ids(han_bigram_slices(zh), &mut ids);
             let df = self.df_of(&ids, n);
             if df > 0 {
-                candidates.push((bigrams, n, (df as f32).ln_1p()));
+                candidates.push((zh, n, (df as f32).ln_1p()));
             }
         }
         let evidence: f32 = candidates.iter().map(|(_, _, e)| e).sum();
-        for (bigrams, n, e) in candidates {
+        for (zh, n, e) in candidates {
             let w = CROSS_WEIGHT * e / evidence / (n as f32).sqrt();
-            terms.add_phrase(bigrams.iter(), w, Some(word));
+            terms.add_phrase(han_bigram_slices(zh), w, Some(word));
         }
     }
 
@@ -802,27 +812,6 @@ impl Retriever {
             }
         }
         (analysis.terms, ranked)
-    }
-}
-
-/// A Chinese word's Han bigrams: computed for a glossary word, or precomputed by
-/// `build.rs` (space-separated) for a compiled-in one.
-#[derive(Clone, Copy)]
-enum Bigrams<'a> {
-    Owned(&'a [String]),
-    Joined(&'static str),
-}
-
-impl<'a> Bigrams<'a> {
-    fn iter(self) -> impl Iterator<Item = &'a str> {
-        let (owned, joined) = match self {
-            Bigrams::Owned(v) => (v, ""),
-            Bigrams::Joined(s) => (&[][..], s),
-        };
-        owned
-            .iter()
-            .map(String::as_str)
-            .chain(joined.split(' ').filter(|b| !b.is_empty()))
     }
 }
 

@@ -385,6 +385,25 @@ impl Analyzer {
     }
 }
 
+/// Like [`han_bigrams`], as slices of `run` instead of new strings: a query's bigrams are
+/// looked up and merged without allocating.
+pub fn han_bigram_slices(run: &str) -> impl Iterator<Item = &str> {
+    let one = run.chars().nth(1).is_none();
+    let whole = (one && !run.is_empty()).then_some(run);
+    // Each character's start paired with the end of the character after it.
+    let ends = run
+        .char_indices()
+        .skip(2)
+        .map(|(i, _)| i)
+        .chain([run.len()]);
+    let pairs = run
+        .char_indices()
+        .zip(ends)
+        .filter(move |_| !one)
+        .map(move |((start, _), end)| &run[start..end]);
+    whole.into_iter().chain(pairs)
+}
+
 /// Overlapping character bigrams of a Han run; a run of one character is its own term.
 pub fn han_bigrams(run: &str, emit: &mut impl FnMut(String)) {
     let chars: Vec<char> = run.chars().collect();
@@ -523,6 +542,20 @@ mod tests {
         // A sentence's full stop and a lone dash are not identifiers.
         assert_eq!(a.terms("It ends. - Then"), vec!["end"]);
         assert_eq!(a.terms("Python 3.8"), vec!["python", "3", "8", "3.8"]);
+    }
+
+    #[test]
+    fn bigram_slices_are_the_bigrams() {
+        for run in ["", "人", "人脸", "人脸识别", "\u{2A6D6}脸\u{2A6D7}", "a人b"] {
+            let mut owned = Vec::new();
+            han_bigrams(run, &mut |b| owned.push(b));
+            let slices: Vec<&str> = han_bigram_slices(run).collect();
+            assert_eq!(slices, owned, "{run:?}");
+        }
+        assert_eq!(
+            han_bigram_slices("人脸识").collect::<Vec<_>>(),
+            ["人脸", "脸识"]
+        );
     }
 
     #[test]
