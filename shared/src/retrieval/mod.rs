@@ -401,7 +401,7 @@ impl Retriever {
         for run in runs(query) {
             match run.script {
                 Script::Latin => {
-                    if let Some(t) = self.analyzer.latin_term(&run.text) {
+                    if let Some(t) = self.analyzer.latin_term_ref(&run.text) {
                         terms.begin_word(false);
                         if t.chars().count() <= 2
                             || !run.text.chars().any(|c| c.is_ascii_alphabetic())

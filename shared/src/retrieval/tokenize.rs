@@ -324,6 +324,15 @@ impl Analyzer {
         }
     }
 
+    /// Like [`Analyzer::latin_term`], borrowing the term from the memo when the index has
+    /// seen the word (a query's words mostly), so analysing it allocates nothing.
+    pub fn latin_term_ref(&self, word: &str) -> Option<std::borrow::Cow<'_, str>> {
+        match self.memo.get(word) {
+            Some(term) => term.as_deref().map(std::borrow::Cow::Borrowed),
+            None => self.compute_term(word).map(std::borrow::Cow::Owned),
+        }
+    }
+
     /// Like [`Analyzer::terms`], remembering each new word's term for later queries.
     pub fn learn_terms(&mut self, text: &str) -> Vec<String> {
         let mut out = Vec::new();
@@ -514,6 +523,12 @@ mod tests {
         assert_eq!(learned, Analyzer::new().terms(text));
         // The memo answers later lookups the same way, stopwords included.
         assert_eq!(learner.latin_term("training").as_deref(), Some("train"));
+        assert_eq!(learner.latin_term_ref("training").as_deref(), Some("train"));
+        assert_eq!(
+            learner.latin_term_ref("trainings").as_deref(),
+            Some("train")
+        );
+        assert_eq!(learner.latin_term_ref("the"), None);
         assert_eq!(learner.latin_term("the"), None);
         assert_eq!(
             learner.latin_term("unseen"),
