@@ -195,7 +195,10 @@ impl Lexicon {
                 let more = len < self.glossary_max_chars || flags & LONGER != 0;
                 let matched = if flags & STOP != 0 {
                     Some(Found::Stop)
-                } else if let Some(g) = self.glossary.get(prefix) {
+                } else if let Some(g) = (len <= self.glossary_max_chars)
+                    .then(|| self.glossary.get(prefix))
+                    .flatten()
+                {
                     Some(Found::Word(Source::Glossary, Translations::Glossary(g)))
                 } else {
                     let source = match flags >> SOURCE_SHIFT {
