@@ -116,5 +116,25 @@ if os.environ.get("MOTO_LEAN_TRANSACTIONS") == "1":
     DynamoDBBackend.transact_write_items = _transact
     dynamodb_models.copy = _CopyForTransactions()
 
+
+def _exit_when_stdin_closes():
+    """Ends the process when its stdin reaches end of file.
+
+    The test harness (shared/src/testing/moto.rs) shares one server among a test binary's
+    tests and holds the write end of this pipe; the server is never dropped, but the pipe
+    closes when the test process ends, however it ends, and so does the server.
+    """
+    import sys
+
+    while sys.stdin.buffer.read(65536):
+        pass
+    os._exit(0)
+
+
+# Opt-in: a server started in the background of a shell (infra/load.sh) has a stdin that
+# may end at once.
+if os.environ.get("MOTO_EXIT_ON_STDIN_EOF") == "1":
+    threading.Thread(target=_exit_when_stdin_closes, daemon=True).start()
+
 if __name__ == "__main__":
     server.main()

@@ -65,6 +65,9 @@ pub struct ChatConfig {
     /// `CONTACT_URL`: the owner's contact (`mailto:` or an http(s) address), offered when
     /// the site has nothing on a question and reported by health for the widget.
     pub contact_url: Option<String>,
+    /// How long the store calls of a turn may take (not configurable: fixed defaults,
+    /// [`super::StoreBudgets`]; tests pass small ones).
+    pub store_budgets: super::StoreBudgets,
 }
 
 /// A salt nobody outside this process knows, drawn once per process (cold start): the
@@ -104,6 +107,7 @@ impl Default for ChatConfig {
             answer_cache: true,
             answer_cache_ttl_secs: 86_400,
             contact_url: None,
+            store_budgets: super::StoreBudgets::default(),
         }
     }
 }
@@ -166,6 +170,7 @@ impl ChatConfig {
             ttl_days: ranged(&trimmed, "CONVERSATION_TTL_DAYS", 1, 3650)?
                 .map_or(defaults.ttl_days, |d| d as u64),
             max_top_k: defaults.max_top_k,
+            store_budgets: defaults.store_budgets,
             client_salt: trimmed("CLIENT_HASH_SALT").map(Secret::new),
             rate_limit_per_minute: ranged(&trimmed, "RATE_LIMIT_PER_MINUTE", 0, 100_000)?
                 .map_or(defaults.rate_limit_per_minute, |n| n as u64),

@@ -36,7 +36,7 @@ pub mod session;
 mod storage;
 pub mod style;
 pub mod suggest;
-pub use storage::{HISTORY_BUDGET, RECORD_BUDGET};
+pub use storage::{StoreBudgets, HISTORY_BUDGET, RECORD_BUDGET};
 pub use style::AnswerStyle;
 pub use suggest::{Handoff, Suggestion};
 
@@ -477,7 +477,7 @@ impl ChatService {
         let at_ms = crate::store::epoch_ms(ctx.at);
         // Throttling and outages retried within the record budget: the update sets the same
         // values every time, so an attempt that landed unseen is harmless to repeat.
-        let deadline = tokio::time::Instant::now() + RECORD_BUDGET;
+        let deadline = tokio::time::Instant::now() + self.config.store_budgets.record;
         let feedback = req.feedback(at_ms);
         let stored = crate::retry::retry_until(deadline, StoreError::is_retryable, || {
             self.store
@@ -810,6 +810,7 @@ impl ChatService {
             req.history
         } else {
             storage::history(
+                self.config.store_budgets.history,
                 self.store.as_ref(),
                 &session_id,
                 self.config.history_messages,
@@ -920,7 +921,12 @@ impl ChatService {
             },
             at: turn.at,
         };
-        storage::record(self.store.as_ref(), &exchange).await;
+        storage::record(
+            self.config.store_budgets.record,
+            self.store.as_ref(),
+            &exchange,
+        )
+        .await;
     }
 }
 

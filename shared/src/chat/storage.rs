@@ -36,14 +36,35 @@ pub const HISTORY_BUDGET: Duration = Duration::from_millis(1500);
 /// and a JSON answer waits at most this long for its record.
 pub const RECORD_BUDGET: Duration = Duration::from_secs(3);
 
+/// How long a turn's store calls may take, retries included: [`HISTORY_BUDGET`] and
+/// [`RECORD_BUDGET`] by default. A field of [`super::ChatConfig`] rather than constants so
+/// that tests of an outage wait milliseconds, not seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreBudgets {
+    /// Reading the session's history.
+    pub history: Duration,
+    /// Writing the exchange (and a visitor's feedback).
+    pub record: Duration,
+}
+
+impl Default for StoreBudgets {
+    fn default() -> Self {
+        Self {
+            history: HISTORY_BUDGET,
+            record: RECORD_BUDGET,
+        }
+    }
+}
+
 /// The latest `limit` messages of a session, or none (logged) when the store cannot give
-/// them within [`HISTORY_BUDGET`].
+/// them within `budget` ([`HISTORY_BUDGET`] by default).
 pub(super) async fn history(
+    budget: Duration,
     store: &dyn ConversationStore,
     session_id: &str,
     limit: usize,
 ) -> Vec<ChatMessage> {
-    let deadline = Instant::now() + HISTORY_BUDGET;
+    let deadline = Instant::now() + budget;
     match retry_until(deadline, StoreError::is_retryable, || {
         store.recent_turns(session_id, limit)
     })
@@ -57,10 +78,15 @@ pub(super) async fn history(
     }
 }
 
-/// Writes `exchange` within [`RECORD_BUDGET`]; a failure is logged as `unrecorded_turn`
-/// (see the module docs), never returned: the answer stands. True when it is stored.
-pub(super) async fn record(store: &dyn ConversationStore, exchange: &Exchange) -> bool {
-    let deadline = Instant::now() + RECORD_BUDGET;
+/// Writes `exchange` within `budget` ([`RECORD_BUDGET`] by default); a failure is logged as
+/// `unrecorded_turn` (see the module docs), never returned: the answer stands. True when it
+/// is stored.
+pub(super) async fn record(
+    budget: Duration,
+    store: &dyn ConversationStore,
+    exchange: &Exchange,
+) -> bool {
+    let deadline = Instant::now() + budget;
     let outcome = &exchange.audit.outcome;
     match retry_until(deadline, StoreError::is_retryable, || {
         store.record_exchange(exchange)
@@ -175,7 +201,7 @@ mod tests {
     #[tokio::test]
     async fn throttled_writes_are_retried_and_land_once() {
         let store = flaky(3, true);
-        assert!(record(&store, &exchange()).await);
+        assert!(record(RECORD_BUDGET, &store, &exchange()).await);
         assert_eq!(store.calls.load(Ordering::SeqCst), 4);
         assert_eq!(store.inner.session_turns("s-1").len(), 2);
         assert_eq!(store.inner.audit_records().len(), 1);
@@ -184,11 +210,12 @@ mod tests {
     #[tokio::test]
     async fn a_permanent_failure_is_not_retried() {
         let store = flaky(usize::MAX, false);
-        assert!(!record(&store, &exchange()).await);
+        assert!(!record(RECORD_BUDGET, &store, &exchange()).await);
         assert_eq!(store.calls.load(Ordering::SeqCst), 1);
     }
 
-    #[tokio::test]
+    // Paused time: the budget passes at once and exactly.
+    #[tokio::test(start_paused = true)]
     async fn a_history_read_that_never_answers_gives_up_within_its_budget() {
         struct Hanging;
         #[async_trait]
@@ -211,16 +238,14 @@ mod tests {
             }
         }
         let start = Instant::now();
-        assert!(history(&Hanging, "s-1", 10).await.is_empty());
-        let took = start.elapsed();
-        assert!(
-            took >= HISTORY_BUDGET && took < HISTORY_BUDGET + Duration::from_millis(500),
-            "{took:?}"
-        );
+        assert!(history(HISTORY_BUDGET, &Hanging, "s-1", 10)
+            .await
+            .is_empty());
+        assert_eq!(start.elapsed(), HISTORY_BUDGET);
         let store = MemoryConversationStore::new();
         store.record_exchange(&exchange()).await.unwrap();
         assert_eq!(
-            history(&store, "s-1", 10).await,
+            history(HISTORY_BUDGET, &store, "s-1", 10).await,
             vec![
                 ChatMessage::new(Role::User, "What is Partial FC?"),
                 ChatMessage::new(Role::Assistant, "A way to train on 10M identities [1]."),

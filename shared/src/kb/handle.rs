@@ -55,6 +55,9 @@ pub enum Refresh {
 pub struct KbHandle {
     source: Arc<dyn KbSource>,
     interval: Duration,
+    /// How long a request waits on the refresh it triggered ([`REFRESH_BUDGET`] unless
+    /// [`KbHandle::with_refresh_budget`] says otherwise).
+    refresh_budget: Duration,
     // A std lock held only to clone or replace the `Arc`, never across an `.await`: readers
     // then never wait on a refresh's network call or indexing, and a std lock is cheaper
     // than tokio's for a pointer copy.
@@ -108,6 +111,7 @@ impl KbHandle {
         Ok(Self {
             source,
             interval,
+            refresh_budget: REFRESH_BUDGET,
             current: Arc::new(RwLock::new(Arc::new(index))),
             refresh: Arc::new(Mutex::new(RefreshState {
                 checked_at: Instant::now(),
@@ -123,12 +127,20 @@ impl KbHandle {
         Self {
             source: Arc::new(super::memory::MemoryKbSource::new()),
             interval: Duration::MAX,
+            refresh_budget: REFRESH_BUDGET,
             current: Arc::new(RwLock::new(index)),
             refresh: Arc::new(Mutex::new(RefreshState {
                 checked_at: Instant::now(),
                 seen,
             })),
         }
+    }
+
+    /// This handle, waiting at most `budget` on a refresh instead of [`REFRESH_BUDGET`]
+    /// (tests of an unanswering source use a short one).
+    pub fn with_refresh_budget(mut self, budget: Duration) -> Self {
+        self.refresh_budget = budget;
+        self
     }
 
     /// Loads from `config.kb_source` (a file, or S3 through `aws`), re-checking every
@@ -146,7 +158,8 @@ impl KbHandle {
         if let Ok(mut state) = self.refresh.clone().try_lock_owned() {
             if state.checked_at.elapsed() >= self.interval {
                 state.checked_at = Instant::now();
-                let fetched = tokio::time::timeout(REFRESH_BUDGET, self.fetch(&mut state)).await;
+                let fetched =
+                    tokio::time::timeout(self.refresh_budget, self.fetch(&mut state)).await;
                 let error = match fetched {
                     Ok(Ok(Some((object, prebuilt)))) => {
                         // The lock goes with the build, so no second refresh starts before
@@ -163,7 +176,7 @@ impl KbHandle {
                     }
                     Ok(Ok(None)) => None,
                     Ok(Err(e)) => Some(e.to_string()),
-                    Err(_elapsed) => Some(format!("no answer within {REFRESH_BUDGET:?}")),
+                    Err(_elapsed) => Some(format!("no answer within {:?}", self.refresh_budget)),
                 };
                 if let Some(error) = error {
                     self.log_failure(&error);

@@ -11,7 +11,6 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
-use std::hash::{BuildHasher, RandomState};
 use std::time::Duration;
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, RETRY_AFTER};
@@ -24,6 +23,7 @@ use super::{
     StreamEvent, TimeoutPhase, MAX_ERROR_BODY,
 };
 use crate::message::ChatMessage;
+use crate::retry::{Backoff, Verdict};
 
 /// Longest wait between two attempts, whatever the attempt number.
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
@@ -74,8 +74,9 @@ impl OpenAiCompatClient {
         })
     }
 
-    /// Sends one request; a non-success status becomes a [`Failure`] with the body's start.
-    async fn send(&self, body: &[u8]) -> Result<reqwest::Response, Failure> {
+    /// Sends one request; a non-success status becomes [`LlmError::Status`] with the body's
+    /// start and the provider's `Retry-After`.
+    async fn send(&self, body: &[u8]) -> Result<reqwest::Response, LlmError> {
         let mut request = self
             .http
             .post(&self.url)
@@ -109,70 +110,43 @@ impl OpenAiCompatClient {
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
         let body = read_error_body(response).await;
-        Err(Failure {
-            error: LlmError::Status {
-                status,
-                body,
-                retry_after,
-            },
+        Err(LlmError::Status {
+            status,
+            body,
             retry_after,
         })
     }
 
-    /// Runs `attempt` until it succeeds, fails for good, or `deadline` passes.
+    /// Runs `attempt` until it succeeds, fails for good, or `deadline` passes, with the
+    /// shared retry loop ([`Backoff::run`]): the configured first delay and retry count, a
+    /// provider's `Retry-After` instead of the backoff, and a timeout in `phase` when the
+    /// deadline cuts an attempt short.
     async fn with_retries<T, F, Fut>(
         &self,
         deadline: Instant,
         phase: TimeoutPhase,
-        mut attempt: F,
+        attempt: F,
     ) -> Result<T, LlmError>
     where
         F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, Failure>>,
+        Fut: Future<Output = Result<T, LlmError>>,
     {
-        let mut retries = 0;
-        loop {
-            let failure = match timeout_at(deadline, attempt()).await {
-                Ok(Ok(value)) => return Ok(value),
-                Ok(Err(failure)) => failure,
-                Err(_elapsed) => return Err(LlmError::Timeout { phase }),
-            };
-            let Some(delay) = self.retry_delay(retries, &failure, deadline) else {
-                return Err(failure.error);
-            };
-            retries += 1;
-            tracing::warn!(
-                retry = retries,
-                delay_ms = delay.as_millis() as u64,
-                error = %failure.error,
-                "model call failed, retrying"
-            );
-            tokio::time::sleep(delay).await;
-        }
-    }
-
-    fn retry_delay(&self, retries: u32, failure: &Failure, deadline: Instant) -> Option<Duration> {
-        if retries >= self.config.max_retries || !failure.error.is_retryable() {
-            return None;
-        }
-        let delay = failure.retry_after.unwrap_or_else(|| self.backoff(retries));
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        // Waiting past the deadline would only turn the provider's answer into a timeout.
-        (delay < remaining).then_some(delay)
-    }
-
-    /// `retry_backoff · 2^retries`, capped, then jittered into [d/2, d] so that many
-    /// Lambda instances hit by the same outage do not retry in lockstep.
-    fn backoff(&self, retries: u32) -> Duration {
-        let base = self
-            .config
-            .retry_backoff
-            .saturating_mul(1 << retries.min(16))
-            .min(MAX_BACKOFF);
-        // A fresh RandomState is seeded randomly: enough entropy for jitter without a crate.
-        let random = RandomState::new().hash_one(retries);
-        let fraction = (random >> 11) as f64 / (1u64 << 53) as f64;
-        base / 2 + base.mul_f64(fraction / 2.0)
+        let backoff = Backoff {
+            first: self.config.retry_backoff,
+            max: MAX_BACKOFF,
+            max_retries: self.config.max_retries,
+        };
+        let verdict = |e: &LlmError| match e {
+            _ if !e.is_retryable() => Verdict::Fatal,
+            LlmError::Status {
+                retry_after: Some(wait),
+                ..
+            } => Verdict::RetryAfter(*wait),
+            _ => Verdict::Retry,
+        };
+        backoff
+            .run(deadline, verdict, |_| LlmError::Timeout { phase }, attempt)
+            .await
     }
 }
 
@@ -195,7 +169,7 @@ impl LlmClient for OpenAiCompatClient {
             let text = response.text().await.map_err(|e| LlmError::Interrupted {
                 source: Some(Box::new(e)),
             })?;
-            Ok(parse_completion(&text, &self.config.model)?)
+            parse_completion(&text, &self.config.model)
         })
         .await
     }
@@ -226,21 +200,6 @@ impl LlmClient for OpenAiCompatClient {
             reader,
             |mut reader| async move { reader.next_event().await.map(|event| (event, reader)) },
         )))
-    }
-}
-
-/// Why one attempt failed, and how long the provider asked us to wait before the next.
-struct Failure {
-    error: LlmError,
-    retry_after: Option<Duration>,
-}
-
-impl From<LlmError> for Failure {
-    fn from(error: LlmError) -> Self {
-        Self {
-            error,
-            retry_after: None,
-        }
     }
 }
 

@@ -277,7 +277,8 @@ impl Bm25Index {
             .count()
     }
 
-    fn postings(&self, t: u32) -> (&[u32], &[f32]) {
+    /// The units holding term `t` (ascending) and their BM25 term weights.
+    pub(crate) fn postings(&self, t: u32) -> (&[u32], &[f32]) {
         let (a, b) = (
             self.offsets[t as usize] as usize,
             self.offsets[t as usize + 1] as usize,

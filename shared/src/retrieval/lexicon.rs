@@ -278,6 +278,24 @@ impl Lexicon {
         }
         out
     }
+
+    /// The translations of exactly the folded word `word`, from the first source that has
+    /// it (glossary, then the curated tables, then CC-CEDICT: the order segmentation
+    /// prefers), without segmenting; `None` for a stopword or a word no source has. Like
+    /// segmentation, it knows the compiled-in tables' words of at most
+    /// [`MAX_KEY_CHARS`] characters.
+    pub fn word(&self, word: &str) -> Option<Vec<String>> {
+        let entry = ZH.get(word);
+        if entry.is_some_and(|e| e.flags & STOP != 0) {
+            return None;
+        }
+        if let Some(g) = self.glossary.get(word) {
+            return Some(g.translations.clone());
+        }
+        entry
+            .filter(|e| e.flags >> SOURCE_SHIFT != 0)
+            .map(|e| split_translations(e.value))
+    }
 }
 
 /// The compiled-in record of a prefix: one hash lookup.
@@ -500,6 +518,19 @@ mod tests {
         assert_eq!(words, vec!["人脸识别", "训练"]);
         assert!(ex[0].translations.iter().any(|t| t == "face recognition"));
         assert_eq!(ex[0].source, Some(Source::Research));
+    }
+
+    #[test]
+    fn a_word_looked_up_alone_has_the_translations_segmentation_gives_it() {
+        let lex = Lexicon::new(&[("模型".to_string(), vec!["checkpoint".to_string()])]);
+        for word in ["卸载", "图书馆", "人脸识别", "米饭", "模型"] {
+            let ex = lex.expand(word);
+            assert_eq!(ex.len(), 1, "{word} is one word");
+            assert_eq!(lex.word(word), Some(ex[0].translations.clone()), "{word}");
+        }
+        assert_eq!(lex.word("模型"), Some(vec!["checkpoint".to_string()]));
+        assert_eq!(lex.word("的"), None, "a stopword");
+        assert_eq!(lex.word("学的"), None, "not a word");
     }
 
     fn words(lex: &Lexicon, run: &str) -> Vec<String> {

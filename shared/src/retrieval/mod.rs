@@ -10,6 +10,7 @@ pub mod lexicon;
 mod table;
 pub mod tokenize;
 pub mod translit;
+pub mod versions;
 mod zh_stopwords;
 
 use bm25::{idf, top_k, Bm25Builder, Bm25Index, Bm25Params};
@@ -152,8 +153,16 @@ impl TermSet {
                 alternatives: Vec::new(),
                 single,
                 neutral: false,
+                literal: false,
             });
             self.in_word = true;
+        }
+    }
+
+    /// Marks the word just begun as a literal name (see [`Word::literal`]).
+    fn mark_literal(&mut self) {
+        if let (true, Some(w)) = (self.in_word, self.words.last_mut()) {
+            w.literal = true;
         }
     }
 
@@ -197,6 +206,21 @@ pub struct Word {
     /// the site does use: "ما هو LLaVA؟") or a fragment of two characters or fewer (`0m`
     /// from a terminal escape). Such a word counts only where the site has it.
     pub neutral: bool,
+    /// Whether it is a name: a run of Chinese characters no dictionary joins, matched as
+    /// written (李会晟), or an exact transliteration of one of the site's proper nouns
+    /// (卡卡 → Gaga). A page that has it is about what the question names, so matching it
+    /// answers the question on its own.
+    pub literal: bool,
+}
+
+/// A word of the query as the no-answer test weighs it.
+struct Weighed {
+    /// Its IDF on this site (see [`Retriever::search`]).
+    weight: f32,
+    /// Its alternatives whose terms are all indexed, as term ids.
+    alts: Vec<Vec<u32>>,
+    /// See [`Word::literal`].
+    literal: bool,
 }
 
 /// One ranked document: which document, its best passage and score.
@@ -228,6 +252,9 @@ pub struct Retriever {
     has_han: bool,
     /// English term → the glossary's Chinese words translating to it.
     glossary_zh: FxHashMap<String, Vec<String>>,
+    /// Each document's version in the other language ([`versions::NONE`] for none); empty
+    /// on a site without Chinese text.
+    versions: Vec<u32>,
 }
 
 impl Retriever {
@@ -283,9 +310,15 @@ impl Retriever {
                 }
             }
         }
+        let lexicon = Lexicon::new(glossary);
+        let versions = if has_han {
+            versions::pair(&index, &units, n_docs, &lexicon, &analyzer)
+        } else {
+            Vec::new()
+        };
         Self {
             analyzer,
-            lexicon: Lexicon::new(glossary),
+            lexicon,
             names: NameMatcher::new(names.iter().cloned()),
             name_list: names,
             index,
@@ -293,7 +326,63 @@ impl Retriever {
             n_docs,
             has_han,
             glossary_zh,
+            versions,
         }
+    }
+
+    /// Each document's version in the other language on a bilingual site
+    /// ([`versions::NONE`] for none; empty when the site has no Chinese text).
+    pub fn versions(&self) -> &[u32] {
+        &self.versions
+    }
+
+    /// The first `k` of `ranked` leaving out each hit whose other-language version ranks
+    /// above it.
+    pub fn one_version_each(&self, ranked: Vec<Ranked>, k: usize) -> Vec<Ranked> {
+        let mut out: Vec<Ranked> = Vec::with_capacity(k.min(ranked.len()));
+        for hit in ranked {
+            if out.len() == k {
+                break;
+            }
+            let other = self.versions.get(hit.doc as usize).copied();
+            if !out.iter().any(|h| Some(h.doc) == other) {
+                out.push(hit);
+            }
+        }
+        out
+    }
+
+    /// `ranked` with each hit's other-language version right after it (scored as the hit:
+    /// it is the same page), keeping the first `k`. The version's passage is the one at
+    /// the hit's position when it has as many (translations keep their structure), else
+    /// its first.
+    fn with_versions(&self, ranked: Vec<Ranked>, k: usize) -> Vec<Ranked> {
+        if self.versions.is_empty() {
+            return ranked;
+        }
+        let mut out: Vec<Ranked> = Vec::with_capacity(ranked.len() + 1);
+        for hit in &ranked {
+            if out.iter().any(|h| h.doc == hit.doc) {
+                continue;
+            }
+            out.push(*hit);
+            let other = self.versions[hit.doc as usize];
+            if other == versions::NONE || out.iter().any(|h| h.doc == other) {
+                continue;
+            }
+            let passage = match ranked.iter().find(|h| h.doc == other) {
+                Some(own) => own.passage,
+                None if self.units.binary_search(&(other, hit.passage)).is_ok() => hit.passage,
+                None => 0,
+            };
+            out.push(Ranked {
+                doc: other,
+                passage,
+                score: hit.score,
+            });
+        }
+        out.truncate(k);
+        out
     }
 
     /// Per word of the query: its weight (the IDF of its most specific term the site
@@ -301,7 +390,7 @@ impl Retriever {
     /// the site never uses is as specific as a word can be) and the ids of its indexed
     /// terms. Words without terms, and single characters the site has no term for, are
     /// left out.
-    fn word_weights(&self, analysis: &Analysis) -> Vec<(f32, Vec<Vec<u32>>)> {
+    fn word_weights(&self, analysis: &Analysis) -> Vec<Weighed> {
         let n = self.index.len();
         analysis
             .words
@@ -330,7 +419,11 @@ impl Retriever {
                     .map(|df| idf(n, df))
                     .fold(None, |m: Option<f32>, x| Some(m.map_or(x, |m| m.max(x))))
                     .unwrap_or_else(|| idf(n, 0));
-                Some((weight, alts))
+                Some(Weighed {
+                    weight,
+                    alts,
+                    literal: w.literal,
+                })
             })
             .collect()
     }
@@ -429,7 +522,25 @@ impl Retriever {
                     // and translations stand for it; a bigram across two words for neither.
                     let mut prev: Option<char> = None;
                     let whole_run = expansions.len() == 1 && tail.is_empty();
-                    for (ex, &name) in expansions.iter().zip(&is_name) {
+                    let spans = lone_spans(&expansions, &is_name);
+                    for (i, (ex, &name)) in expansions.iter().zip(&is_name).enumerate() {
+                        if let Some(&(start, end)) = spans.iter().find(|s| s.0 == i) {
+                            // Characters the dictionary could not join (a Chinese name:
+                            // 李会晟, 元英宗) are one word as written, matched by its
+                            // bigrams together; neutral, since single-character words in
+                            // a row are often just that.
+                            let text: String = expansions[start..end]
+                                .iter()
+                                .map(|x| x.word.as_str())
+                                .collect();
+                            terms.begin_word(false);
+                            terms.mark_neutral();
+                            terms.mark_literal();
+                            terms.add_phrase(han_bigram_slices(&text), 1.0, None);
+                            terms.end_word();
+                        }
+                        // Inside a span its bigrams are already in.
+                        let inside = spans.iter().any(|&(start, end)| i > start && i < end);
                         if ex.stopword {
                             prev = None;
                             continue;
@@ -437,7 +548,7 @@ impl Retriever {
                         let mut chars = ex.word.chars();
                         let first = chars.next();
                         let single = chars.next().is_none();
-                        if let (Some(a), Some(b)) = (prev, first) {
+                        if let (Some(a), Some(b), false) = (prev, first, inside) {
                             // The bigram across two words, built on the stack.
                             let mut buf = [0u8; 8];
                             let la = a.encode_utf8(&mut buf).len();
@@ -663,7 +774,7 @@ impl Retriever {
             }
         }
         found.sort_by_key(|&(near, len, start, _)| (near, std::cmp::Reverse(len), start));
-        for (_, len, start, names) in found {
+        for (near, len, start, names) in found {
             if is_name[start..start + len].iter().any(|&n| n) {
                 continue;
             }
@@ -673,6 +784,9 @@ impl Retriever {
             let word: String = chars[start..start + len].iter().collect();
             let share = 1.0 / names.len() as f32;
             terms.begin_word(false);
+            if !near {
+                terms.mark_literal();
+            }
             for t in names {
                 terms.add(&t, share, Some(&word));
             }
@@ -761,7 +875,8 @@ impl Retriever {
     /// passage matches a word when it holds any of its alternatives (a phrase: all its
     /// terms). The question is answered when some hit's passage matches at least
     /// [`MIN_COVERAGE`] of the total weight, and, when words the site never uses carry
-    /// more than [`MAX_UNKNOWN`] of it, at least [`MIN_WORDS_IF_UNKNOWN`] of its words;
+    /// more than [`MAX_UNKNOWN`] of it, at least [`MIN_WORDS_IF_UNKNOWN`] of its words (or
+    /// a name no dictionary has, as written: [`Word::literal`]);
     /// then every hit stays (a lower one may answer another part). Both tests are shares
     /// and counts of the query's own words, so they hold across site sizes, where raw BM25
     /// scores do not: "香蕉面包的做法" on a research homepage shares only 做法 with it.
@@ -781,25 +896,29 @@ impl Retriever {
         let mut ranked = self.rank(&analysis.terms, k, min_score);
         if min_coverage > 0.0 && !ranked.is_empty() {
             let words = self.word_weights(&analysis);
-            let total: f32 = words.iter().map(|(w, _)| w).sum();
-            // (share of the weight, number of words) a hit's passage matches.
+            let total: f32 = words.iter().map(|w| w.weight).sum();
+            // (share of the weight, number of words) a hit's passage matches; a literal name
+            // counts as enough words by itself.
             let coverage = |hit: &Ranked| {
                 let Ok(unit) = self.units.binary_search(&(hit.doc, hit.passage)) else {
                     return (0.0, 0);
                 };
                 let holds =
                     |alt: &Vec<u32>| alt.iter().all(|&t| self.index.contains(t, unit as u32));
-                let (matched, count) = words
-                    .iter()
-                    .filter(|(_, alts)| alts.iter().any(holds))
-                    .fold((0.0, 0), |(m, c), (w, _)| (m + w, c + 1));
+                let (matched, count) = words.iter().filter(|w| w.alts.iter().any(holds)).fold(
+                    (0.0, 0),
+                    |(m, c), w| {
+                        let n = if w.literal { MIN_WORDS_IF_UNKNOWN } else { 1 };
+                        (m + w.weight, c + n)
+                    },
+                );
                 (matched / total, count)
             };
             // Words the site never uses anywhere (no alternative indexed).
             let unknown: f32 = words
                 .iter()
-                .filter(|(_, alts)| alts.is_empty())
-                .map(|(w, _)| w)
+                .filter(|w| w.alts.is_empty())
+                .map(|w| w.weight)
                 .sum();
             let mostly_unknown = unknown > MAX_UNKNOWN * total;
             let answerable = total <= 0.0
@@ -811,8 +930,39 @@ impl Retriever {
                 ranked.clear();
             }
         }
-        (analysis.terms, ranked)
+        (analysis.terms, self.with_versions(ranked, k))
     }
+}
+
+/// Runs of two or more single-character segments in a row (not matched as names), without
+/// the stopwords at their ends, as `(first, end)` indexes into `expansions`: what
+/// segmentation leaves of a word no dictionary has, such as a person's name.
+fn lone_spans(expansions: &[Expansion], is_name: &[bool]) -> Vec<(usize, usize)> {
+    let lone = |k: usize| !is_name[k] && expansions[k].word.chars().nth(1).is_none();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < expansions.len() {
+        if !lone(i) {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < expansions.len() && lone(j) {
+            j += 1;
+        }
+        let (mut start, mut end) = (i, j);
+        while start < end && expansions[start].stopword {
+            start += 1;
+        }
+        while end > start && expansions[end - 1].stopword {
+            end -= 1;
+        }
+        if end - start >= 2 {
+            out.push((start, end));
+        }
+        i = j;
+    }
+    out
 }
 
 /// `text` cut after its first `n` characters.
@@ -969,6 +1119,65 @@ mod tests {
         assert_eq!(order("安装包管理器")[..2], [1, 0]);
         assert_eq!(order("how long to cook rice")[..2], [2, 3]);
         assert_eq!(order("煮米饭要多久")[..2], [3, 2]);
+    }
+
+    #[test]
+    fn a_hit_brings_its_other_language_version_right_after_it() {
+        let r = Retriever::build(
+            [
+                ["The library lends books to students and teachers for two weeks.".to_string()],
+                ["Students can borrow computers and cameras from the office.".to_string()],
+                ["图书馆向学生和教师借出图书，期限两周。".to_string()],
+                ["学生可以从办公室借电脑和相机。".to_string()],
+            ],
+            &[],
+        );
+        assert_eq!(r.versions(), &[2, 3, 0, 1]);
+        let (_, hits) = r.search("can students borrow books from the library", 4, 0.0);
+        let order: Vec<u32> = hits.iter().map(|h| h.doc).collect();
+        assert_eq!(order, [0, 2, 1, 3]);
+        // The version is scored as its page, so scores still descend.
+        assert_eq!(hits[1].score, hits[0].score);
+        assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+        // At most k: the version takes the place of the last hit.
+        let (_, two) = r.search("library books for students", 2, 0.0);
+        assert_eq!(two.iter().map(|h| h.doc).collect::<Vec<_>>(), [0, 2]);
+        // One version of each page, for a prompt.
+        let once = r.one_version_each(hits, 2);
+        assert_eq!(once.iter().map(|h| h.doc).collect::<Vec<_>>(), [0, 1]);
+    }
+
+    #[test]
+    fn a_name_no_dictionary_has_is_matched_as_written() {
+        let r = Retriever::build(
+            [
+                ["韩国经济学家李会晟自2015年起担任委员会主席。".to_string()],
+                ["元英宗是元仁宗的儿子，统治时间仅有两年。".to_string()],
+                ["英国的经济学家研究国籍与移民。".to_string()],
+            ],
+            &[],
+        );
+        // 会 is a stopword and 李, 晟 single words: only the name as written finds the page.
+        let (_, hits) = r.search("李会晟的国籍是？", 3, 0.0);
+        assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
+        // 登基 is nowhere on the site; the name still answers.
+        let (_, hits) = r.search("元英宗何时登基？", 3, 0.0);
+        assert_eq!(hits.first().map(|h| h.doc), Some(1), "{hits:?}");
+    }
+
+    #[test]
+    fn a_transliterated_name_of_the_site_answers_on_its_own() {
+        let r = Retriever::build(
+            [
+                ["Lady Gaga sang at the halftime show of the final.".to_string()],
+                ["The defense recovered the ball in the third quarter.".to_string()],
+                ["Tickets for the final were sold out in March.".to_string()],
+            ],
+            &[],
+        );
+        // 女神 ("goddess") is nowhere on the site, but 卡卡 is its Gaga.
+        let (_, hits) = r.search("女神卡卡唱了什么歌？", 3, 0.0);
+        assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
     }
 
     #[test]

@@ -302,9 +302,17 @@ impl SearchIndex {
         (terms, ranked)
     }
 
-    /// The ranked documents for a query, without building a response (for the chat path).
+    /// The ranked documents for a query, without building a response (for the chat path):
+    /// `top_k` distinct pages, a page's other-language version left out (the prompt needs
+    /// its content once; another page is more use to the model).
     pub fn rank(&self, query: &str, top_k: usize, min_score: f32) -> (Vec<QueryTerm>, Vec<Ranked>) {
-        self.retriever.search(query, top_k, min_score)
+        if self.retriever.versions().is_empty() {
+            return self.retriever.search(query, top_k, min_score);
+        }
+        let (terms, ranked) = self
+            .retriever
+            .search(query, top_k.saturating_mul(2), min_score);
+        (terms, self.retriever.one_version_each(ranked, top_k))
     }
 
     fn hit(&self, r: &Ranked) -> SearchHit {

@@ -93,6 +93,15 @@ pub enum Behavior {
     /// Answers with the system prompt(s) and the last user message it received, separated
     /// by a blank line; streamed word by word or as JSON, as the request asked.
     Echo,
+    /// Reads the request, sends nothing until `gate` is notified (`notify_one`, before or
+    /// after the request arrives), then behaves as `then`: a test can check what happened
+    /// before the model said anything without guessing how long that takes.
+    Gated {
+        /// Opens the answer.
+        gate: Arc<tokio::sync::Notify>,
+        /// The answer once open.
+        then: Box<Behavior>,
+    },
 }
 
 impl Behavior {
@@ -271,8 +280,12 @@ async fn handle(mut socket: TcpStream, state: &State) -> io::Result<()> {
     let Some(request) = read_request(&mut socket).await? else {
         return Ok(());
     };
-    let behavior = state.next_behavior();
+    let mut behavior = state.next_behavior();
     lock(&state.requests).push(request.clone());
+    while let Behavior::Gated { gate, then } = behavior {
+        gate.notified().await;
+        behavior = *then;
+    }
     let model = request
         .body
         .get("model")
@@ -357,52 +370,25 @@ async fn handle(mut socket: TcpStream, state: &State) -> io::Result<()> {
                 write_json(&mut socket, model, &text).await
             }
         }
+        // Opened above.
+        Behavior::Gated { .. } => unreachable!("a gate is waited for before answering"),
     }
 }
 
-/// Reads the head and the `content-length` body; `None` if the client left first.
+/// Reads one request ([`super::http1`]); `None` if the client left first.
 async fn read_request(socket: &mut TcpStream) -> io::Result<Option<RecordedRequest>> {
-    let mut buf = Vec::new();
-    let head_end = loop {
-        if let Some(pos) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break pos;
-        }
-        let mut chunk = [0u8; 4096];
-        let n = socket.read(&mut chunk).await?;
-        if n == 0 {
-            return Ok(None);
-        }
-        buf.extend_from_slice(&chunk[..n]);
+    let Some(request) = super::http1::read_request(socket).await? else {
+        return Ok(None);
     };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let mut lines = head.split("\r\n");
-    let mut request_line = lines.next().unwrap_or_default().split(' ');
-    let method = request_line.next().unwrap_or_default().to_string();
-    let path = request_line.next().unwrap_or_default().to_string();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|line| line.split_once(':'))
-        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    let length = headers
-        .iter()
-        .find(|(n, _)| n == "content-length")
-        .and_then(|(_, v)| v.parse::<usize>().ok())
-        .unwrap_or(0);
-    let mut body = buf.split_off(head_end + 4);
-    while body.len() < length {
-        let mut chunk = [0u8; 4096];
-        let n = socket.read(&mut chunk).await?;
-        if n == 0 {
-            return Ok(None);
-        }
-        body.extend_from_slice(&chunk[..n]);
-    }
-    let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
     Ok(Some(RecordedRequest {
-        method,
-        path,
-        headers,
-        body,
+        method: request.method().to_owned(),
+        path: request.target().to_owned(),
+        headers: request
+            .headers
+            .iter()
+            .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
+            .collect(),
+        body: serde_json::from_slice(&request.body).unwrap_or(Value::Null),
     }))
 }
 

@@ -16,7 +16,7 @@
 //! # async fn demo() {
 //! use shared::testing::fault_proxy::{Fault, FaultProxy, Match, Times};
 //! use shared::testing::MotoServer;
-//! let Some(moto) = MotoServer::start() else { return };
+//! let moto = MotoServer::shared();
 //! let proxy = FaultProxy::start(&moto).await;
 //! proxy.inject(Match::dynamodb("TransactWriteItems"), Fault::Throttle, Times::Next(4));
 //! let client = proxy.dynamodb_client(&moto); // writes are throttled four times, then pass
@@ -35,13 +35,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
+use super::http1::{read_request, Request};
 use super::MotoServer;
 
 /// The DynamoDB JSON protocol's target prefix (`X-Amz-Target: DynamoDB_20120810.Query`).
 pub const DYNAMODB_TARGET_PREFIX: &str = "DynamoDB_20120810.";
-
-/// Longest request head the proxy reads; the AWS SDKs send a few kilobytes at most.
-const MAX_HEAD: usize = 64 * 1024;
 
 /// How long the upstream may take to answer a forwarded request before the proxy gives up
 /// and drops the client's connection (moto answers in milliseconds).
@@ -256,23 +254,12 @@ fn upstream_addr(endpoint: &str) -> SocketAddr {
         .unwrap_or_else(|e| panic!("upstream endpoint {endpoint:?} is not http://ip:port: {e}"))
 }
 
-/// A request as read off the socket.
-struct Request {
-    /// The request line (`POST / HTTP/1.1`).
-    line: String,
-    /// Headers in arrival order, names as sent.
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
+/// Extends [`Request`] with what the proxy sends upstream.
+trait Upstream {
+    fn to_upstream(&self) -> Vec<u8>;
 }
 
-impl Request {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
+impl Upstream for Request {
     /// The bytes to send upstream: the same request on a connection that closes after it.
     fn to_upstream(&self) -> Vec<u8> {
         let mut out = format!("{}\r\n", self.line);
@@ -298,13 +285,15 @@ fn is_hop_by_hop(name: &str) -> bool {
 /// Serves one connection: one request, forwarded or faulted, then close.
 async fn serve(mut client: TcpStream, state: &State, upstream: SocketAddr) -> io::Result<()> {
     client.set_nodelay(true)?;
-    let request = match read_request(&mut client).await? {
-        Some(Ok(r)) => r,
-        Some(Err(why)) => {
-            let body = error_body("InternalFailure", why);
+    let request = match read_request(&mut client).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return Ok(()),
+        // A request the proxy cannot pass on, told to the client.
+        Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+            let body = error_body("InternalFailure", &e.to_string());
             return answer(&mut client, 501, &body).await;
         }
-        None => return Ok(()),
+        Err(e) => return Err(e),
     };
     match state.decide(request.header("x-amz-target")) {
         None => {
@@ -339,57 +328,6 @@ async fn serve(mut client: TcpStream, state: &State, upstream: SocketAddr) -> io
     // Errors are ignored: the client may already have closed.
     let _ = client.shutdown().await;
     Ok(())
-}
-
-/// Reads one request; `None` if the client left first, `Some(Err)` for a request this
-/// proxy cannot pass on (told to the client as a 501).
-async fn read_request(socket: &mut TcpStream) -> io::Result<Option<Result<Request, &'static str>>> {
-    let mut buf = Vec::new();
-    let head_end = loop {
-        if let Some(pos) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break pos;
-        }
-        if buf.len() > MAX_HEAD {
-            return Ok(Some(Err("request head too large for the fault proxy")));
-        }
-        let mut chunk = [0u8; 8192];
-        let n = socket.read(&mut chunk).await?;
-        if n == 0 {
-            return Ok(None);
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let mut lines = head.split("\r\n");
-    let line = lines.next().unwrap_or_default().to_owned();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
-        .collect();
-    let mut request = Request {
-        line,
-        headers,
-        body: buf.split_off(head_end + 4),
-    };
-    if request
-        .header("transfer-encoding")
-        .is_some_and(|v| v.eq_ignore_ascii_case("chunked"))
-    {
-        return Ok(Some(Err("chunked request bodies are not supported")));
-    }
-    let length = request
-        .header("content-length")
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or(0);
-    while request.body.len() < length {
-        let mut chunk = [0u8; 8192];
-        let n = socket.read(&mut chunk).await?;
-        if n == 0 {
-            return Ok(None);
-        }
-        request.body.extend_from_slice(&chunk[..n]);
-    }
-    Ok(Some(Ok(request)))
 }
 
 /// Sends `request` upstream and returns the whole response, its head rewritten to close

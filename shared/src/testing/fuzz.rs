@@ -1,5 +1,5 @@
 //! Fuzz harnesses: one function per `cargo fuzz` target in `fuzz/`, also replayed over the
-//! committed corpora by `tests/fuzz_corpus.rs`, so every CI run checks them.
+//! committed corpora by `tests/it/fuzz_corpus.rs`, so every CI run checks them.
 //!
 //! Each harness takes arbitrary bytes, drives one family of input parsers the way the
 //! functions do, and panics only when an invariant breaks (a panic is what the fuzzer

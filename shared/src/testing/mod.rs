@@ -1,10 +1,11 @@
 //! Test doubles and harnesses for this crate's and other crates' tests (feature `test-util`).
 //!
-//! - [`base64`]: base64 for function-URL events with binary bodies.
 //! - [`fake_llm`]: a real HTTP server on localhost that plays an OpenAI-compatible provider
 //!   from a script, so the real client is tested over real sockets.
+//! - [`http1`]: one HTTP/1.1 request read off a socket, for the hand-written test servers.
 //! - [`fuzz`]: the fuzz targets' harnesses (`fuzz/`), replayed over their corpora in CI.
-//! - [`moto`]: starts a private moto server (local DynamoDB/S3 API) for a test.
+//! - [`moto`]: moto servers (local DynamoDB/S3 API): one shared by a test binary's tests,
+//!   or a private one for a test that stops or resets it.
 //! - [`fault_proxy`]: a proxy in front of moto that answers chosen AWS operations with
 //!   throttling, 5xx, dropped connections or silence, so store faults run through the real SDK.
 //! - [`cold_start`]: runs a function's binary with a given environment until it exits.
@@ -16,11 +17,11 @@
 //!
 //! [`ConversationStore`]: crate::store::ConversationStore
 
-pub mod base64;
 pub mod cold_start;
 pub mod fake_llm;
 pub mod fault_proxy;
 pub mod fuzz;
+pub mod http1;
 pub mod moto;
 pub mod runtime_api;
 pub mod store_scenarios;

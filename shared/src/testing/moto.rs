@@ -1,14 +1,17 @@
 //! A moto server (local AWS APIs) started by a test and stopped when it is dropped.
 //!
 //! Tests start what they need themselves, so a fresh CI machine needs nothing running: only
-//! the `moto_server` executable, which `infra/venv.sh` installs into `<repo>/.venv`. Every
-//! server gets its own free port; tests should still use unique table names (see
-//! [`unique_name`]) so that several can share one server.
+//! the `moto_server` executable, which `infra/venv.sh` installs into `<repo>/.venv`.
+//!
+//! A test binary's tests share one server ([`MotoServer::shared`]): starting one costs about
+//! a second of CPU and 100 MB, and a crate's tests are one binary. Tests therefore name every
+//! table and bucket with [`unique_name`] and never reset the server; a test that must stop
+//! or reset its server starts its own ([`MotoServer::start`]).
 //!
 //! ```no_run
 //! # async fn demo() {
 //! use shared::testing::MotoServer;
-//! let Some(moto) = MotoServer::start() else { return }; // not installed: test skipped
+//! let moto = MotoServer::shared(); // panics, saying what to run, when moto is missing
 //! let client = moto.dynamodb_client();
 //! let bucket = moto.create_bucket("kb").await;
 //! # let _ = (client, bucket);
@@ -21,6 +24,7 @@ use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use aws_config::BehaviorVersion;
@@ -30,42 +34,57 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 /// How long a starting server may take to answer (it usually takes under 2 s).
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A running `moto_server` child process, killed on drop.
-#[derive(Debug)]
+/// A running `moto_server` child process, killed when the last clone is dropped.
+#[derive(Debug, Clone)]
 pub struct MotoServer {
-    child: Child,
+    /// Held for its drop: the last clone to go kills the process.
+    _process: Arc<Process>,
     port: u16,
+}
+
+/// The child process and its log file, removed together.
+#[derive(Debug)]
+struct Process {
+    /// Locked only to kill and reap it on drop.
+    child: Mutex<Child>,
     log_path: PathBuf,
 }
 
 impl MotoServer {
+    /// This test binary's one server, started by the first test that asks (see the module
+    /// docs).
+    ///
+    /// It is never dropped: it ends with the test process, which holds its stdin (the
+    /// wrapper `infra/moto_serial.py` exits when stdin closes).
+    ///
+    /// # Panics
+    /// As [`MotoServer::start`].
+    pub fn shared() -> MotoServer {
+        static SHARED: OnceLock<MotoServer> = OnceLock::new();
+        SHARED.get_or_init(MotoServer::start).clone()
+    }
+
     /// Starts a server on a free 127.0.0.1 port and waits until it answers.
     ///
     /// The executable is `$MOTO_SERVER`, else `<workspace>/.venv/bin/moto_server`, else
-    /// `moto_server` on `PATH`. When none exists this returns `None` after printing why (the
-    /// test should return early), except under `CI`, where a missing server would silently
-    /// skip tests, so it panics instead.
+    /// `moto_server` on `PATH`. A missing one is a set-up error, not a reason to pass: the
+    /// test command (`infra/test.sh`) installs it.
     ///
     /// # Panics
-    /// When the executable exists but the server does not come up within 10 s, or is missing
-    /// while `CI` is set.
-    pub fn start() -> Option<MotoServer> {
+    /// When no executable is found, or the server does not come up within 10 s.
+    pub fn start() -> MotoServer {
         let Some(exe) = find_executable() else {
-            if std::env::var_os("CI").is_some() {
-                panic!(
-                    "moto_server not found and CI is set: run infra/test.sh \
-                     (or infra/venv.sh to install it into .venv)"
-                );
-            }
-            eprintln!("skipping: moto_server not found (run infra/test.sh)");
-            return None;
+            panic!(
+                "moto_server not found: run infra/venv.sh once (it installs moto into .venv), \
+                 or infra/test.sh, or set MOTO_SERVER to its path"
+            );
         };
         // Another process can take the probed port before moto binds it; moto then exits and
         // a new port is tried.
         let mut failures = Vec::new();
         for _ in 0..3 {
             match spawn(&exe) {
-                Ok(server) => return Some(server),
+                Ok(server) => return server,
                 Err(why) => failures.push(why),
             }
         }
@@ -183,12 +202,13 @@ impl MotoServer {
     }
 }
 
-impl Drop for MotoServer {
+impl Drop for Process {
     fn drop(&mut self) {
         // Errors are ignored: the process may already have exited, and a leftover log file in
         // the temp dir is harmless.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let child = self.child.get_mut().unwrap_or_else(|e| e.into_inner());
+        let _ = child.kill();
+        let _ = child.wait();
         let _ = std::fs::remove_file(&self.log_path);
     }
 }
@@ -238,39 +258,46 @@ fn spawn(exe: &Path) -> Result<MotoServer, String> {
         .try_clone()
         .map_err(|e| format!("{}: {e}", log_path.display()))?;
     let mut command = serialised_command(exe);
+    // stdin is a pipe held in `Child` (never written): the wrapper exits when it closes,
+    // which is how a shared server, never dropped, ends with its test process.
     let child = command
         .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-        .stdin(Stdio::null())
+        .env("MOTO_EXIT_ON_STDIN_EOF", "1")
+        .stdin(Stdio::piped())
         .stdout(log)
         .stderr(log_err)
         .spawn()
         .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
-    let mut server = MotoServer {
-        child,
-        port,
+    let process = Process {
+        child: Mutex::new(child),
         log_path,
     };
     let deadline = Instant::now() + START_TIMEOUT;
-    loop {
-        match server.child.try_wait() {
-            Ok(Some(status)) => {
-                return Err(format!(
-                    "exited with {status}: {}",
-                    log_tail(&server.log_path)
-                ))
-            }
-            Ok(None) => {}
-            Err(e) => return Err(format!("cannot poll the process: {e}")),
+    let alive = |process: &Process| -> Result<(), String> {
+        let mut child = process.child.lock().unwrap_or_else(|e| e.into_inner());
+        match child.try_wait() {
+            Ok(Some(status)) => Err(format!(
+                "exited with {status}: {}",
+                log_tail(&process.log_path)
+            )),
+            Ok(None) => Ok(()),
+            Err(e) => Err(format!("cannot poll the process: {e}")),
         }
+    };
+    loop {
+        alive(&process)?;
         // Alive after answering: the answer was ours, not from another process that won
         // the port while ours was failing to bind it.
-        if answers_http(port) && matches!(server.child.try_wait(), Ok(None)) {
-            return Ok(server);
+        if answers_http(port) && alive(&process).is_ok() {
+            return Ok(MotoServer {
+                _process: Arc::new(process),
+                port,
+            });
         }
         if Instant::now() > deadline {
             return Err(format!(
                 "no answer on port {port} within {START_TIMEOUT:?}: {}",
-                log_tail(&server.log_path)
+                log_tail(&process.log_path)
             ));
         }
         // Blocking is fine here: this runs once per test, before any async work.

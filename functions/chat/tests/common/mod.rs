@@ -3,7 +3,7 @@
 #![allow(dead_code, unreachable_pub)] // each test binary uses a different subset
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chat::{function_handler, AppState};
@@ -37,21 +37,26 @@ pub fn config() -> Config {
 
 /// A state over the sample knowledge base with the given model and store.
 pub fn state_with(llm: Option<Arc<dyn LlmClient>>, store: Arc<dyn ConversationStore>) -> AppState {
-    AppState::new(
-        KbHandle::fixed(index()),
-        llm,
-        store,
-        &config(),
-        // Every request of a test comes from the fixture's one address; the limits have
-        // their own tests (limits.rs).
-        ChatConfig {
-            rate_limit_per_minute: 0,
-            // One model call per turn, as these tests script it; query rewriting has its
-            // own tests (rewrite.rs).
-            query_rewrite: false,
-            ..ChatConfig::default()
-        },
-    )
+    state_tuned(llm, store, |_| {})
+}
+
+/// [`state_with`], with `tune` applied to its chat configuration.
+pub fn state_tuned(
+    llm: Option<Arc<dyn LlmClient>>,
+    store: Arc<dyn ConversationStore>,
+    tune: impl FnOnce(&mut ChatConfig),
+) -> AppState {
+    // Every request of a test comes from the fixture's one address; the limits have
+    // their own tests (limits.rs).
+    let mut chat = ChatConfig {
+        rate_limit_per_minute: 0,
+        // One model call per turn, as these tests script it; query rewriting has its
+        // own tests (rewrite.rs).
+        query_rewrite: false,
+        ..ChatConfig::default()
+    };
+    tune(&mut chat);
+    AppState::new(KbHandle::fixed(index()), llm, store, &config(), chat)
 }
 
 /// A state whose model is the real client talking to `fake`, with `tune` applied to the
@@ -100,7 +105,10 @@ pub fn event(method: &str, body: Option<&str>, headers: &[(&str, &str)]) -> Requ
 /// bodies that are not text: the bytes need not be UTF-8.
 pub fn post_bytes(body: &[u8]) -> Request {
     let mut ev: Value = serde_json::from_str(POST_EVENT).unwrap();
-    ev["body"] = json!(shared::testing::base64::encode(body));
+    ev["body"] = json!(base64::Engine::encode(
+        &base64::engine::general_purpose::STANDARD,
+        body
+    ));
     ev["isBase64Encoded"] = json!(true);
     ev["headers"]["content-length"] = json!(body.len().to_string());
     lambda_http::request::from_str(&ev.to_string()).expect("valid function URL event")
@@ -205,6 +213,17 @@ impl Streamed {
 /// Calls the handler and reads the streamed body to its end (or `stop_after` events, then
 /// drops the body like a client that goes away).
 pub async fn call_stream(state: &AppState, req: Request, stop_after: Option<usize>) -> Streamed {
+    call_stream_watching(state, req, stop_after, |_| {}).await
+}
+
+/// [`call_stream`], calling `seen` on each event as it arrives (while the handler may still
+/// be working), for tests of what happens after a given event.
+pub async fn call_stream_watching(
+    state: &AppState,
+    req: Request,
+    stop_after: Option<usize>,
+    mut seen: impl FnMut(&Sse),
+) -> Streamed {
     let start = Instant::now();
     let res = call(state, req).await;
     let status = res.status().as_u16();
@@ -221,7 +240,9 @@ pub async fn call_stream(state: &AppState, req: Request, stop_after: Option<usiz
             buf.push_str(text);
             while let Some(end) = buf.find("\n\n") {
                 let frame: String = buf.drain(..end + 2).collect();
-                events.push(parse_frame(&frame, start.elapsed()));
+                let event = parse_frame(&frame, start.elapsed());
+                seen(&event);
+                events.push(event);
             }
             if stop_after.is_some_and(|n| events.len() >= n) {
                 return;
@@ -300,4 +321,45 @@ pub async fn dynamo_store(
         Duration::from_secs(3600),
     ));
     (client, audit, store)
+}
+
+/// Log lines written while a test holds the guard, as the JSON the Lambda runtime's
+/// `AWS_LAMBDA_LOG_FORMAT=json` would print.
+#[derive(Clone, Default)]
+pub struct Logs(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Logs {
+    /// Captures this thread's events (tokio tests run on one thread, spawned tasks too).
+    pub fn capture() -> (Self, tracing::subscriber::DefaultGuard) {
+        let logs = Logs::default();
+        let writer = logs.clone();
+        let subscriber = lambda_http::tracing::subscriber::fmt()
+            .json()
+            .with_writer(move || writer.clone())
+            .finish();
+        (logs, tracing::subscriber::set_default(subscriber))
+    }
+
+    /// The `fields` of every line whose message is `message`.
+    pub fn lines(&self, message: &str) -> Vec<Value> {
+        let bytes = self.0.lock().unwrap().clone();
+        String::from_utf8(bytes)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|v| v["fields"]["message"] == message)
+            .map(|v| v["fields"].clone())
+            .collect()
+    }
 }

@@ -70,7 +70,10 @@ pub fn post_bytes(body: &[u8]) -> Request {
     ev["requestContext"]["http"]["method"] = json!("POST");
     ev["rawQueryString"] = json!("");
     ev.as_object_mut().unwrap().remove("queryStringParameters");
-    ev["body"] = json!(shared::testing::base64::encode(body));
+    ev["body"] = json!(base64::Engine::encode(
+        &base64::engine::general_purpose::STANDARD,
+        body
+    ));
     ev["isBase64Encoded"] = json!(true);
     lambda_http::request::from_str(&ev.to_string()).expect("valid function URL event")
 }

@@ -21,6 +21,15 @@ fn request() -> CompletionRequest {
     }
 }
 
+/// `fut`'s output, or a panic if it never comes: a timeout that failed to fire would
+/// otherwise hang the test rather than fail it. A minute is no timing assertion, only
+/// "never" made finite.
+async fn ended<T>(fut: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(60), fut)
+        .await
+        .expect("the call never ended: its timeout did not fire")
+}
+
 fn client(config: LlmConfig) -> OpenAiCompatClient {
     OpenAiCompatClient::new(config).unwrap()
 }
@@ -328,7 +337,7 @@ async fn stall_is_a_first_token_timeout_and_cancels_the_upstream_call() {
     let mut config = fake.config();
     config.first_token_timeout = Duration::from_millis(300);
     let start = Instant::now();
-    let err = client(config).stream(&request()).await.unwrap_err();
+    let err = ended(client(config).stream(&request())).await.unwrap_err();
     let elapsed = start.elapsed();
     assert!(
         matches!(
@@ -340,13 +349,11 @@ async fn stall_is_a_first_token_timeout_and_cancels_the_upstream_call() {
         "{err:?}"
     );
     assert_eq!(err.http_status(), 504);
+    // A timer cannot fire early, so this lower bound is exact; how late it may fire on a
+    // loaded machine is not this test's business (a hang is caught by `ended`).
     assert!(
         elapsed >= Duration::from_millis(300),
         "too early: {elapsed:?}"
-    );
-    assert!(
-        elapsed < Duration::from_millis(800),
-        "too late: {elapsed:?}"
     );
     assert_eq!(fake.request_count(), 1);
     assert!(
@@ -364,7 +371,7 @@ async fn stall_after_the_first_token_ends_with_a_total_timeout_item() {
     let mut config = fake.config();
     config.timeout = Duration::from_millis(400);
     let start = Instant::now();
-    let out = drain(client(config).stream(&request()).await.unwrap()).await;
+    let out = ended(async { drain(client(config).stream(&request()).await.unwrap()).await }).await;
     let elapsed = start.elapsed();
     assert_eq!(out.text, "Hello");
     assert!(
@@ -380,10 +387,6 @@ async fn stall_after_the_first_token_ends_with_a_total_timeout_item() {
     assert!(
         elapsed >= Duration::from_millis(400),
         "too early: {elapsed:?}"
-    );
-    assert!(
-        elapsed < Duration::from_millis(1500),
-        "too late: {elapsed:?}"
     );
     assert_eq!(fake.request_count(), 1);
 }
