@@ -3,11 +3,25 @@
 //! - the line offsets of the compiled-in lexicon tables, so a lookup bisects over line
 //!   starts directly instead of scanning the text for line breaks at every step;
 //! - the English→Chinese table: the Chinese→English tables read backwards, keyed by the
-//!   Snowball stem of each one-word translation (see [`reverse`]).
+//!   Snowball stem of each one-word translation (see [`reverse`]);
+//! - hash tables over both directions (see [`dictionaries`]): a query's dictionary lookup
+//!   is one hash probe, and the translations come already cut into index terms, so a query
+//!   neither bisects text nor stems dictionary words.
 
 use rust_stemmers::{Algorithm, Stemmer};
 use std::collections::BTreeMap;
 use std::path::Path;
+
+// The query side's own code, so the precomputed terms are exactly what it would compute.
+#[allow(dead_code, unreachable_pub)]
+#[path = "src/retrieval/dict_format.rs"]
+mod dict_format;
+#[allow(dead_code, unreachable_pub)]
+#[path = "src/retrieval/tokenize.rs"]
+mod tokenize;
+#[allow(dead_code, unreachable_pub)]
+#[path = "src/retrieval/zh_stopwords.rs"]
+mod zh_stopwords;
 
 /// The tables, most specific first (the reverse table keeps that order per key).
 const LEXICONS: [&str; 3] = ["lexicon_research", "lexicon_general", "cedict"];
@@ -29,6 +43,7 @@ fn main() {
     std::fs::write(out.join("reverse.tsv"), &reverse)
         .unwrap_or_else(|e| panic!("writing reverse.tsv: {e}"));
     write(out, "reverse", &offsets(reverse.as_bytes()));
+    dictionaries(out, &reverse);
     analysis_fingerprint(out);
 }
 
@@ -135,4 +150,132 @@ fn reverse() -> String {
         out.push('\n');
     }
     out
+}
+
+/// One key of a precomputed hash table.
+#[derive(Default)]
+struct Record {
+    flags: u8,
+    value: String,
+    terms: String,
+}
+
+/// Writes the hash tables (layout in `dict_format.rs`) for both directions:
+/// - `zh.{records,slots}`: every Chinese word of the compiled-in tables of at most
+///   [`dict_format::MAX_KEY_CHARS`] characters, every prefix of one, and every Chinese
+///   stopword; flagged with whether a longer word extends it, whether it is a stopword,
+///   and the first table holding it, whose raw `t1|t2` value it carries, with the terms
+///   of each non-empty translation as the query analyzer computes them (consecutive
+///   duplicates dropped) as `a b|c`, [`dict_format::SAME`] for a translation that is its
+///   own terms;
+/// - `reverse.{records,slots}`: the English→Chinese table (its words' bigrams are slices
+///   of them, computed at query time without allocating).
+///
+/// Also `dict_counts.rs`: the number of entries of each Chinese→English table.
+fn dictionaries(out: &Path, reverse: &str) {
+    let analyzer = tokenize::Analyzer::new();
+    let terms_of = |value: &str| -> String {
+        let per: Vec<String> = value
+            .split('|')
+            .filter(|t| !t.is_empty())
+            .map(|tr| {
+                let mut ts = analyzer.terms(tr);
+                ts.dedup();
+                let group = ts.join(" ");
+                if group == tr {
+                    dict_format::SAME.to_owned()
+                } else {
+                    group
+                }
+            })
+            .collect();
+        per.join("|")
+    };
+    let mut zh: BTreeMap<String, Record> = BTreeMap::new();
+    let mut counts = Vec::new();
+    for (source, name) in LEXICONS.iter().enumerate() {
+        let src = format!("data/{name}.tsv");
+        let text = std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("reading {src}: {e}"));
+        let mut count = 0usize;
+        for line in text.lines().filter(|l| !l.is_empty()) {
+            count += 1;
+            let (key, value) = line.split_once('\t').unwrap_or((line, ""));
+            let starts: Vec<usize> = key.char_indices().map(|(i, _)| i).skip(1).collect();
+            for &end in starts.iter().take(dict_format::MAX_KEY_CHARS) {
+                zh.entry(key[..end].to_owned()).or_default().flags |= dict_format::LONGER;
+            }
+            if starts.len() >= dict_format::MAX_KEY_CHARS {
+                continue; // longer than segmentation tries
+            }
+            let record = zh.entry(key.to_owned()).or_default();
+            if record.flags >> dict_format::SOURCE_SHIFT == 0 {
+                record.flags |= (source as u8 + 1) << dict_format::SOURCE_SHIFT;
+                record.value = value.to_owned();
+                record.terms = terms_of(value);
+            }
+        }
+        counts.push(count);
+    }
+    for word in zh_stopwords::ZH_STOPWORDS {
+        zh.entry((*word).to_owned()).or_default().flags |= dict_format::STOP;
+    }
+    write_table(out, "zh", &zh);
+
+    let mut rev: BTreeMap<String, Record> = BTreeMap::new();
+    for line in reverse.lines() {
+        let (stem, words) = line.split_once('\t').unwrap_or((line, ""));
+        let record = Record {
+            flags: 0,
+            value: words.to_owned(),
+            terms: String::new(),
+        };
+        rev.insert(stem.to_owned(), record);
+    }
+    write_table(out, "reverse", &rev);
+
+    let counts = format!(
+        "/// Entries of the research, general and CC-CEDICT tables (written by `build.rs`).\n\
+         pub(crate) const COUNTS: [usize; 3] = [{}, {}, {}];\n",
+        counts[0], counts[1], counts[2]
+    );
+    std::fs::write(out.join("dict_counts.rs"), counts)
+        .unwrap_or_else(|e| panic!("writing dict_counts.rs: {e}"));
+}
+
+/// Writes `<name>.records` and `<name>.slots` for `table` (layout in `dict_format.rs`).
+fn write_table(out: &Path, name: &str, table: &BTreeMap<String, Record>) {
+    let seven = |n: usize, what: &str| -> [u8; 2] {
+        assert!(
+            n < 1 << 14,
+            "{name}: {what} of {n} bytes does not fit a header"
+        );
+        [(n & 0x7f) as u8, (n >> 7) as u8]
+    };
+    let bits = (table.len() * 2)
+        .next_power_of_two()
+        .trailing_zeros()
+        .max(1);
+    let mut slots = vec![dict_format::EMPTY; 1 << bits];
+    let mut records: Vec<u8> = Vec::new();
+    for (key, r) in table {
+        assert!(key.len() < 0x80 && r.flags < 0x80, "{name}: key {key:?}");
+        let offset = u32::try_from(records.len()).expect("records fit u32 offsets");
+        records.push(key.len() as u8);
+        records.push(r.flags);
+        records.extend(seven(r.value.len(), "value"));
+        records.extend(seven(r.terms.len(), "terms"));
+        records.extend(key.as_bytes());
+        records.extend(r.value.as_bytes());
+        records.extend(r.terms.as_bytes());
+        let mut slot = dict_format::slot_of(key.as_bytes(), bits);
+        while slots[slot] != dict_format::EMPTY {
+            slot = (slot + 1) & ((1 << bits) - 1);
+        }
+        slots[slot] = offset;
+    }
+    let slot_bytes: Vec<u8> = slots.iter().flat_map(|s| s.to_le_bytes()).collect();
+    for (ext, bytes) in [("records", &records), ("slots", &slot_bytes)] {
+        std::fs::write(out.join(format!("{name}.{ext}")), bytes)
+            .unwrap_or_else(|e| panic!("writing {name}.{ext}: {e}"));
+    }
 }

@@ -3,268 +3,39 @@
 //! Han runs of a query are segmented into the most probable sequence of words (see
 //! [`Lexicon::expand_in`]) found in four sources, most specific first: the knowledge base's
 //! glossary, a curated research-domain lexicon, a curated general/software lexicon, and a
-//! general dictionary derived from CC-CEDICT. The compiled-in tables are sorted text (one
-//! `key\tt1|t2|...` line per key) searched in place, so start-up parses nothing.
+//! general dictionary derived from CC-CEDICT. The compiled-in tables are merged by
+//! `build.rs` into one hash table over their words and the words' prefixes (see
+//! `dict_format.rs`), whose translations come already cut into index terms: a prefix costs
+//! one hash probe, and a query stems no dictionary text.
 //! A matched word's translations share weight 1 between them.
 
-use super::table::{sorted_table, SortedTable};
+use super::dict::{dict, Dict};
+use super::dict_format::{LONGER, MAX_KEY_CHARS, SAME, SOURCE_SHIFT, STOP};
+use super::tokenize::Analyzer;
+use super::zh_stopwords::ZH_STOPWORDS;
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
-/// The curated research-domain lexicon (written by the team).
-const RESEARCH: SortedTable = sorted_table!("lexicon_research");
-/// The curated general and software lexicon (written by the team): the words site visitors
-/// use about installing, configuring and using things, with the senses they mean.
-const GENERAL: SortedTable = sorted_table!("lexicon_general");
-/// The general dictionary derived from CC-CEDICT (CC BY-SA 4.0, see `data/CEDICT-NOTICE.md`).
-const CEDICT: SortedTable = sorted_table!("cedict");
+/// Every word (and word prefix) of the research, general and CC-CEDICT tables, and the
+/// Chinese stopwords. The curated research-domain and general/software lexicons are
+/// written by the team; CC-CEDICT is CC BY-SA 4.0, see `data/CEDICT-NOTICE.md`.
+const ZH: Dict = dict!("zh");
 
 /// English stem → the Chinese words translating to it, the tables above read backwards
 /// (written by `build.rs`, see there).
-const REVERSE: SortedTable = SortedTable::new(
-    include_str!(concat!(env!("OUT_DIR"), "/reverse.tsv")),
-    include_bytes!(concat!(env!("OUT_DIR"), "/reverse.idx")),
-);
+const REVERSE: Dict = dict!("reverse");
+
+mod counts {
+    include!(concat!(env!("OUT_DIR"), "/dict_counts.rs"));
+}
 
 /// The Chinese words (2–4 characters) of the compiled-in tables whose first senses are the
 /// English word with Snowball stem `stem`, curated tables first.
 pub fn chinese_for(stem: &str) -> impl Iterator<Item = &'static str> + use<> {
-    REVERSE
-        .get(stem)
-        .into_iter()
-        .flat_map(|v| v.split('|'))
-        .filter(|w| !w.is_empty())
+    let words = REVERSE.get(stem).map_or("", |e| e.value);
+    words.split('|').filter(|w| !w.is_empty())
 }
-
-/// The longest key, in characters, that segmentation tries.
-const MAX_WORD_CHARS: usize = 8;
-
-/// Chinese function and question words: matched as words (so they are not misread as
-/// parts of neighbours) but never expanded, because their translations ("what", "how
-/// many", "of") would match every English document.
-const ZH_STOPWORDS: &[&str] = &[
-    "一下",
-    "一些",
-    "一个",
-    "一位",
-    "上",
-    "下",
-    "不",
-    "个",
-    "中",
-    "为",
-    "为什么",
-    "为何",
-    "么",
-    "之",
-    "也",
-    "了",
-    "些",
-    "人们",
-    "什么",
-    "什么时候",
-    "他",
-    "他们",
-    "们",
-    "以",
-    "位",
-    "何",
-    "何人",
-    "何地",
-    "何处",
-    "何时",
-    "何种",
-    "你",
-    "你们",
-    "其",
-    "几",
-    "到",
-    "又",
-    "及",
-    "吗",
-    "吧",
-    "呀",
-    "呢",
-    "和",
-    "哪",
-    "哪个",
-    "哪些",
-    "哪里",
-    "啊",
-    "在",
-    "多少",
-    "她",
-    "它",
-    "对",
-    "就",
-    "己",
-    "并",
-    "怎么",
-    "怎么样",
-    // "Which" + a measure word asks for a thing; the measure word alone would translate
-    // to noise (支 "support", 项 "neck", 部 "ministry").
-    "哪支",
-    "哪种",
-    "哪项",
-    "哪部",
-    "哪家",
-    "哪条",
-    "哪座",
-    "哪所",
-    "哪本",
-    "哪首",
-    "哪场",
-    "哪次",
-    "哪类",
-    "哪名",
-    "哪届",
-    "哪只",
-    "哪位",
-    "哪一",
-    "哪一个",
-    "哪一位",
-    "第几",
-    "多长",
-    "最",
-    "怎样",
-    "我",
-    "我们",
-    "或",
-    "所",
-    "把",
-    "是",
-    "是否",
-    "有",
-    "有关",
-    "有没有",
-    "的",
-    "着",
-    "等",
-    "给",
-    "而",
-    "被",
-    "让",
-    "请",
-    "请问",
-    "谁",
-    "还",
-    "这",
-    "这个",
-    "这些",
-    "那",
-    "那个",
-    "那些",
-    "都",
-    "与",
-    "即",
-    "于",
-    "由",
-    "从",
-    "向",
-    "得",
-    "地",
-    "该",
-    "如何",
-    "曾",
-    "过",
-    "将",
-    "能",
-    "会",
-    "要",
-    "想",
-    "可以",
-    "关于",
-    "一",
-    "您",
-    // Question and filler words of colloquial questions: they say how something is asked,
-    // not what about.
-    "的话",
-    "多久",
-    "多长时间",
-    "什么时候",
-    "几个",
-    "几次",
-    "几年",
-    "什么的",
-    "做什么",
-    "干什么",
-    "干嘛",
-    "为啥",
-    "啥",
-    "咋",
-    "咋样",
-    "是不是",
-    "是怎么",
-    "是什么",
-    "什么样",
-    "怎么办",
-    "怎么做",
-    "怎么弄",
-    "怎么样",
-    "怎样才能",
-    "怎么才能",
-    "能不能",
-    "可不可以",
-    "会不会",
-    "要不要",
-    "有什么",
-    "有哪些",
-    "到底",
-    "究竟",
-    "呢",
-    "嘛",
-    "吧",
-    "某",
-    "某个",
-    "某些",
-    "某一",
-    "某一种",
-    "一种",
-    "一下子",
-    "一样",
-    "还是",
-    "或者",
-    "而且",
-    "然后",
-    "那么",
-    "这样",
-    "那样",
-    "这么",
-    "那么",
-    "这种",
-    "那种",
-    "这里",
-    "那里",
-    "哪儿",
-    "已经",
-    "时候",
-    "的时候",
-    "应该",
-    "需要",
-    "我的",
-    "你的",
-    "它的",
-    "自己",
-    "明明",
-    "就是",
-    "只是",
-    "可是",
-    "但是",
-    "因为",
-    "所以",
-    "如果",
-    "为了",
-    "之后",
-    "以后",
-    "时",
-    "着",
-    "啦",
-    "才",
-    "再",
-    "很",
-    "太",
-    "挺",
-];
 
 /// Where a translation came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -292,47 +63,28 @@ pub struct Expansion {
     /// Whether the word is a Chinese function or question word (no translations, and its
     /// characters do not count as query bigrams).
     pub stopword: bool,
+    /// The index terms of each translation, as `a b|c` (one group per translation, terms
+    /// separated by spaces, consecutive duplicates dropped; `=` for a translation that is
+    /// its own terms), precomputed.
+    pub(crate) terms: Cow<'static, str>,
 }
 
-/// What a prefix looks like in one source.
-struct Probe {
-    /// The prefix itself is a word there, with this raw `t1|t2` value.
-    exact: Option<&'static str>,
-    /// Some longer word there starts with the prefix.
-    longer: bool,
-}
-
-fn probe_table(table: SortedTable, prefix: &str) -> Probe {
-    #[cfg(test)]
-    steps::PROBES.with(|n| n.set(n.get() + 1));
-    let i = table.lower_bound(prefix);
-    let Some((key, value)) = table.line(i) else {
-        return Probe {
-            exact: None,
-            longer: false,
-        };
-    };
-    if key != prefix {
-        return Probe {
-            exact: None,
-            longer: key.starts_with(prefix),
-        };
-    }
-    // Keys extending `prefix` sort right after it, so the next line tells.
-    let longer = table
-        .line(i + 1)
-        .is_some_and(|(k, _)| k.starts_with(prefix));
-    Probe {
-        exact: Some(value),
-        longer,
+impl Expansion {
+    /// The index terms of each translation, space-separated, in order (see
+    /// [`Expansion::translations`]).
+    pub(crate) fn translation_terms(&self) -> impl Iterator<Item = &str> {
+        self.terms
+            .split('|')
+            .zip(&self.translations)
+            .map(|(group, tr)| if group == SAME { tr.as_str() } else { group })
     }
 }
 
-/// A match's translations before the winner is known: a glossary entry, or a table's raw
-/// `t1|t2` value (split only if it wins).
+/// A match's translations before the winner is known: a glossary entry, or a table's
+/// precomputed entry (split only if it wins).
 enum Translations<'a> {
-    Owned(&'a Vec<String>),
-    Raw(&'static str),
+    Glossary(&'a GlossaryEntry),
+    Table(&'static str, &'static str),
 }
 
 fn split_translations(value: &str) -> Vec<String> {
@@ -343,24 +95,46 @@ fn split_translations(value: &str) -> Vec<String> {
         .collect()
 }
 
+/// A glossary word's translations and their terms (as in [`Expansion::terms`]).
+#[derive(Debug, Clone, Default)]
+struct GlossaryEntry {
+    translations: Vec<String>,
+    terms: String,
+}
+
 /// The Chinese→English lexicon: compiled-in tables plus a knowledge base's glossary.
 #[derive(Debug, Clone, Default)]
 pub struct Lexicon {
-    glossary: FxHashMap<String, Vec<String>>,
+    glossary: FxHashMap<String, GlossaryEntry>,
     /// Longest glossary key in characters, so segmentation knows how far to try.
     glossary_max_chars: usize,
 }
 
 impl Lexicon {
     /// A lexicon with the compiled-in tables and the given glossary (Chinese word →
-    /// English translations). Glossary keys are folded like query text.
+    /// English translations). Glossary keys are folded like query text; their
+    /// translations are cut into terms here, once, as the tables' are at build time.
     pub fn new(glossary: &[(String, Vec<String>)]) -> Self {
-        let glossary: FxHashMap<String, Vec<String>> = glossary
+        let analyzer = Analyzer::new();
+        let glossary: FxHashMap<String, GlossaryEntry> = glossary
             .iter()
             .map(|(k, v)| {
+                // One group per translation, empty ones included, as `translations` keeps
+                // them.
+                let terms: Vec<String> = v
+                    .iter()
+                    .map(|tr| {
+                        let mut ts = analyzer.terms(tr);
+                        ts.dedup();
+                        ts.join(" ")
+                    })
+                    .collect();
                 (
                     k.chars().map(super::tokenize::fold_char).collect(),
-                    v.clone(),
+                    GlossaryEntry {
+                        translations: v.clone(),
+                        terms: terms.join("|"),
+                    },
                 )
             })
             .collect();
@@ -377,12 +151,8 @@ impl Lexicon {
 
     /// Number of entries in each source: (glossary, research, general, cedict).
     pub fn sizes(&self) -> (usize, usize, usize, usize) {
-        (
-            self.glossary.len(),
-            RESEARCH.len(),
-            GENERAL.len(),
-            CEDICT.len(),
-        )
+        let [research, general, cedict] = counts::COUNTS;
+        (self.glossary.len(), research, general, cedict)
     }
 
     /// Segments a folded Han run (see [`Lexicon::expand_in`]) with no knowledge of a corpus.
@@ -403,8 +173,8 @@ impl Lexicon {
     /// plus a stray character (一同步 → 一 + 同步, not 一同 + 步) and a particle is cut off
     /// before a word is split (某个头文件 → 某个 + 头文件). Ties keep the longer first word.
     ///
-    /// Each source is probed at most once per prefix length (at most
-    /// `MAX_WORD_CHARS` per character), so the work is linear in the run's length.
+    /// The tables are probed (one hash lookup) at most once per prefix length, at most
+    /// `MAX_KEY_CHARS` per character, so the work is linear in the run's length.
     pub fn expand_in(&self, run: &str, attested: impl Fn(&str) -> bool) -> Vec<Expansion> {
         let starts: Vec<usize> = run
             .char_indices()
@@ -412,32 +182,35 @@ impl Lexicon {
             .chain([run.len()])
             .collect();
         let n = starts.len() - 1;
-        // Every word starting at each character: (length, cost, match).
-        let mut words: Vec<Vec<(usize, f32, Found<'_>)>> = Vec::with_capacity(n);
+        // Every word starting at each character: (start, length, cost, match), grouped by
+        // start in ascending order; `first[i]` is where start i's words begin.
+        let mut words: Vec<(usize, f32, Found<'_>)> = Vec::with_capacity(2 * n);
+        let mut first: Vec<usize> = Vec::with_capacity(n + 1);
         for i in 0..n {
-            let mut here = Vec::new();
-            for len in 1..=MAX_WORD_CHARS.min(n - i) {
+            first.push(words.len());
+            for len in 1..=MAX_KEY_CHARS.min(n - i) {
                 let prefix = &run[starts[i]..starts[i + len]];
-                let mut more = len < self.glossary_max_chars;
-                let mut matched: Option<Found<'_>> = None;
-                if is_zh_stopword(prefix) {
-                    matched = Some(Found::Stop);
-                } else if let Some(t) = self.glossary.get(prefix) {
-                    matched = Some(Found::Word(Source::Glossary, Translations::Owned(t)));
-                }
-                for (source, table) in [
-                    (Source::Research, RESEARCH),
-                    (Source::General, GENERAL),
-                    (Source::Cedict, CEDICT),
-                ] {
-                    let probe = probe_table(table, prefix);
-                    more |= probe.longer;
-                    if matched.is_none() {
-                        matched = probe
-                            .exact
-                            .map(|t| Found::Word(source, Translations::Raw(t)));
-                    }
-                }
+                let entry = probe(prefix);
+                let flags = entry.map_or(0, |e| e.flags);
+                let more = len < self.glossary_max_chars || flags & LONGER != 0;
+                let matched = if flags & STOP != 0 {
+                    Some(Found::Stop)
+                } else if let Some(g) = (len <= self.glossary_max_chars)
+                    .then(|| self.glossary.get(prefix))
+                    .flatten()
+                {
+                    Some(Found::Word(Source::Glossary, Translations::Glossary(g)))
+                } else {
+                    let source = match flags >> SOURCE_SHIFT {
+                        1 => Some(Source::Research),
+                        2 => Some(Source::General),
+                        3 => Some(Source::Cedict),
+                        _ => None,
+                    };
+                    source
+                        .zip(entry)
+                        .map(|(s, e)| Found::Word(s, Translations::Table(e.value, e.terms)))
+                };
                 if let Some(m) = matched {
                     let cost = match (&m, len) {
                         (Found::Stop, 1) => 0.8,
@@ -446,23 +219,24 @@ impl Lexicon {
                         _ if attested(prefix) => 0.75,
                         _ => 1.0,
                     };
-                    here.push((len, cost, m));
+                    words.push((len, cost, m));
                 } else if len == 1 {
-                    here.push((1, 2.0, Found::Unknown));
+                    words.push((1, 2.0, Found::Unknown));
                 }
                 if !more {
                     break;
                 }
             }
-            words.push(here);
         }
+        first.push(words.len());
         // best[i]: the cheapest segmentation of the run's suffix from character i, and the
-        // index (into words[i]) of its first word.
+        // index (into words) of its first word.
         let mut best: Vec<(f32, usize)> = vec![(0.0, 0); n + 1];
         for i in (0..n).rev() {
             let mut pick = (f32::INFINITY, 0);
             // Longest first, so a tie keeps the longer word.
-            for (k, (len, cost, _)) in words[i].iter().enumerate().rev() {
+            for k in (first[i]..first[i + 1]).rev() {
+                let (len, cost, _) = &words[k];
                 let total = cost + best[i + len].0;
                 if total < pick.0 {
                     pick = (total, k);
@@ -473,21 +247,32 @@ impl Lexicon {
         let mut out = Vec::new();
         let mut i = 0;
         while i < n {
-            let k = best[i].1;
-            let (len, _, found) = words[i].swap_remove(k);
+            let (len, _, found) = &words[best[i].1];
+            let len = *len;
             let word = run[starts[i]..starts[i + len]].to_owned();
             // Translations are split into strings only for the words on the chosen path.
-            let (source, translations, stopword) = match found {
-                Found::Word(s, Translations::Owned(t)) => (Some(s), t.clone(), false),
-                Found::Word(s, Translations::Raw(t)) => (Some(s), split_translations(t), false),
-                Found::Stop => (None, Vec::new(), true),
-                Found::Unknown => (None, Vec::new(), false),
+            let (source, translations, terms, stopword) = match found {
+                Found::Word(s, Translations::Glossary(g)) => (
+                    Some(*s),
+                    g.translations.clone(),
+                    Cow::Owned(g.terms.clone()),
+                    false,
+                ),
+                Found::Word(s, Translations::Table(value, terms)) => (
+                    Some(*s),
+                    split_translations(value),
+                    Cow::Borrowed(*terms),
+                    false,
+                ),
+                Found::Stop => (None, Vec::new(), Cow::Borrowed(""), true),
+                Found::Unknown => (None, Vec::new(), Cow::Borrowed(""), false),
             };
             out.push(Expansion {
                 word,
                 translations,
                 source,
                 stopword,
+                terms,
             });
             i += len;
         }
@@ -496,19 +281,28 @@ impl Lexicon {
 
     /// The translations of exactly the folded word `word`, from the first source that has
     /// it (glossary, then the curated tables, then CC-CEDICT: the order segmentation
-    /// prefers), without segmenting; `None` for a stopword or a word no source has.
+    /// prefers), without segmenting; `None` for a stopword or a word no source has. Like
+    /// segmentation, it knows the compiled-in tables' words of at most
+    /// [`MAX_KEY_CHARS`] characters.
     pub fn word(&self, word: &str) -> Option<Vec<String>> {
-        if is_zh_stopword(word) {
+        let entry = ZH.get(word);
+        if entry.is_some_and(|e| e.flags & STOP != 0) {
             return None;
         }
-        if let Some(t) = self.glossary.get(word) {
-            return Some(t.clone());
+        if let Some(g) = self.glossary.get(word) {
+            return Some(g.translations.clone());
         }
-        [RESEARCH, GENERAL, CEDICT]
-            .into_iter()
-            .find_map(|table| table.get(word))
-            .map(split_translations)
+        entry
+            .filter(|e| e.flags >> SOURCE_SHIFT != 0)
+            .map(|e| split_translations(e.value))
     }
+}
+
+/// The compiled-in record of a prefix: one hash lookup.
+fn probe(prefix: &str) -> Option<super::dict::Entry> {
+    #[cfg(test)]
+    steps::PROBES.with(|n| n.set(n.get() + 1));
+    ZH.get(prefix)
 }
 
 /// What a candidate word is: a stopword, a dictionary word, or an unknown character.
@@ -530,7 +324,6 @@ pub fn is_zh_stopword(word: &str) -> bool {
     SORTED.binary_search(&word).is_ok()
 }
 
-/// Counts of the work segmentation does, for the tests that bound it.
 #[cfg(test)]
 pub(crate) mod steps {
     use std::cell::Cell;
@@ -543,7 +336,140 @@ pub(crate) mod steps {
 
 #[cfg(test)]
 mod tests {
+    use super::super::table::{sorted_table, SortedTable};
     use super::*;
+
+    /// The tables as sorted text, as they were searched before `build.rs` hashed them: the
+    /// reference the hash tables are checked against.
+    const RESEARCH: SortedTable = sorted_table!("lexicon_research");
+    const GENERAL: SortedTable = sorted_table!("lexicon_general");
+    const CEDICT: SortedTable = sorted_table!("cedict");
+    const REVERSE_TEXT: SortedTable = SortedTable::new(
+        include_str!(concat!(env!("OUT_DIR"), "/reverse.tsv")),
+        include_bytes!(concat!(env!("OUT_DIR"), "/reverse.idx")),
+    );
+    const TABLES: [(Source, SortedTable); 3] = [
+        (Source::Research, RESEARCH),
+        (Source::General, GENERAL),
+        (Source::Cedict, CEDICT),
+    ];
+
+    /// What segmentation learns about `prefix` by bisecting the sorted tables: (the first
+    /// table holding it and its raw value, whether a longer word of any table extends it).
+    fn reference_probe(prefix: &str) -> (Option<(Source, &'static str)>, bool) {
+        let mut exact = None;
+        let mut longer = false;
+        for (source, table) in TABLES {
+            let i = table.lower_bound(prefix);
+            if let Some((key, value)) = table.line(i) {
+                if key == prefix {
+                    exact = exact.or(Some((source, value)));
+                    longer |= table
+                        .line(i + 1)
+                        .is_some_and(|(k, _)| k.starts_with(prefix));
+                } else {
+                    longer |= key.starts_with(prefix);
+                }
+            }
+        }
+        (exact, longer)
+    }
+
+    /// The terms the query analyzer makes of a raw `t1|t2` value, as `a b|c`.
+    fn reference_terms(value: &str) -> String {
+        let analyzer = Analyzer::new();
+        let groups: Vec<String> = split_translations(value)
+            .iter()
+            .map(|tr| {
+                let mut ts = analyzer.terms(tr);
+                ts.dedup();
+                ts.join(" ")
+            })
+            .collect();
+        groups.join("|")
+    }
+
+    fn source_of(flags: u8) -> Option<Source> {
+        match flags >> SOURCE_SHIFT {
+            1 => Some(Source::Research),
+            2 => Some(Source::General),
+            3 => Some(Source::Cedict),
+            _ => None,
+        }
+    }
+
+    /// Checks the hash table's record of `key` against the sorted tables.
+    fn check_key(key: &str) {
+        let (exact, longer) = reference_probe(key);
+        let stop = is_zh_stopword(key);
+        let Some(e) = ZH.get(key) else {
+            assert!(exact.is_none() && !longer && !stop, "{key:?} missing");
+            return;
+        };
+        assert_eq!(e.flags & LONGER != 0, longer, "{key:?} longer");
+        assert_eq!(e.flags & STOP != 0, stop, "{key:?} stop");
+        assert_eq!(source_of(e.flags), exact.map(|(s, _)| s), "{key:?} source");
+        let value = exact.map_or("", |(_, v)| v);
+        assert_eq!(e.value, value, "{key:?} value");
+        let translations = split_translations(value);
+        let terms: Vec<&str> = e
+            .terms
+            .split('|')
+            .zip(&translations)
+            .map(|(g, tr)| if g == SAME { tr.as_str() } else { g })
+            .collect();
+        assert_eq!(terms.join("|"), reference_terms(value), "{key:?} terms");
+    }
+
+    #[test]
+    fn the_hash_table_answers_every_word_and_prefix_as_the_sorted_tables_do() {
+        let mut checked = 0;
+        for (_, table) in TABLES {
+            for (key, _) in table.entries() {
+                let ends = key.char_indices().map(|(i, _)| i).skip(1);
+                for end in ends.chain([key.len()]).take(MAX_KEY_CHARS) {
+                    check_key(&key[..end]);
+                    checked += 1;
+                }
+            }
+        }
+        for word in ZH_STOPWORDS {
+            check_key(word);
+        }
+        assert!(checked > 150_000, "{checked}");
+        assert_eq!(
+            Lexicon::default().sizes(),
+            (0, RESEARCH.len(), GENERAL.len(), CEDICT.len())
+        );
+    }
+
+    #[test]
+    fn keys_in_no_table_are_not_found() {
+        // A dictionary-absent extension-B ideograph appended to real words, and text no
+        // table has.
+        for (_, table) in TABLES {
+            for (key, _) in table.entries().step_by(97) {
+                let absent = format!("{key}\u{2A6D6}");
+                assert_eq!(reference_probe(&absent), (None, false));
+                assert_eq!(ZH.get(&absent), None, "{absent:?}");
+            }
+        }
+        for absent in ["", "\u{2A6D6}", "zzzz", "人脸识别人脸识别人脸识别"] {
+            assert_eq!(ZH.get(absent), None, "{absent:?}");
+        }
+        assert_eq!(REVERSE.get("zzzz"), None);
+        assert_eq!(REVERSE.get(""), None);
+    }
+
+    #[test]
+    fn the_reverse_hash_table_matches_the_sorted_reverse_table() {
+        assert!(REVERSE_TEXT.len() > 1000);
+        for (stem, words) in REVERSE_TEXT.entries() {
+            let found: Vec<&str> = chinese_for(stem).collect();
+            let expected: Vec<&str> = words.split('|').filter(|w| !w.is_empty()).collect();
+            assert_eq!(found, expected, "{stem:?}");
+        }
+    }
 
     fn check_sorted_unique(name: &str, table: SortedTable) {
         let keys: Vec<&str> = table.entries().map(|(k, _)| k).collect();

@@ -4,17 +4,21 @@
 //! their documents; [`Retriever::search`] does that for units grouped by document.
 
 pub mod bm25;
+mod dict;
+mod dict_format;
 pub mod lexicon;
 mod table;
 pub mod tokenize;
 pub mod translit;
 pub mod versions;
+mod zh_stopwords;
 
 use bm25::{idf, top_k, Bm25Builder, Bm25Index, Bm25Params};
 use lexicon::{Expansion, Lexicon};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use tokenize::{compounds, han_bigrams, runs, Analyzer, Script};
+use std::hash::BuildHasher;
+use tokenize::{compounds, han_bigram_slices, runs, Analyzer, Script};
 use translit::{han_skeleton, is_translit_char, NameCounter, NameMatcher, MAX_NAME_CHARS};
 
 /// The version of the text analysis (tokenizer, stopwords, stemming, bigrams, names): bump
@@ -71,7 +75,10 @@ pub const MIN_WORDS_IF_UNKNOWN: usize = 2;
 #[derive(Default)]
 struct TermSet {
     terms: Vec<QueryTerm>,
-    position: FxHashMap<String, usize>,
+    /// An open-addressing table over `terms`: index + 1 (0 for a free slot), probed
+    /// linearly from the term's hash. Its own table rather than a map keyed by `String`
+    /// so a new term is not allocated twice; [`TERM_SLOTS`] keeps its load at most one half.
+    slots: Vec<u16>,
     /// The query's words (see [`Analysis::words`]).
     words: Vec<Word>,
     /// Whether terms being added belong to the last word of `words`.
@@ -81,7 +88,7 @@ struct TermSet {
 impl TermSet {
     /// Adds `weight` to `term`, appending it if new and there is room; within a word, the
     /// term becomes one of the word's alternatives.
-    fn add(&mut self, term: String, weight: f32, from: Option<&str>) {
+    fn add(&mut self, term: &str, weight: f32, from: Option<&str>) {
         if let Some(i) = self.merge(term, weight, from) {
             self.alternative(vec![i]);
         }
@@ -89,7 +96,12 @@ impl TermSet {
 
     /// Adds the terms of a phrase, each with `weight`; within a word, the phrase is one
     /// alternative, matched only where all its terms are.
-    fn add_phrase(&mut self, phrase: Vec<String>, weight: f32, from: Option<&str>) {
+    fn add_phrase<'t>(
+        &mut self,
+        phrase: impl IntoIterator<Item = &'t str>,
+        weight: f32,
+        from: Option<&str>,
+    ) {
         let ids: Vec<u32> = phrase
             .into_iter()
             .filter_map(|t| self.merge(t, weight, from))
@@ -107,15 +119,28 @@ impl TermSet {
         }
     }
 
-    /// Merges `term` into the set; its index, or `None` when the set is full.
-    fn merge(&mut self, term: String, weight: f32, from: Option<&str>) -> Option<u32> {
-        let i = if let Some(&i) = self.position.get(&term) {
+    /// Merges `term` into the set; its index, or `None` when the set is full. A term
+    /// already there costs no allocation.
+    fn merge(&mut self, term: &str, weight: f32, from: Option<&str>) -> Option<u32> {
+        if self.slots.is_empty() {
+            self.slots = vec![0; TERM_SLOTS];
+        }
+        let mask = TERM_SLOTS - 1;
+        let mut slot = rustc_hash::FxBuildHasher.hash_one(term) as usize & mask;
+        while let Some(i) = self.slots[slot].checked_sub(1) {
+            if self.terms[i as usize].term == term {
+                break;
+            }
+            slot = (slot + 1) & mask;
+        }
+        let i = if let Some(i) = self.slots[slot].checked_sub(1) {
+            let i = i as usize;
             self.terms[i].weight += weight;
             i
         } else if self.terms.len() < MAX_QUERY_TERMS {
-            self.position.insert(term.clone(), self.terms.len());
+            self.slots[slot] = self.terms.len() as u16 + 1;
             self.terms.push(QueryTerm {
-                term,
+                term: term.to_owned(),
                 weight,
                 from: from.map(str::to_owned),
             });
@@ -159,6 +184,9 @@ impl TermSet {
         self.in_word = false;
     }
 }
+
+/// Slots of [`TermSet`]'s table: a power of two at least twice [`MAX_QUERY_TERMS`].
+const TERM_SLOTS: usize = (2 * MAX_QUERY_TERMS).next_power_of_two();
 
 /// A query after analysis: its terms, and which terms stand for each of its words.
 #[derive(Debug, Clone, Default)]
@@ -473,12 +501,11 @@ impl Retriever {
         let mut name_probes = MAX_NAME_PROBES;
         let mut han_left = MAX_ANALYSED_HAN_CHARS;
         // Per query: words already looked up (a long query repeats its words).
-        let mut translated: FxHashMap<String, Vec<(Vec<String>, f32)>> = FxHashMap::default();
-        let attested: std::cell::RefCell<FxHashMap<String, bool>> = Default::default();
+        let mut translated: FxHashMap<String, Vec<(usize, f32)>> = FxHashMap::default();
         for run in runs(query) {
             match run.script {
                 Script::Latin => {
-                    if let Some(t) = self.analyzer.latin_term(&run.text) {
+                    if let Some(t) = self.analyzer.latin_term_ref(&run.text) {
                         terms.begin_word(false);
                         if t.chars().count() <= 2
                             || !run.text.chars().any(|c| c.is_ascii_alphabetic())
@@ -488,7 +515,7 @@ impl Retriever {
                         if self.has_han {
                             self.add_chinese(&t, &run.text, &mut terms);
                         }
-                        terms.add(t, 1.0, None);
+                        terms.add(&t, 1.0, None);
                         terms.end_word();
                     }
                 }
@@ -497,12 +524,7 @@ impl Retriever {
                     // particular), the first one joining the analysed part to the rest.
                     let (head, tail) = split_chars(&run.text, han_left);
                     han_left -= head.chars().count();
-                    let expansions = self.lexicon.expand_in(head, |word| {
-                        *attested
-                            .borrow_mut()
-                            .entry(word.to_owned())
-                            .or_insert_with(|| self.han_attested(word))
-                    });
+                    let expansions = self.lexicon.expand_in(head, |w| self.han_attested(w));
                     let mut is_name = vec![false; expansions.len()];
                     self.match_names(&expansions, &mut is_name, &mut terms, &mut name_probes);
                     // Bigrams (for Chinese documents) of the content words only: the
@@ -522,12 +544,10 @@ impl Retriever {
                                 .iter()
                                 .map(|x| x.word.as_str())
                                 .collect();
-                            let mut bigrams = Vec::new();
-                            han_bigrams(&text, &mut |b| bigrams.push(b));
                             terms.begin_word(false);
                             terms.mark_neutral();
                             terms.mark_literal();
-                            terms.add_phrase(bigrams, 1.0, None);
+                            terms.add_phrase(han_bigram_slices(&text), 1.0, None);
                             terms.end_word();
                         }
                         // Inside a span its bigrams are already in.
@@ -540,22 +560,32 @@ impl Retriever {
                         let first = chars.next();
                         let single = chars.next().is_none();
                         if let (Some(a), Some(b), false) = (prev, first, inside) {
-                            terms.add([a, b].iter().collect(), 1.0, None);
+                            // The bigram across two words, built on the stack.
+                            let mut buf = [0u8; 8];
+                            let la = a.encode_utf8(&mut buf).len();
+                            let lb = b.encode_utf8(&mut buf[la..]).len();
+                            let bigram = std::str::from_utf8(&buf[..la + lb]).unwrap_or_default();
+                            terms.add(bigram, 1.0, None);
                         }
                         prev = ex.word.chars().last();
                         terms.begin_word(single);
                         // A lone character is a term only when it is the whole run (as
                         // the index keeps it); inside a run only bigrams are indexed.
                         if !single || whole_run {
-                            han_bigrams(&ex.word, &mut |t| terms.add(t, 1.0, None));
+                            for t in han_bigram_slices(&ex.word) {
+                                terms.add(t, 1.0, None);
+                            }
                         }
                         if !name {
                             // A word repeated in the query is translated once.
-                            let list = translated
-                                .entry(ex.word.clone())
-                                .or_insert_with(|| self.translations_of(ex));
-                            for (ts, w) in list.iter() {
-                                terms.add_phrase(ts.clone(), *w, Some(&ex.word));
+                            if !translated.contains_key(ex.word.as_str()) {
+                                translated.insert(ex.word.clone(), self.translations_of(ex));
+                            }
+                            for &(k, w) in translated.get(ex.word.as_str()).into_iter().flatten() {
+                                if let Some(group) = ex.translation_terms().nth(k) {
+                                    let phrase = group.split(' ').filter(|t| !t.is_empty());
+                                    terms.add_phrase(phrase, w, Some(&ex.word));
+                                }
                             }
                         }
                         terms.end_word();
@@ -563,7 +593,9 @@ impl Retriever {
                     if !tail.is_empty() {
                         let joined = head.chars().last().map_or(0, char::len_utf8);
                         let rest = &run.text[head.len() - joined..];
-                        han_bigrams(rest, &mut |t| terms.add(t, 1.0, None));
+                        for t in han_bigram_slices(rest) {
+                            terms.add(t, 1.0, None);
+                        }
                     }
                 }
             }
@@ -571,7 +603,7 @@ impl Retriever {
         // Identifiers as written (`v-if`, `sys_platform`), beside their parts.
         compounds(query, &mut |t| {
             terms.begin_word(false);
-            terms.add(t, 1.0, None);
+            terms.add(&t, 1.0, None);
             terms.end_word();
         });
         Analysis {
@@ -583,9 +615,7 @@ impl Retriever {
     /// True when the corpus writes the Han `word` (every bigram of it is indexed), which
     /// makes it a likelier segment of a query about this site.
     fn han_attested(&self, word: &str) -> bool {
-        let mut all = true;
-        han_bigrams(word, &mut |b| all &= self.index.doc_freq(&b) > 0);
-        all
+        han_bigram_slices(word).all(|b| self.index.doc_freq(b) > 0)
     }
 
     /// The English translations of one Chinese word and their weights, sharing [`CROSS_WEIGHT`]
@@ -603,43 +633,58 @@ impl Retriever {
     /// loose words alone ("weight" in a paper) would be another meaning. Its words divide
     /// its share by the square root of its length: together they say more than one word,
     /// but are not independent evidence either.
-    fn translations_of(&self, ex: &lexicon::Expansion) -> Vec<(Vec<String>, f32)> {
+    fn translations_of(&self, ex: &lexicon::Expansion) -> Vec<(usize, f32)> {
         if ex.translations.is_empty() {
             return Vec::new();
         }
-        let candidates: Vec<(Vec<String>, f32)> = ex
-            .translations
-            .iter()
-            .map(|tr| {
-                let mut ts = self.analyzer.terms(tr);
-                ts.dedup();
-                let ids: Option<Vec<u32>> = ts.iter().map(|t| self.index.term_id(t)).collect();
-                let df = match ids.as_deref() {
-                    None | Some([]) => 0,
-                    Some(&[t]) => self.index.doc_freq_of(t),
-                    Some(ids) => self.index.co_occurrence(ids),
-                };
-                (ts, (df as f32).ln_1p())
-            })
-            .collect();
-        let evidence: f32 = candidates.iter().map(|(_, e)| e).sum();
-        let singles = candidates.iter().filter(|(ts, _)| ts.len() == 1).count();
+        // (translation's index, its number of terms, evidence); the terms come precomputed.
+        let mut candidates: Vec<(usize, usize, f32)> = Vec::new();
+        let mut ids: Vec<u32> = Vec::new();
+        for (k, group) in ex.translation_terms().enumerate() {
+            let n = self.term_ids(group.split(' ').filter(|t| !t.is_empty()), &mut ids);
+            candidates.push((k, n, (self.df_of(&ids, n) as f32).ln_1p()));
+        }
+        let evidence: f32 = candidates.iter().map(|(_, _, e)| e).sum();
+        let singles = candidates.iter().filter(|(_, n, _)| *n == 1).count();
         let mut out = Vec::new();
-        for (ts, e) in candidates {
+        for (k, n, e) in candidates {
             let share = if evidence > 0.0 {
                 e / evidence
-            } else if ts.len() == 1 {
+            } else if n == 1 {
                 1.0 / singles as f32
             } else {
                 0.0
             };
-            if share <= 0.0 || ts.is_empty() {
+            if share <= 0.0 || n == 0 {
                 continue;
             }
-            let w = CROSS_WEIGHT * share / (ts.len() as f32).sqrt();
-            out.push((ts, w));
+            let w = CROSS_WEIGHT * share / (n as f32).sqrt();
+            out.push((k, w));
         }
         out
+    }
+
+    /// Fills `ids` with the index ids of `terms` and returns how many terms there were;
+    /// `ids` is shorter when some term is not indexed.
+    fn term_ids<'t>(&self, terms: impl Iterator<Item = &'t str>, ids: &mut Vec<u32>) -> usize {
+        ids.clear();
+        let mut n = 0;
+        for t in terms {
+            n += 1;
+            ids.extend(self.index.term_id(t));
+        }
+        n
+    }
+
+    /// The number of units holding all of `n` terms whose indexed ids are `ids` (0 when
+    /// one is not indexed, or there are none).
+    fn df_of(&self, ids: &[u32], n: usize) -> usize {
+        match ids {
+            _ if ids.len() != n => 0,
+            [] => 0,
+            &[t] => self.index.doc_freq_of(t),
+            ids => self.index.co_occurrence(ids),
+        }
     }
 
     /// Adds the Chinese words an English query word (index term `stem`, as written `word`)
@@ -650,30 +695,27 @@ impl Retriever {
     /// together and divide its share by the square root of their number.
     fn add_chinese(&self, stem: &str, word: &str, terms: &mut TermSet) {
         let glossary = self.glossary_zh.get(stem).into_iter().flatten();
-        let tables: Vec<&str> = lexicon::chinese_for(stem).collect();
+        // Shortened from `'static` so it chains with the glossary's words.
+        let tables = lexicon::chinese_for(stem).map::<&str, _>(|w| w);
         let mut seen: Vec<&str> = Vec::new();
-        let mut candidates: Vec<(Vec<String>, f32)> = Vec::new();
+        // (word, number of bigrams, evidence)
+        let mut candidates: Vec<(&str, usize, f32)> = Vec::new();
+        let mut ids: Vec<u32> = Vec::new();
         for zh in glossary.map(String::as_str).chain(tables) {
             if seen.contains(&zh) {
                 continue;
             }
             seen.push(zh);
-            let mut bigrams = Vec::new();
-            han_bigrams(zh, &mut |b| bigrams.push(b));
-            let ids: Option<Vec<u32>> = bigrams.iter().map(|b| self.index.term_id(b)).collect();
-            let df = match ids.as_deref() {
-                None | Some([]) => 0,
-                Some(&[t]) => self.index.doc_freq_of(t),
-                Some(ids) => self.index.co_occurrence(ids),
-            };
+            let n = self.term_ids(han_bigram_slices(zh), &mut ids);
+            let df = self.df_of(&ids, n);
             if df > 0 {
-                candidates.push((bigrams, (df as f32).ln_1p()));
+                candidates.push((zh, n, (df as f32).ln_1p()));
             }
         }
-        let evidence: f32 = candidates.iter().map(|(_, e)| e).sum();
-        for (bigrams, e) in candidates {
-            let w = CROSS_WEIGHT * e / evidence / (bigrams.len() as f32).sqrt();
-            terms.add_phrase(bigrams, w, Some(word));
+        let evidence: f32 = candidates.iter().map(|(_, _, e)| e).sum();
+        for (zh, n, e) in candidates {
+            let w = CROSS_WEIGHT * e / evidence / (n as f32).sqrt();
+            terms.add_phrase(han_bigram_slices(zh), w, Some(word));
         }
     }
 
@@ -757,7 +799,7 @@ impl Retriever {
                 terms.mark_literal();
             }
             for t in names {
-                terms.add(t, share, Some(&word));
+                terms.add(&t, share, Some(&word));
             }
             terms.end_word();
         }
@@ -1210,13 +1252,10 @@ mod tests {
             skeletons <= MAX_NAME_PROBES,
             "{skeletons} skeletons for {chars} chars"
         );
-        // Segmentation probes each of the three tables at most once per prefix length, for
-        // the first MAX_ANALYSED_HAN_CHARS Han characters only.
+        // Segmentation probes the dictionary at most once per prefix length, for the first
+        // MAX_ANALYSED_HAN_CHARS Han characters only.
         let analysed = chars.min(MAX_ANALYSED_HAN_CHARS);
-        assert!(
-            probes <= 3 * 8 * analysed,
-            "{probes} probes for {chars} chars"
-        );
+        assert!(probes <= 8 * analysed, "{probes} probes for {chars} chars");
         assert!(terms.len() <= MAX_QUERY_TERMS, "{} terms", terms.len());
     }
 

@@ -324,6 +324,15 @@ impl Analyzer {
         }
     }
 
+    /// Like [`Analyzer::latin_term`], borrowing the term from the memo when the index has
+    /// seen the word (a query's words mostly), so analysing it allocates nothing.
+    pub fn latin_term_ref(&self, word: &str) -> Option<std::borrow::Cow<'_, str>> {
+        match self.memo.get(word) {
+            Some(term) => term.as_deref().map(std::borrow::Cow::Borrowed),
+            None => self.compute_term(word).map(std::borrow::Cow::Owned),
+        }
+    }
+
     /// Like [`Analyzer::terms`], remembering each new word's term for later queries.
     pub fn learn_terms(&mut self, text: &str) -> Vec<String> {
         let mut out = Vec::new();
@@ -383,6 +392,25 @@ impl Analyzer {
         self.for_each_term(text, |t| out.push(t));
         out
     }
+}
+
+/// Like [`han_bigrams`], as slices of `run` instead of new strings: a query's bigrams are
+/// looked up and merged without allocating.
+pub fn han_bigram_slices(run: &str) -> impl Iterator<Item = &str> {
+    let one = run.chars().nth(1).is_none();
+    let whole = (one && !run.is_empty()).then_some(run);
+    // Each character's start paired with the end of the character after it.
+    let ends = run
+        .char_indices()
+        .skip(2)
+        .map(|(i, _)| i)
+        .chain([run.len()]);
+    let pairs = run
+        .char_indices()
+        .zip(ends)
+        .filter(move |_| !one)
+        .map(move |((start, _), end)| &run[start..end]);
+    whole.into_iter().chain(pairs)
 }
 
 /// Overlapping character bigrams of a Han run; a run of one character is its own term.
@@ -495,6 +523,12 @@ mod tests {
         assert_eq!(learned, Analyzer::new().terms(text));
         // The memo answers later lookups the same way, stopwords included.
         assert_eq!(learner.latin_term("training").as_deref(), Some("train"));
+        assert_eq!(learner.latin_term_ref("training").as_deref(), Some("train"));
+        assert_eq!(
+            learner.latin_term_ref("trainings").as_deref(),
+            Some("train")
+        );
+        assert_eq!(learner.latin_term_ref("the"), None);
         assert_eq!(learner.latin_term("the"), None);
         assert_eq!(
             learner.latin_term("unseen"),
@@ -523,6 +557,20 @@ mod tests {
         // A sentence's full stop and a lone dash are not identifiers.
         assert_eq!(a.terms("It ends. - Then"), vec!["end"]);
         assert_eq!(a.terms("Python 3.8"), vec!["python", "3", "8", "3.8"]);
+    }
+
+    #[test]
+    fn bigram_slices_are_the_bigrams() {
+        for run in ["", "人", "人脸", "人脸识别", "\u{2A6D6}脸\u{2A6D7}", "a人b"] {
+            let mut owned = Vec::new();
+            han_bigrams(run, &mut |b| owned.push(b));
+            let slices: Vec<&str> = han_bigram_slices(run).collect();
+            assert_eq!(slices, owned, "{run:?}");
+        }
+        assert_eq!(
+            han_bigram_slices("人脸识").collect::<Vec<_>>(),
+            ["人脸", "脸识"]
+        );
     }
 
     #[test]
