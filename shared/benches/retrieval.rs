@@ -18,21 +18,40 @@ fn load_and_index(c: &mut Criterion) {
     });
 }
 
+/// Questions a visitor of the sample site asks, by language.
+const QUERIES: [(&str, &str); 6] = [
+    ("zh_partial_fc", "请介绍一下 Partial FC"),
+    ("zh_face_training", "人脸识别训练"),
+    ("zh_multimodal", "多模态大模型"),
+    ("en_llava", "What is LLaVA-OneVision-1.5?"),
+    ("zh_followup", "它的代码在哪里？"),
+    (
+        "mixed_long",
+        "安翔在 CVPR 和 ICCV 上发表过哪些关于 face recognition 的论文？代码开源了吗？",
+    ),
+];
+
+/// What the search function does for a query: retrieval plus the response's hits
+/// (titles, links, snippets).
 fn search(c: &mut Criterion) {
     let index = SearchIndex::load_file(&sample_kb()).expect("sample KB loads");
     let mut group = c.benchmark_group("sample_kb/search");
-    for (name, query) in [
-        ("zh_partial_fc", "请介绍一下 Partial FC"),
-        ("zh_face_training", "人脸识别训练"),
-        ("zh_multimodal", "多模态大模型"),
-        ("en_llava", "What is LLaVA-OneVision-1.5?"),
-        ("zh_followup", "它的代码在哪里？"),
-        (
-            "mixed_long",
-            "安翔在 CVPR 和 ICCV 上发表过哪些关于 face recognition 的论文？代码开源了吗？",
-        ),
-    ] {
+    for (name, query) in QUERIES {
         group.bench_function(name, |b| b.iter(|| index.search(black_box(query), 3, 0.5)));
+    }
+    group.finish();
+}
+
+/// The query alone: analysis, expansion, BM25 ranking and the no-answer test, without
+/// building a response (what the chat's retrieval costs, and the "query" time).
+fn rank(c: &mut Criterion) {
+    let index = SearchIndex::load_file(&sample_kb()).expect("sample KB loads");
+    let retriever = index.retriever();
+    let mut group = c.benchmark_group("sample_kb/rank");
+    for (name, query) in QUERIES {
+        group.bench_function(name, |b| {
+            b.iter(|| retriever.search(black_box(query), 3, 0.5))
+        });
     }
     group.finish();
 }
@@ -117,5 +136,12 @@ fn grounding(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, load_and_index, search, adversarial, grounding);
+criterion_group!(
+    benches,
+    load_and_index,
+    search,
+    rank,
+    adversarial,
+    grounding
+);
 criterion_main!(benches);
