@@ -344,7 +344,7 @@ impl IngestService {
         if let Some(n) = declared_bytes.filter(|&n| n > self.max_staged_bytes as u64) {
             return Err(self.too_large(n));
         }
-        let key = staging::new_key(area.prefix(), request_id);
+        let key = staging::new_key(area.prefix());
         let presigned = area.presign_put(&key, STAGE_EXPIRES_IN).await?;
         tracing::info!(request_id, staging_key = %key, "staged upload handed out");
         Ok(StagedUpload {

@@ -143,28 +143,12 @@ const KEY_HEX_DIGITS: usize = 32;
 
 /// A fresh staging key: the prefix, 32 hex digits, `.json`.
 ///
-/// The digits are a SHA-256 of the request id, the time and std's per-process random hash
-/// keys: unique per call without a random-number crate. Guessing one gains nothing anyway:
-/// uploading needs the presigned URL and promoting needs the ingest token.
-pub(crate) fn new_key(prefix: &str, request_id: &str) -> String {
-    use sha2::{Digest, Sha256};
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut random = std::collections::hash_map::RandomState::new().build_hasher();
-    random.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let mut h = Sha256::new();
-    h.update(request_id.as_bytes());
-    h.update(nanos.to_le_bytes());
-    h.update(random.finish().to_le_bytes());
-    let digest = h.finalize();
-    format!(
-        "{prefix}{}.json",
-        hex::encode(&digest[..KEY_HEX_DIGITS / 2])
-    )
+/// The digits are 128 bits from the operating system's random source: unique per call, and
+/// not guessable (though guessing one would gain nothing: uploading needs the presigned URL
+/// and promoting needs the ingest token).
+pub(crate) fn new_key(prefix: &str) -> String {
+    let random: [u8; KEY_HEX_DIGITS / 2] = crate::secret::random_bytes();
+    format!("{prefix}{}.json", hex::encode(random))
 }
 
 /// Whether `key` is one [`new_key`] could have made under `prefix`: promotion only ever
@@ -186,8 +170,8 @@ mod tests {
 
     #[test]
     fn new_keys_are_distinct_and_recognized_while_other_keys_are_not() {
-        let a = new_key("staging/", "req-1");
-        let b = new_key("staging/", "req-1");
+        let a = new_key("staging/");
+        let b = new_key("staging/");
         assert_ne!(a, b);
         assert!(a.starts_with("staging/") && a.ends_with(".json"), "{a}");
         assert!(is_staging_key("staging/", &a));

@@ -37,15 +37,17 @@ pub const NONE: u32 = u32::MAX;
 
 /// The cosine similarity two pages need to be taken for versions of each other, on top of
 /// being each other's best match. Measured on parallel Wikipedia paragraphs (Chinese and
-/// English, 120 pairs): translations score 0.18–0.74; unrelated pages that are each other's
-/// best match score 0.08–0.37, the high ones paragraphs of one article sharing its names
-/// and numbers, which [`MIN_MARGIN`] tells apart.
+/// English, 120 pairs, mixed with unrelated paragraphs of other articles, of the same
+/// articles, and with English science abstracts): translations score 0.18–0.73; unrelated
+/// pages that are each other's best match 0.07–0.33, the high ones paragraphs of one
+/// article sharing its names and numbers, which [`MIN_MARGIN`] tells apart.
 pub const MIN_SIMILARITY: f32 = 0.12;
 
 /// How many times the Chinese page's next most similar English page a pair must score.
-/// In the same measurement a translation scored 1.8–9.8 times the runner-up (median
-/// 3.6), an unrelated best match 1.0–3.1 times (median 1.2): with both rules, 119 of 120
-/// translations paired and 2 of 162 unrelated best matches did.
+/// In the same measurement a translation scored 1.8–9.7 times the runner-up (median
+/// 3.6), an unrelated best match 1.0–3.1 times (median 1.2): with both rules, 118 of 120
+/// translations paired and 2 of 158 unrelated best matches did (before
+/// [`MIN_SHARED_TERMS`] was added, which only removes pairs).
 pub const MIN_MARGIN: f32 = 2.0;
 
 /// The fewest terms a Chinese page and an English page must share to be compared at all:
