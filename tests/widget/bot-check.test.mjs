@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startServer } from './server.mjs';
+import { W, openWidget, ask } from './page.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // The function's default, read from its source so the measurement follows it
@@ -19,7 +20,6 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const source = fs.readFileSync(path.resolve(here, '../../shared/src/chat/bot_check.rs'), 'utf8');
 const DIFFICULTY = Number(process.env.POW_DIFFICULTY ||
   /pub const DEFAULT_DIFFICULTY: u8 = (\d+);/.exec(source)[1]);
-const W = 'rag-chat-widget';
 
 let browser, on, off;
 
@@ -39,27 +39,7 @@ after(async () => {
   await off?.close();
 });
 
-async function openPage(server) {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  page.errors = [];
-  page.on('pageerror', (e) => page.errors.push(e.message));
-  await page.goto(`${server.base}/`);
-  await page.locator(`${W} .launch`).click();
-  await page.locator(`${W} .panel`).waitFor({ state: 'visible' });
-  return { context, page };
-}
-
-async function ask(page, question) {
-  await page.locator(`${W} textarea`).fill(question);
-  await page.locator(`${W} textarea`).press('Enter');
-  await page.waitForFunction((sel) => {
-    const all = document.querySelector(sel).shadowRoot.querySelectorAll('.msg.assistant');
-    const m = all[all.length - 1];
-    return m && m.dataset.status && m.dataset.status !== 'pending';
-  }, W);
-  return page.locator(`${W} .msg.assistant`).last();
-}
+const openPage = (server) => openWidget(browser, `${server.base}/`);
 
 // Whether `proof` solves `challenge` at `bits`, checked here with Node's SHA-256.
 function solves(proof, challenge, bits) {

@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startServer } from './server.mjs';
+import { W, openWidget, ask } from './page.mjs';
 
 const require = createRequire(import.meta.url);
 const artifacts = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../artifacts');
@@ -30,29 +31,9 @@ after(async () => {
   await server?.close();
 });
 
-const W = 'rag-chat-widget';
 
-async function openPage(query = '', options = {}) {
-  const context = await browser.newContext(options);
-  const page = await context.newPage();
-  page.errors = [];
-  page.on('pageerror', (e) => page.errors.push(e.message));
-  await page.goto(`${server.base}/${query}`);
-  await page.locator(`${W} .launch`).click();
-  await page.locator(`${W} .panel`).waitFor({ state: 'visible' });
-  return { context, page };
-}
-
-async function ask(page, question) {
-  await page.locator(`${W} textarea`).fill(question);
-  await page.locator(`${W} textarea`).press('Enter');
-  await page.waitForFunction((sel) => {
-    const all = document.querySelector(sel).shadowRoot.querySelectorAll('.msg.assistant');
-    const m = all[all.length - 1];
-    return m && m.dataset.status && m.dataset.status !== 'pending';
-  }, W);
-  return page.locator(`${W} .msg.assistant`).last();
-}
+const openPage = (query = '', options = {}) =>
+  openWidget(browser, `${server.base}/${query}`, options);
 
 const until = async (page, cond) => {
   for (let i = 0; i < 100 && !cond(); i++) await page.waitForTimeout(50);
