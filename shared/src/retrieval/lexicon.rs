@@ -279,22 +279,39 @@ impl Lexicon {
         out
     }
 
-    /// The translations of exactly the folded word `word`, from the first source that has
-    /// it (glossary, then the curated tables, then CC-CEDICT: the order segmentation
-    /// prefers), without segmenting; `None` for a stopword or a word no source has. Like
-    /// segmentation, it knows the compiled-in tables' words of at most
-    /// [`MAX_KEY_CHARS`] characters.
-    pub fn word(&self, word: &str) -> Option<Vec<String>> {
+    /// The expansion (translations and their precomputed terms) of exactly the folded
+    /// word `word`, from the first source that has it (glossary, then the curated tables,
+    /// then CC-CEDICT: the order segmentation prefers), without segmenting; `None` for a
+    /// stopword or a word no source has. Like segmentation, it knows the compiled-in
+    /// tables' words of at most [`MAX_KEY_CHARS`] characters.
+    pub fn word(&self, word: &str) -> Option<Expansion> {
         let entry = ZH.get(word);
         if entry.is_some_and(|e| e.flags & STOP != 0) {
             return None;
         }
-        if let Some(g) = self.glossary.get(word) {
-            return Some(g.translations.clone());
-        }
-        entry
-            .filter(|e| e.flags >> SOURCE_SHIFT != 0)
-            .map(|e| split_translations(e.value))
+        let (source, translations, terms) = if let Some(g) = self.glossary.get(word) {
+            (
+                Source::Glossary,
+                g.translations.clone(),
+                Cow::Owned(g.terms.clone()),
+            )
+        } else {
+            let e = entry?;
+            let source = match e.flags >> SOURCE_SHIFT {
+                1 => Source::Research,
+                2 => Source::General,
+                3 => Source::Cedict,
+                _ => return None,
+            };
+            (source, split_translations(e.value), Cow::Borrowed(e.terms))
+        };
+        Some(Expansion {
+            word: word.to_owned(),
+            translations,
+            source: Some(source),
+            stopword: false,
+            terms,
+        })
     }
 }
 
@@ -526,11 +543,16 @@ mod tests {
         for word in ["卸载", "图书馆", "人脸识别", "米饭", "模型"] {
             let ex = lex.expand(word);
             assert_eq!(ex.len(), 1, "{word} is one word");
-            assert_eq!(lex.word(word), Some(ex[0].translations.clone()), "{word}");
+            assert_eq!(lex.word(word).as_ref(), Some(&ex[0]), "{word}");
         }
-        assert_eq!(lex.word("模型"), Some(vec!["checkpoint".to_string()]));
-        assert_eq!(lex.word("的"), None, "a stopword");
-        assert_eq!(lex.word("学的"), None, "not a word");
+        let glossary = lex.word("模型").expect("a glossary word");
+        assert_eq!(glossary.translations, ["checkpoint"]);
+        assert_eq!(
+            glossary.translation_terms().collect::<Vec<_>>(),
+            ["checkpoint"]
+        );
+        assert!(lex.word("的").is_none(), "a stopword");
+        assert!(lex.word("学的").is_none(), "not a word");
     }
 
     fn words(lex: &Lexicon, run: &str) -> Vec<String> {

@@ -324,7 +324,7 @@ impl Retriever {
         let lexicon = Lexicon::new(glossary);
         let versions = match versions {
             Some(stored) => stored,
-            None if has_han => versions::pair(&index, &units, n_docs, &lexicon, &analyzer),
+            None if has_han => versions::pair(&index, &units, n_docs, &lexicon),
             None => Vec::new(),
         };
         Self {

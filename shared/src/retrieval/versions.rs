@@ -30,7 +30,7 @@
 
 use super::bm25::{idf, Bm25Index};
 use super::lexicon::Lexicon;
-use super::tokenize::{is_han, Analyzer};
+use super::tokenize::is_han;
 
 /// No partner.
 pub const NONE: u32 = u32::MAX;
@@ -62,13 +62,7 @@ pub const MAX_COMMON_SHARE: f32 = 0.2;
 
 /// For each document, its version in the other language, or [`NONE`]. `units[u]` is the
 /// (document, passage) of index unit `u`, ascending.
-pub fn pair(
-    index: &Bm25Index,
-    units: &[(u32, u32)],
-    n_docs: usize,
-    lexicon: &Lexicon,
-    analyzer: &Analyzer,
-) -> Vec<u32> {
+pub fn pair(index: &Bm25Index, units: &[(u32, u32)], n_docs: usize, lexicon: &Lexicon) -> Vec<u32> {
     let mut partner = vec![NONE; n_docs];
     let n_terms = index.vocabulary_size();
     let han_term: Vec<bool> = (0..n_terms as u32)
@@ -153,8 +147,7 @@ pub fn pair(
         let mut unsaid = 0.0;
         for &t in &zh_terms[z] {
             let (ids, any_terms) = if han_term[t as usize] {
-                let tr = translated[t as usize]
-                    .get_or_insert_with(|| translate(index, lexicon, analyzer, t));
+                let tr = translated[t as usize].get_or_insert_with(|| translate(index, lexicon, t));
                 (tr.ids.as_slice(), tr.any_terms)
             } else {
                 (std::slice::from_ref(&t), true)
@@ -223,17 +216,18 @@ pub fn pair(
 
 /// What the Han bigram term `t` translates to, when the bigram is a dictionary word by
 /// itself (most two-character words are; a bigram straddling two words is usually none).
-fn translate(index: &Bm25Index, lexicon: &Lexicon, analyzer: &Analyzer, t: u32) -> Translated {
+fn translate(index: &Bm25Index, lexicon: &Lexicon, t: u32) -> Translated {
     let mut out = Translated::default();
-    let Some(translations) = std::str::from_utf8(index.terms.term(t))
+    let Some(word) = std::str::from_utf8(index.terms.term(t))
         .ok()
         .and_then(|bigram| lexicon.word(bigram))
     else {
         return out;
     };
-    for translation in &translations {
-        // Single words only: a phrase's words alone are other senses.
-        if let [term] = analyzer.terms(translation).as_slice() {
+    // The translations' terms come cut at build time. Single words only: a phrase's
+    // words alone are other senses.
+    for term in word.translation_terms() {
+        if !term.is_empty() && !term.contains(' ') {
             out.any_terms = true;
             out.ids.extend(index.term_id(term));
         }
