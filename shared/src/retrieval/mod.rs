@@ -287,7 +287,9 @@ impl Retriever {
                 has_han = has_han || text.chars().any(tokenize::is_han);
             }
         }
+        crate::memory::mark("analyze+postings");
         let index = builder.finish(Bm25Params::default());
+        crate::memory::mark("finish");
         let names: Vec<(String, String)> = counter
             .names()
             .filter_map(|w| analyzer.latin_term(&w).map(|t| (w, t)))
@@ -322,11 +324,13 @@ impl Retriever {
             }
         }
         let lexicon = Lexicon::new(glossary);
+        crate::memory::mark("names+glossary");
         let versions = match versions {
             Some(stored) => stored,
             None if has_han => versions::pair(&index, &units, n_docs, &lexicon),
             None => Vec::new(),
         };
+        crate::memory::mark("versions");
         Self {
             analyzer,
             lexicon,

@@ -106,6 +106,7 @@ impl SearchIndex {
 
     fn assemble(kb: KnowledgeBase, version: String) -> Self {
         let chunks: Vec<Chunks> = kb.documents.iter().map(Chunks::of).collect();
+        crate::memory::mark("passages");
         let texts = kb
             .documents
             .iter()
@@ -114,6 +115,7 @@ impl SearchIndex {
         let retriever = Retriever::build(texts, &kb.glossary);
         let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
         let vocabulary = Vocabulary::of(&kb, &facets);
+        crate::memory::mark("facets");
         Self {
             kb,
             chunks,
