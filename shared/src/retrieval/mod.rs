@@ -288,12 +288,14 @@ impl Retriever {
             }
         }
         crate::memory::mark("analyze+postings");
-        let index = builder.finish(Bm25Params::default());
-        crate::memory::mark("finish");
+        // The names before the postings are laid out, so the word counts are gone by then.
         let names: Vec<(String, String)> = counter
             .names()
             .filter_map(|w| analyzer.latin_term(&w).map(|t| (w, t)))
             .collect();
+        crate::memory::mark("names");
+        let index = builder.finish(Bm25Params::default());
+        crate::memory::mark("finish");
         Self::assemble(
             analyzer, index, units, n_docs, has_han, names, glossary, None,
         )
@@ -324,7 +326,7 @@ impl Retriever {
             }
         }
         let lexicon = Lexicon::new(glossary);
-        crate::memory::mark("names+glossary");
+        crate::memory::mark("glossary");
         let versions = match versions {
             Some(stored) => stored,
             None if has_han => versions::pair(&index, &units, n_docs, &lexicon),
