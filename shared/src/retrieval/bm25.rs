@@ -167,10 +167,23 @@ pub struct Bm25Builder {
     /// is never split across blocks.
     by_unit: Vec<Vec<u8>>,
     lens: Vec<u32>,
-    /// The unit being added's term ids (reused from unit to unit).
+    /// Per term id: its counts so far.
+    counts: Vec<TermCounts>,
+    /// The unit being added's distinct term ids (reused from unit to unit).
     ids: Vec<u32>,
     /// The unit being added's record, before it goes into a block.
     record: Vec<u8>,
+}
+
+/// What the builder counts for one term.
+#[derive(Debug, Clone, Copy, Default)]
+struct TermCounts {
+    /// The last unit that had the term, plus one (0: none yet).
+    seen: u32,
+    /// Its frequency in that unit.
+    tf: u32,
+    /// Number of units that have it.
+    df: u32,
 }
 
 /// Most bytes of a [`Bm25Builder::by_unit`] block. Blocks start small and double up to
@@ -226,21 +239,36 @@ fn for_each_posting(by_unit: &[Vec<u8>], mut each: impl FnMut(u32, u32, u32)) {
 impl Bm25Builder {
     /// Adds the next unit (units are numbered in the order added).
     pub fn add<S: AsRef<str>>(&mut self, terms: impl IntoIterator<Item = S>) {
+        let seen = self.lens.len() as u32 + 1;
+        let mut len = 0;
         self.ids.clear();
         for term in terms {
+            len += 1;
             let id = self.terms.intern(term.as_ref());
-            self.ids.push(id);
+            if id as usize == self.counts.len() {
+                self.counts.push(TermCounts::default());
+            }
+            let counts = &mut self.counts[id as usize];
+            if counts.seen != seen {
+                *counts = TermCounts {
+                    seen,
+                    tf: 0,
+                    df: counts.df + 1,
+                };
+                self.ids.push(id);
+            }
+            counts.tf += 1;
         }
-        self.lens.push(self.ids.len() as u32);
+        self.lens.push(len);
         self.ids.sort_unstable();
         let record = &mut self.record;
         record.clear();
-        put_varint(record, self.ids.chunk_by(|a, b| a == b).count() as u32);
+        put_varint(record, self.ids.len() as u32);
         let mut previous = 0;
-        for run in self.ids.chunk_by(|a, b| a == b) {
-            put_varint(record, run[0] - previous);
-            put_varint(record, run.len() as u32);
-            previous = run[0];
+        for &id in &self.ids {
+            put_varint(record, id - previous);
+            put_varint(record, self.counts[id as usize].tf);
+            previous = id;
         }
         match self.by_unit.last_mut() {
             Some(block) if block.capacity() - block.len() >= record.len() => {
@@ -261,6 +289,7 @@ impl Bm25Builder {
             mut terms,
             by_unit,
             lens,
+            counts,
             ids,
             record,
         } = self;
@@ -274,17 +303,15 @@ impl Bm25Builder {
         } else {
             (total as f32 / n_units as f32).max(1.0)
         };
-        // Each term's document frequency, then where its postings start (CSR offsets).
+        // Where each term's postings start (CSR offsets), from the document frequencies.
         let n_terms = terms.len();
-        let mut offsets = vec![0u32; n_terms + 1];
-        for_each_posting(&by_unit, |_, t, _| offsets[t as usize + 1] += 1);
-        let idfs: Vec<f32> = offsets[1..]
-            .iter()
-            .map(|&df| idf(n_units, df as usize))
-            .collect();
-        for t in 0..n_terms {
-            offsets[t + 1] += offsets[t];
+        let mut offsets = Vec::with_capacity(n_terms + 1);
+        offsets.push(0u32);
+        for c in &counts {
+            offsets.push(offsets[offsets.len() - 1] + c.df);
         }
+        let idfs: Vec<f32> = counts.iter().map(|c| idf(n_units, c.df as usize)).collect();
+        drop(counts);
         let postings = offsets[n_terms] as usize;
         let mut unit = vec![0u32; postings];
         let mut weight = vec![0f32; postings];
