@@ -114,7 +114,7 @@ fn indexing_the_json_takes_little_beyond_what_it_keeps() {
         json.len()
     );
     // Measured on this site: before the build was made lean, a peak of 5.5x the JSON of
-    // which 1.8x was the parse's and the build's temporaries; after, 3.7x and 0.1x. (What
+    // which 1.8x was the parse's and the build's temporaries; after, 3.6x and under 0.1x. (What
     // is kept, 3.6x here, is a smaller share on a larger site: 2.2x at 10,000 pages.)
     assert!(peak <= 4.5, "peak {peak:.2}x the JSON");
     assert!(

@@ -321,7 +321,16 @@ impl Collector {
                 }
             }
         }
-        self.documents.extend(parsed);
+        if let Some(d) = parsed {
+            // Grown by an eighth rather than doubled: read one at a time, the documents'
+            // number is not known ahead, and doubling could leave half the vector empty
+            // at the parse's peak.
+            if self.documents.len() == self.documents.capacity() {
+                self.documents
+                    .reserve_exact(self.documents.capacity() / 8 + 16);
+            }
+            self.documents.push(d);
+        }
     }
 }
 

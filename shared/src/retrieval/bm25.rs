@@ -155,16 +155,17 @@ impl TermTable {
 ///
 /// The postings are laid out by term only at the end, so until then they are kept by unit:
 /// each unit's distinct term ids ascending, as gaps, each with its frequency, all as
-/// variable-length integers in fixed-size blocks of bytes. That takes under 3 bytes a
-/// posting, where a growing list of (unit, frequency) pairs per term took 8 and more; the
-/// build's peak is this record plus the finished arrays (8 bytes a posting), which
-/// [`Bm25Builder::finish`] fills in place from it.
+/// variable-length integers in blocks of bytes. That takes under 2 bytes a posting, where a
+/// growing list of (unit, frequency) pairs per term took 8 and more; the build's peak is
+/// this record plus the finished arrays (8 bytes a posting), which [`Bm25Builder::finish`]
+/// fills in place from it.
 #[derive(Debug, Default)]
 pub struct Bm25Builder {
     terms: TermTable,
     /// Per unit: its number of distinct terms, then per term (ascending) the gap from the
-    /// previous term's id and the term's frequency, each a LEB128 varint. A unit's record
-    /// is never split across blocks.
+    /// previous term's id, shifted left by one with the low bit set when the term occurs
+    /// once, and else its frequency, each a LEB128 varint. A unit's record is never split
+    /// across blocks.
     by_unit: Vec<Vec<u8>>,
     lens: Vec<u32>,
     /// Per term id: its counts so far.
@@ -227,8 +228,13 @@ fn for_each_posting(by_unit: &[Vec<u8>], mut each: impl FnMut(u32, u32, u32)) {
             let distinct = get_varint(block, &mut at);
             let mut term = 0;
             for _ in 0..distinct {
-                term += get_varint(block, &mut at);
-                let tf = get_varint(block, &mut at);
+                let gap = get_varint(block, &mut at);
+                term += gap >> 1;
+                let tf = if gap & 1 == 1 {
+                    1
+                } else {
+                    get_varint(block, &mut at)
+                };
                 each(unit, term, tf);
             }
             unit += 1;
@@ -266,8 +272,13 @@ impl Bm25Builder {
         put_varint(record, self.ids.len() as u32);
         let mut previous = 0;
         for &id in &self.ids {
-            put_varint(record, id - previous);
-            put_varint(record, self.counts[id as usize].tf);
+            // Most terms occur once in a unit: that is the gap's low bit, and only a
+            // frequency above one follows it.
+            let tf = self.counts[id as usize].tf;
+            put_varint(record, (id - previous) << 1 | u32::from(tf == 1));
+            if tf > 1 {
+                put_varint(record, tf);
+            }
             previous = id;
         }
         match self.by_unit.last_mut() {
