@@ -83,9 +83,15 @@ fn generated_json(pages: usize) -> Vec<u8> {
         }
         write!(
             out,
-            r#"{{"id": "page_{p:06}", "type": "page", "title": "{}", "url": "https://site.example/pages/{p}", "keywords": [{}], "content": "{content}"}}"#,
+            concat!(
+                r#"{{"id": "page_{p:06}", "type": "page", "title": "{}", "#,
+                r#""url": "https://site.example/pages/{p}", "keywords": [{}], "#,
+                r#""content": "{content}"}}"#
+            ),
             title.join(" "),
             keywords.join(", "),
+            p = p,
+            content = content,
         )
         .unwrap();
     }
