@@ -8,7 +8,7 @@
 //!
 //! Foundations:
 //! - [`error`]: the crate's error type, validation problems, the failures of the outside
-//!   dependencies it wraps, and text made printable on one line ([`error::printable`]).
+//!   dependencies it wraps, and text made printable on one line ([`error::escape_controls`]).
 //! - [`config`]: typed configuration read once from the environment, and the AWS SDK
 //!   configuration built from it ([`config::aws`]).
 //! - [`message`]: roles, chat messages and token usage.
