@@ -19,7 +19,7 @@ async fn main() -> Result<(), BoxError> {
         .nth(1)
         .ok_or("usage: local_aws <knowledge_base.json>")?;
     let config = Config::from_env()?;
-    let sdk = shared::config::aws::sdk_config_from_env().await;
+    let sdk = shared::config::sdk_config_from_env().await;
     if sdk.endpoint_url().is_none() {
         // This seeds a throwaway emulator; never let it touch a real account.
         return Err("AWS_ENDPOINT_URL is not set: refusing to run against real AWS".into());

@@ -10,7 +10,7 @@
 //! - [`error`]: the crate's error type, validation problems, the failures of the outside
 //!   dependencies it wraps, and text made printable on one line ([`error::escape_controls`]).
 //! - [`config`]: typed configuration read once from the environment, and the AWS SDK
-//!   configuration built from it ([`config::aws`]).
+//!   configuration built from it ([`config::sdk_config_from_env`]).
 //! - [`message`]: roles, chat messages and token usage.
 //! - [`secret`]: [`Secret`], a string that prints as `[redacted]`, and OS randomness.
 //! - [`dates`]: civil dates from day numbers (the budget's UTC days, `rag report`).

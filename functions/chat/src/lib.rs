@@ -7,7 +7,7 @@ use lambda_http::http::{header, Method};
 use lambda_http::lambda_runtime::streaming::Body;
 use lambda_http::{Error, Request, RequestExt, Response};
 use shared::chat::{ChatConfig, ChatRequest, ChatService, Post, RequestContext};
-use shared::config::aws::AwsClients;
+use shared::config::AwsClients;
 use shared::edge::http::{self, ApiError, Cors};
 use shared::edge::telemetry::RequestLog;
 use shared::limits;

@@ -48,7 +48,7 @@ impl AppState {
         let config = Config::from_env()?;
         let ingest = IngestConfig::from_env()?;
         // One SDK configuration for the source, the staging area and the store.
-        let aws = shared::config::aws::AwsClients::from_env();
+        let aws = shared::config::AwsClients::from_env();
         let store = shared::store::open_store(&config, AUDIT_TTL, &aws).await;
         if ingest.token_hash.is_none() {
             tracing::warn!("INGEST_TOKEN_SHA256 is not set: every ingest request is refused");

@@ -26,8 +26,7 @@ impl AppState {
     /// `s3://bucket/key`).
     pub async fn from_env() -> Result<Self, Error> {
         let config = Config::from_env()?;
-        let kb =
-            KbHandle::from_config(&config, &shared::config::aws::AwsClients::from_env()).await?;
+        let kb = KbHandle::from_config(&config, &shared::config::AwsClients::from_env()).await?;
         Ok(Self::new(kb, &config))
     }
 

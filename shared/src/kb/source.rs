@@ -14,7 +14,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::{FileKbSource, S3KbSource};
-use crate::config::aws::AwsClients;
+use crate::config::AwsClients;
 use crate::config::KbLocation;
 
 /// Boxed source error kept inside [`KbSourceError`], so no SDK type appears in the API.

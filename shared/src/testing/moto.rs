@@ -101,7 +101,7 @@ impl MotoServer {
     }
 
     /// An SDK configuration for this server: static dummy credentials, region `us-east-1`,
-    /// the retries and timeouts of [`crate::config::aws::sdk_config_from_env`]. Built explicitly, so
+    /// the retries and timeouts of [`crate::config::sdk_config_from_env`]. Built explicitly, so
     /// nothing is read from (or written to) the environment. S3 clients built from it also
     /// need `force_path_style(true)`.
     pub fn sdk_config(&self) -> aws_config::SdkConfig {
@@ -111,8 +111,8 @@ impl MotoServer {
             .endpoint_url(self.endpoint())
             .region(Region::new("us-east-1"))
             .credentials_provider(SharedCredentialsProvider::new(credentials))
-            .retry_config(crate::config::aws::retry_config())
-            .timeout_config(crate::config::aws::timeouts())
+            .retry_config(crate::config::retry_config())
+            .timeout_config(crate::config::timeouts())
             .build()
     }
 
