@@ -47,8 +47,8 @@
 //!
 //! The edge:
 //! - [`edge`]: what serving over Lambda function URLs needs: error bodies, JSON and SSE
-//!   responses, CORS, body limits ([`edge::http`]), raw query strings
-//!   ([`edge::raw_query`]), logs and metrics ([`edge::telemetry`]).
+//!   responses, CORS, body limits (`http`), raw query strings (`raw_query`), logs and
+//!   metrics (`telemetry`).
 //! - `testing` (feature `test-util`): a scripted OpenAI-compatible HTTP server, a moto
 //!   server per test, a fault-injecting proxy for the AWS APIs, and store behaviour scenarios.
 //!

@@ -17,8 +17,7 @@ use crate::chat::followup::retrieve;
 use crate::chat::{
     is_valid_id, offline_answer, offline_deltas, ChatConfig, ChatRequest, OfflineReason,
 };
-use crate::edge::http::{error_response, ApiError};
-use crate::edge::raw_query::escape_raw_query;
+use crate::edge::{error_response, escape_raw_query, ApiError};
 use crate::error::Error;
 use crate::ingest::{authorize, parse_put_body, Patch, Precondition, TokenHash};
 use crate::kb::diff::{fingerprint, summaries, KbDiff};

@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{json, Map, Value};
 use shared::chat::{ChatConfig, ChatRequest};
-use shared::edge::http::ApiError;
+use shared::edge::ApiError;
 use shared::retrieval::lexicon::Lexicon;
 use shared::retrieval::tokenize::{fold_char, is_han, runs, Analyzer, Script};
 use shared::{ChatMessage, Error, KnowledgeBase, Retriever, Role, SearchIndex};
