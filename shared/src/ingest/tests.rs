@@ -84,10 +84,7 @@ async fn status_reports_etag_counts_and_summaries() {
     );
     assert_eq!(s.summaries[1].id, "b");
     let reformatted: Value = serde_json::from_str(KB).unwrap();
-    assert_eq!(
-        s.content_hash,
-        Some(crate::kb::diff::fingerprint(&reformatted))
-    );
+    assert_eq!(s.content_hash, Some(crate::kb::fingerprint(&reformatted)));
     let missing = fixture(None).service.status().await.unwrap_err();
     assert_eq!(crate::edge::ApiError::from(&missing).status, 404);
 }

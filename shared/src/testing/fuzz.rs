@@ -20,8 +20,9 @@ use crate::chat::{
 use crate::edge::{error_response, escape_raw_query, ApiError};
 use crate::error::Error;
 use crate::ingest::{authorize, parse_put_body, Patch, Precondition, TokenHash};
-use crate::kb::diff::{fingerprint, summaries, KbDiff};
-use crate::kb::{parse_kb_bytes, split_passages, PASSAGE_MAX_CHARS};
+use crate::kb::{
+    fingerprint, parse_kb_bytes, split_passages, summaries, KbDiff, PASSAGE_MAX_CHARS,
+};
 use crate::llm::sse::{parse_completion, ChunkDecoder, SseParser};
 use crate::message::{ChatMessage, Role};
 use crate::prompt::context::context_blocks;

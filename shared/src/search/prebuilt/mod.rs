@@ -122,7 +122,7 @@ pub enum IndexError {
     Malformed(&'static str),
 }
 
-pub use crate::kb::hash::{content_hash, ContentHasher};
+pub use crate::kb::{content_hash, ContentHasher};
 
 pub use crate::kb::index_name;
 
