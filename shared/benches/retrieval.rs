@@ -110,7 +110,7 @@ fn adversarial(c: &mut Criterion) {
 fn grounding(c: &mut Criterion) {
     let index = SearchIndex::load_file(&sample_kb()).expect("sample KB loads");
     let (_, hits) = index.rank("What is Partial FC?", 3, 0.5);
-    let blocks = shared::prompt::context::context_blocks(&index, &hits);
+    let blocks = shared::prompt::context_blocks(&index, &hits);
     let en = "Partial FC trains face recognition models with 10 million identities on a \
               single machine [1]. The CVPR 2022 follow-up makes training efficient and robust \
               [2]. The code is in the InsightFace repository under recognition/arcface_torch \

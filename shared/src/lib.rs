@@ -30,9 +30,10 @@
 //!   `ingest` function and `rag ingest`.
 //!
 //! Answering:
-//! - [`prompt`]: system prompt + delimited retrieved context ([`prompt::context`]) +
-//!   history + question, fitted to the model's context window ([`prompt::tokens`]), with
-//!   outside text neutralised ([`prompt::untrusted`]).
+//! - [`prompt`]: system prompt + delimited retrieved context
+//!   ([`prompt::context_blocks`]) + history + question, fitted to the model's context
+//!   window ([`prompt::estimate_tokens`]), with outside text neutralised
+//!   ([`prompt::neutralize`]).
 //! - [`grounding`]: each sentence of an answer checked against the blocks it was given.
 //! - [`llm`]: the chat model client: [`LlmClient`] trait, OpenAI-compatible adapter
 //!   (DashScope, OpenAI, any compatible server), its configuration and SSE decoding.

@@ -69,8 +69,7 @@ use crate::limits::{
 };
 use crate::llm::{CompletionRequest, LlmClient, LlmError, StreamEvent};
 use crate::message::Usage;
-use crate::prompt::tokens::estimate_tokens;
-use crate::prompt::{build_prompt, Prompt, PromptInput, ANSWER_RESERVE};
+use crate::prompt::{build_prompt, estimate_tokens, Prompt, PromptInput, ANSWER_RESERVE};
 use crate::retrieval::Ranked;
 use crate::search::SearchIndex;
 use crate::secret::Secret;

@@ -28,8 +28,7 @@ use std::time::{Duration, SystemTime};
 use crate::limits::TokenBudget;
 use crate::llm::{CompletionRequest, LlmClient, LlmError};
 use crate::message::{ChatMessage, Role};
-use crate::prompt::tokens::visitor_message_ceiling;
-use crate::prompt::untrusted::neutralize;
+use crate::prompt::{neutralize, visitor_message_ceiling};
 use crate::retrieval::bm25::{idf, Bm25Params};
 use crate::retrieval::{QueryTerm, Ranked, Retriever};
 

@@ -25,9 +25,7 @@ use crate::kb::{
 };
 use crate::llm::sse::{parse_completion, ChunkDecoder, SseParser};
 use crate::message::{ChatMessage, Role};
-use crate::prompt::context::context_blocks;
-use crate::prompt::tokens::estimate_tokens;
-use crate::prompt::{build_prompt, PromptInput, ANSWER_RESERVE};
+use crate::prompt::{build_prompt, context_blocks, estimate_tokens, PromptInput, ANSWER_RESERVE};
 use crate::retrieval::lexicon::Lexicon;
 use crate::retrieval::tokenize::{is_han, runs, Analyzer, Script};
 use crate::search::{content_version, SearchIndex, SearchRequest, MAX_QUERY_CHARS, MAX_TOP_K};
@@ -170,12 +168,12 @@ fn chat_pipeline(req: &ChatRequest, limits: &ChatConfig) {
             "{b:?}"
         );
     }
-    // The question goes last, neutralized like all visitor text (crate::prompt::untrusted).
+    // The question goes last, neutralized like all visitor text (crate::prompt::neutralize).
     assert_eq!(
         prompt.messages.last(),
         Some(&ChatMessage::new(
             Role::User,
-            crate::prompt::untrusted::neutralize(&req.question).into_owned()
+            crate::prompt::neutralize(&req.question).into_owned()
         ))
     );
     let answer = offline_answer(index, &found.hits, &req.question, OfflineReason::NoModel);
