@@ -21,7 +21,7 @@
 //! - [`kb`]: the knowledge base: document model, parsing, validation, passages, and where
 //!   it is stored ([`KbSource`]: S3, file, memory).
 //! - [`retrieval`]: tokenizer, Chinese→English lexicon, BM25 index, ranking.
-//! - [`index`] (`search::prebuilt`): the prebuilt index file (documents and a retriever's
+//! - [`index`] (`search/prebuilt/`): the prebuilt index file (documents and a retriever's
 //!   arrays, versioned and checksummed) written beside the knowledge base and loaded at
 //!   cold start instead of the JSON.
 //! - [`search`]: an indexed knowledge base, the served self-refreshing [`KbHandle`], and
@@ -75,7 +75,7 @@ pub mod prompt;
 pub mod retrieval;
 pub mod retry;
 pub mod search;
-pub use search::prebuilt as index;
+pub use search::index;
 pub mod secret;
 pub mod store;
 #[cfg(any(test, feature = "test-util"))]
