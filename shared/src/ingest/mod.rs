@@ -11,7 +11,7 @@
 //!
 //! Knowledge bases too large for one request go through a [`StagingArea`]: [`IngestService::stage`]
 //! hands out a presigned upload URL, [`IngestService::promote`] validates the uploaded
-//! object and writes it like a `PUT` (see [`staging`]).
+//! object and writes it like a `PUT` (see `staging`).
 //!
 //! The service reads the source on every request rather than caching it: ingest is rare,
 //! must report the version actually stored (a cached ETag would make every write based on
@@ -22,7 +22,7 @@
 mod auth;
 mod config;
 mod patch;
-pub mod staging;
+mod staging;
 mod staging_s3;
 
 pub use auth::{authorize, Caller, TokenHash};
