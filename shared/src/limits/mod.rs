@@ -10,7 +10,7 @@
 
 mod budget;
 mod dynamodb;
-pub mod fallback;
+mod fallback;
 mod memory;
 mod rate;
 mod salt;
