@@ -119,9 +119,7 @@ fn grounding(c: &mut Criterion) {
               CVPR 2022 的后续工作让训练既高效又鲁棒【2】。相关代码在 InsightFace 仓库中【1】。";
     let long: String = en.chars().cycle().take(16_384).collect();
     c.bench_function("suggestions/partial_fc", |b| {
-        b.iter(|| {
-            shared::chat::suggest::suggestions(&index, black_box(&hits), "What is Partial FC?")
-        })
+        b.iter(|| shared::chat::suggestions(&index, black_box(&hits), "What is Partial FC?"))
     });
     let mut group = c.benchmark_group("grounding");
     for (name, answer) in [

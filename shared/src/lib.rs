@@ -43,7 +43,7 @@
 //!   counters shared by all instances (DynamoDB) or per instance (memory).
 //! - [`answer_cache`]: answers to first-turn questions reused without a model call.
 //! - [`chat`]: the chat service: request validation, turn retrieval (follow-ups
-//!   [`chat::followup`], query rewriting [`chat::rewrite`]), the one turn flow (model,
+//!   [`chat::retrieve_followup`], query rewriting), the one turn flow (model,
 //!   offline or cached answer, recording), events, feedback, health, bot check.
 //!
 //! The edge:

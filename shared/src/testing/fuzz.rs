@@ -13,9 +13,9 @@ use lambda_http::aws_lambda_events::query_map::QueryMap;
 use lambda_http::http::Uri;
 use serde_json::{json, Value};
 
-use crate::chat::followup::retrieve;
 use crate::chat::{
-    is_valid_id, offline_answer, offline_deltas, ChatConfig, ChatRequest, OfflineReason,
+    is_valid_id, offline_answer, offline_deltas, retrieve_followup, ChatConfig, ChatRequest,
+    OfflineReason,
 };
 use crate::edge::{error_response, escape_raw_query, ApiError};
 use crate::error::Error;
@@ -145,7 +145,7 @@ fn chat_body(data: &[u8]) {
 fn chat_pipeline(req: &ChatRequest, limits: &ChatConfig) {
     let index = &sample().index;
     let top_k = req.top_k.unwrap_or(DEFAULT_TOP_K);
-    let found = retrieve(index, &req.question, &req.history, top_k, MIN_SCORE);
+    let found = retrieve_followup(index, &req.question, &req.history, top_k, MIN_SCORE);
     assert!(found.hits.len() <= top_k);
     let blocks = context_blocks(index, &found.hits);
     let prompt = build_prompt(&PromptInput {
