@@ -31,7 +31,7 @@ pub use dynamodb::DynamoAnswerCache;
 pub use memory::MemoryAnswerCache;
 
 use crate::grounding::Grounding;
-use crate::retrieval::tokenize::fold_char;
+use crate::retrieval::fold_char;
 use crate::store::StoreError;
 
 /// The cache a chat function shares with its other instances: DynamoDB's when

@@ -29,7 +29,7 @@ use crate::limits::TokenBudget;
 use crate::llm::{CompletionRequest, LlmClient, LlmError};
 use crate::message::{ChatMessage, Role};
 use crate::prompt::{neutralize, visitor_message_ceiling};
-use crate::retrieval::bm25::{idf, Bm25Params};
+use crate::retrieval::{idf, Bm25Params};
 use crate::retrieval::{QueryTerm, Ranked, Retriever};
 
 /// Below this confidence (best score / the query's ceiling) a ranking is weak.

@@ -3,23 +3,36 @@
 //! [`Retriever`] owns an index over numbered units (passages). Callers map units back to
 //! their documents; [`Retriever::search`] does that for units grouped by document.
 
-pub mod bm25;
+// Private: what other modules need is re-exported below. The `unreachable_pub` allowances
+// keep these files untouched while other retrieval work is in flight; narrowing their `pub`
+// items to `pub(super)` is a follow-up once it has landed.
+#[allow(unreachable_pub)]
+mod bm25;
 mod dict;
 mod dict_format;
-pub mod lexicon;
+#[allow(unreachable_pub)]
+mod lexicon;
 mod table;
-pub mod tokenize;
-pub mod translit;
-pub mod versions;
+#[allow(unreachable_pub)]
+mod tokenize;
+#[allow(unreachable_pub)]
+mod translit;
+#[allow(unreachable_pub)]
+mod versions;
 mod zh_stopwords;
 
-use bm25::{idf, top_k, Bm25Builder, Bm25Index, Bm25Params};
-use lexicon::{Expansion, Lexicon};
+pub(crate) use bm25::{idf, Bm25Index, Bm25Params, TermTable, EMPTY};
+use bm25::{top_k, Bm25Builder};
+use lexicon::Expansion;
+pub use lexicon::{is_zh_stopword, Lexicon};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::hash::BuildHasher;
-use tokenize::{compounds, han_bigram_slices, runs, Analyzer, Script};
-use translit::{han_skeleton, is_translit_char, NameCounter, NameMatcher, MAX_NAME_CHARS};
+use tokenize::{compounds, han_bigram_slices};
+pub use tokenize::{fold_char, is_han, runs, Analyzer, Script};
+pub use translit::MAX_NAME_CHARS;
+use translit::{han_skeleton, is_translit_char, NameCounter, NameMatcher};
+pub use versions::NONE as NO_VERSION;
 
 /// The version of the text analysis (tokenizer, stopwords, stemming, bigrams, names): bump
 /// it with any change to the terms a text or a query yields. It enters the prebuilt

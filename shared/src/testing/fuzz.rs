@@ -26,8 +26,7 @@ use crate::kb::{
 use crate::llm::sse::{parse_completion, ChunkDecoder, SseParser};
 use crate::message::{ChatMessage, Role};
 use crate::prompt::{build_prompt, context_blocks, estimate_tokens, PromptInput, ANSWER_RESERVE};
-use crate::retrieval::lexicon::Lexicon;
-use crate::retrieval::tokenize::{is_han, runs, Analyzer, Script};
+use crate::retrieval::{is_han, runs, Analyzer, Lexicon, Script};
 use crate::search::{content_version, SearchIndex, SearchRequest, MAX_QUERY_CHARS, MAX_TOP_K};
 
 /// The repository's sample knowledge base (29 documents and a glossary): what the
