@@ -179,6 +179,28 @@ impl MotoServer {
         }
     }
 
+    /// Reads an object straight from S3: its bytes and its ETag, unquoted.
+    ///
+    /// # Panics
+    /// When the object cannot be read (naming it and why).
+    pub async fn get_object(&self, bucket: &str, key: &str) -> (Vec<u8>, String) {
+        let read = async {
+            let out = self
+                .s3_client()
+                .get_object()
+                .bucket(bucket)
+                .key(key)
+                .send()
+                .await
+                .map_err(|e| format!("{e:?}"))?;
+            let etag = out.e_tag().ok_or("no ETag")?.trim_matches('"').to_owned();
+            let bytes = out.body.collect().await.map_err(|e| format!("{e:?}"))?;
+            Ok::<_, String>((bytes.into_bytes().to_vec(), etag))
+        };
+        read.await
+            .unwrap_or_else(|e| panic!("cannot read s3://{bucket}/{key}: {e}"))
+    }
+
     /// Drops every resource the server holds (`POST /moto-api/reset`).
     pub async fn reset(&self) -> std::io::Result<()> {
         let mut stream = tokio::net::TcpStream::connect((Ipv4Addr::LOCALHOST, self.port)).await?;
