@@ -68,6 +68,14 @@ pub const MAX_UNKNOWN: f32 = 0.5;
 /// question about something the site never mentions is not answered from the one generic
 /// word it shares with the site ("怎么减肥最有效": 有效 "effective").
 pub const MIN_WORDS_IF_UNKNOWN: usize = 2;
+/// ...unless the one word it matches is rare on the site: in at most one passage in this
+/// many. A question's other words often miss because the site says them differently (a
+/// translation the dictionary lacks, a verb the site conjugates: "谁演唱了国歌" where the
+/// page says "sang the national anthem"), while a word that specific to a few passages is
+/// not shared by chance. A generic word is ("有效" effective is on many pages), and on a
+/// small site every word is in too large a share of passages to count (a homepage of 30
+/// passages keeps the two-word rule whole).
+pub const RARE_PASSAGES: usize = 64;
 
 /// Query terms being collected: equal terms merged (weights added), at most
 /// [`MAX_QUERY_TERMS`] distinct ones, found by hash so a long query stays linear; and the
@@ -225,6 +233,8 @@ struct Weighed {
     weight: f32,
     /// Its alternatives whose terms are all indexed, as term ids.
     alts: Vec<Vec<u32>>,
+    /// For each of `alts`, the number of passages holding it.
+    dfs: Vec<usize>,
     /// See [`Word::literal`].
     literal: bool,
 }
@@ -420,12 +430,16 @@ impl Retriever {
                 if w.alternatives.is_empty() || w.single || (w.neutral && alts.is_empty()) {
                     return None;
                 }
-                let weight = alts
+                let dfs: Vec<usize> = alts
                     .iter()
                     .map(|alt| match alt.as_slice() {
                         &[t] => self.index.doc_freq_of(t),
                         ids => self.index.co_occurrence(ids),
                     })
+                    .collect();
+                let weight = dfs
+                    .iter()
+                    .copied()
                     .filter(|&df| df > 0)
                     .map(|df| idf(n, df))
                     .fold(None, |m: Option<f32>, x| Some(m.map_or(x, |m| m.max(x))))
@@ -433,6 +447,7 @@ impl Retriever {
                 Some(Weighed {
                     weight,
                     alts,
+                    dfs,
                     literal: w.literal,
                 })
             })
@@ -887,7 +902,8 @@ impl Retriever {
     /// terms). The question is answered when some hit's passage matches at least
     /// [`MIN_COVERAGE`] of the total weight, and, when words the site never uses carry
     /// more than [`MAX_UNKNOWN`] of it, at least [`MIN_WORDS_IF_UNKNOWN`] of its words (or
-    /// a name no dictionary has, as written: [`Word::literal`]);
+    /// a name no dictionary has, as written: [`Word::literal`], or a word rare on the site:
+    /// [`RARE_PASSAGES`]);
     /// then every hit stays (a lower one may answer another part). Both tests are shares
     /// and counts of the query's own words, so they hold across site sizes, where raw BM25
     /// scores do not: "香蕉面包的做法" on a research homepage shares only 做法 with it.
@@ -907,6 +923,7 @@ impl Retriever {
         let mut ranked = self.rank(&analysis.terms, k, min_score);
         if min_coverage > 0.0 && !ranked.is_empty() {
             let words = self.word_weights(&analysis);
+            let n = self.index.len();
             let total: f32 = words.iter().map(|w| w.weight).sum();
             // (share of the weight, number of words) a hit's passage matches; a literal name
             // counts as enough words by itself.
@@ -916,13 +933,23 @@ impl Retriever {
                 };
                 let holds =
                     |alt: &Vec<u32>| alt.iter().all(|&t| self.index.contains(t, unit as u32));
-                let (matched, count) = words.iter().filter(|w| w.alts.iter().any(holds)).fold(
-                    (0.0, 0),
-                    |(m, c), w| {
-                        let n = if w.literal { MIN_WORDS_IF_UNKNOWN } else { 1 };
-                        (m + w.weight, c + n)
-                    },
-                );
+                let (matched, count) = words.iter().fold((0.0, 0), |(m, c), w| {
+                    // The fewest passages among the word's alternatives this one holds.
+                    let held = w
+                        .alts
+                        .iter()
+                        .zip(&w.dfs)
+                        .filter(|(alt, _)| holds(alt))
+                        .map(|(_, &df)| df)
+                        .min();
+                    match held {
+                        None => (m, c),
+                        Some(df) if w.literal || df * RARE_PASSAGES <= n => {
+                            (m + w.weight, c + MIN_WORDS_IF_UNKNOWN)
+                        }
+                        Some(_) => (m + w.weight, c + 1),
+                    }
+                });
                 (matched / total, count)
             };
             // Words the site never uses anywhere (no alternative indexed).
@@ -1365,6 +1392,33 @@ mod tests {
         );
         let (_, hits) = r.search("演唱", 3, 0.0);
         assert_eq!(hits.iter().map(|h| h.doc).collect::<Vec<_>>(), vec![0]);
+    }
+
+    /// A site of `n` passages: one about an anthem, the others all "effective".
+    fn anthem_site(n: usize) -> Retriever {
+        let mut docs = vec![["The national anthem opened the final game.".to_string()]];
+        for i in 1..n {
+            docs.push([format!(
+                "Page {i} sets the effective options of module {i}."
+            )]);
+        }
+        Retriever::build(docs, &[])
+    }
+
+    #[test]
+    fn one_word_rare_on_a_large_site_answers_a_mostly_unknown_question() {
+        let large = anthem_site(4 * RARE_PASSAGES);
+        // Two words the site never uses, one it has in a single passage.
+        let (_, hits) = large.search("quixotic zebras anthem", 3, 0.0);
+        assert_eq!(hits.first().map(|h| h.doc), Some(0));
+        // A word on most of its pages is no such evidence.
+        assert!(large
+            .search("quixotic zebras effective", 3, 0.0)
+            .1
+            .is_empty());
+        // On a small site every word is in a large share of its passages.
+        let small = anthem_site(RARE_PASSAGES / 4);
+        assert!(small.search("quixotic zebras anthem", 3, 0.0).1.is_empty());
     }
 
     proptest! {
