@@ -4,6 +4,7 @@
 //! their documents; [`Retriever::search`] does that for units grouped by document.
 
 pub mod bm25;
+mod compound_names;
 mod dict;
 mod dict_format;
 pub mod lexicon;
@@ -541,6 +542,12 @@ impl Retriever {
                     han_left -= head.chars().count();
                     let expansions = self.lexicon.expand_in(head, |w| self.han_attested(w));
                     let mut is_name = vec![false; expansions.len()];
+                    self.match_compound_names(
+                        &expansions,
+                        &mut is_name,
+                        &mut terms,
+                        &mut name_probes,
+                    );
                     self.match_names(&expansions, &mut is_name, &mut terms, &mut name_probes);
                     // Bigrams (for Chinese documents) of the content words only: the
                     // characters of question and filler words (是什么, 怎么, 的话) are cut
