@@ -14,8 +14,9 @@
 # the limits (and the salt's lookup) and the store, not a model.
 #
 # From a file, each size is measured twice: from the JSON alone (`file`) and with the
-# prebuilt index `rag index` writes beside it (`file+index`, what ingest and `rag sync`
-# leave in S3).
+# prebuilt index `rag index` writes beside it (`file+index`). In S3 (`s3`) the knowledge
+# base has its prebuilt index beside it, as ingest and `rag sync` leave it (the upload,
+# shared/examples/local_aws.rs, writes both).
 #
 # Usage: infra/coldstart.sh
 # Env: RUNS (default 5), SIZES (default "29 1000 10000 50000"), SOURCES (default

@@ -127,7 +127,7 @@ fn reverse() -> String {
                 if en.len() < 2 || !en.bytes().all(|b| b.is_ascii_lowercase()) {
                     continue;
                 }
-                let stem = stemmer.stem(&en).into_owned();
+                let stem = stemmer.stem(tokenize::base_form(&en)).into_owned();
                 map.entry(stem)
                     .or_default()
                     .push((source, sense, chars, zh.to_owned()));

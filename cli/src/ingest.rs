@@ -13,8 +13,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::Value;
-use shared::kb::diff::{fingerprint, rest_fingerprint, summaries, DocSummary, KbDiff};
 use shared::kb::parse_kb_bytes;
+use shared::kb::{fingerprint, rest_fingerprint, summaries, DocSummary, KbDiff};
 use shared::Error;
 
 use crate::out::outln;

@@ -10,7 +10,7 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, IF_MATCH, IF_NONE_MATCH};
 use reqwest::{RequestBuilder, StatusCode};
 use serde::Deserialize;
 use serde_json::Value;
-use shared::kb::diff::DocSummary;
+use shared::kb::DocSummary;
 
 use crate::ingest::Stop;
 use crate::out::outln;

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use shared::kb::diff::{documents_of, KbDiff};
+use shared::kb::{documents_of, KbDiff};
 
 use crate::ingest::{exit, print_diff, runtime, LocalKb, Stop};
 use crate::out::outln;
@@ -264,7 +264,7 @@ async fn send(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shared::kb::diff::{rest_fingerprint, summaries};
+    use shared::kb::{rest_fingerprint, summaries};
 
     fn local(text: &str) -> LocalKb {
         let value: Value = serde_json::from_str(text).unwrap_or_default();
@@ -282,7 +282,7 @@ mod tests {
         Remote {
             etag: "e1".into(),
             valid: true,
-            content_hash: Some(shared::kb::diff::fingerprint(&value)),
+            content_hash: Some(shared::kb::fingerprint(&value)),
             rest_hash: Some(rest_fingerprint(&value)),
             glossary_entries: value["glossary"].as_object().map_or(0, |g| g.len()),
             summaries: summaries(&value),

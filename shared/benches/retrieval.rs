@@ -110,7 +110,7 @@ fn adversarial(c: &mut Criterion) {
 fn grounding(c: &mut Criterion) {
     let index = SearchIndex::load_file(&sample_kb()).expect("sample KB loads");
     let (_, hits) = index.rank("What is Partial FC?", 3, 0.5);
-    let blocks = shared::prompt::context::context_blocks(&index, &hits);
+    let blocks = shared::prompt::context_blocks(&index, &hits);
     let en = "Partial FC trains face recognition models with 10 million identities on a \
               single machine [1]. The CVPR 2022 follow-up makes training efficient and robust \
               [2]. The code is in the InsightFace repository under recognition/arcface_torch \
@@ -119,9 +119,7 @@ fn grounding(c: &mut Criterion) {
               CVPR 2022 的后续工作让训练既高效又鲁棒【2】。相关代码在 InsightFace 仓库中【1】。";
     let long: String = en.chars().cycle().take(16_384).collect();
     c.bench_function("suggestions/partial_fc", |b| {
-        b.iter(|| {
-            shared::chat::suggest::suggestions(&index, black_box(&hits), "What is Partial FC?")
-        })
+        b.iter(|| shared::chat::suggestions(&index, black_box(&hits), "What is Partial FC?"))
     });
     let mut group = c.benchmark_group("grounding");
     for (name, answer) in [

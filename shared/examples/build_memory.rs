@@ -7,7 +7,7 @@
 //! `infra/gen_kb.py 10000 kb.json`).
 
 use shared::memory::{measure, record, CountingAlloc};
-use shared::retrieval::tokenize::Analyzer;
+use shared::retrieval::Analyzer;
 
 #[global_allocator]
 static ALLOC: CountingAlloc = CountingAlloc;

@@ -1,7 +1,8 @@
 //! Prepares a local AWS stand-in (moto server) for `infra/run.sh --aws`: creates the
 //! conversation and audit tables with the store's own `create_tables` and the limits table
 //! with `create_limits_table` (so their schemas cannot drift from the code) and the
-//! knowledge-base bucket, then uploads the knowledge base unless one is there.
+//! knowledge-base bucket, then uploads the knowledge base and its prebuilt index unless a
+//! knowledge base is there.
 //!
 //! Reads the same environment as the functions: `AWS_ENDPOINT_URL` (+ dummy credentials),
 //! `CONVERSATIONS_TABLE`, `AUDIT_TABLE`, `LIMITS_TABLE` (optional),
@@ -9,7 +10,7 @@
 //! Usage: `cargo run -p shared --example local_aws -- knowledge_base.json`
 
 use shared::kb::{WriteCondition, Written};
-use shared::{Config, KbLocation, KbSource, S3KbSource};
+use shared::{Config, KbLocation, KbSource, KnowledgeBase, S3KbSource, SearchIndex};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -19,7 +20,7 @@ async fn main() -> Result<(), BoxError> {
         .nth(1)
         .ok_or("usage: local_aws <knowledge_base.json>")?;
     let config = Config::from_env()?;
-    let sdk = shared::config::aws::sdk_config_from_env().await;
+    let sdk = shared::config::sdk_config_from_env().await;
     if sdk.endpoint_url().is_none() {
         // This seeds a throwaway emulator; never let it touch a real account.
         return Err("AWS_ENDPOINT_URL is not set: refusing to run against real AWS".into());
@@ -53,9 +54,19 @@ async fn main() -> Result<(), BoxError> {
         Err(e) => return Err(e.into()),
     }
     let bytes = std::fs::read(&file)?;
+    // Checked and indexed before anything is written, as ingest does.
+    let kb = KnowledgeBase::from_json_str(&String::from_utf8_lossy(&bytes), &file)?;
+    let hash = shared::index::content_hash(&bytes);
     let source = S3KbSource::from_sdk_config(&sdk, bucket, key);
     match source.put(bytes, WriteCondition::IfAbsent).await? {
-        Written::Stored { .. } => println!("uploaded {file} to {}", source.location()),
+        Written::Stored { etag } => {
+            println!("uploaded {file} to {}", source.location());
+            // The prebuilt index beside it, naming the ETag S3 gave the JSON, as ingest and
+            // `rag sync` leave it: a cold start then loads the index, not the JSON.
+            let index = shared::index::encode(&SearchIndex::new(kb, String::new()), hash, &etag);
+            source.put_index(index).await?;
+            println!("wrote its prebuilt index");
+        }
         Written::PreconditionFailed => println!("{} already exists: kept", source.location()),
     }
     Ok(())

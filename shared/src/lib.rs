@@ -8,9 +8,9 @@
 //!
 //! Foundations:
 //! - [`error`]: the crate's error type, validation problems, the failures of the outside
-//!   dependencies it wraps, and text made printable on one line ([`error::printable`]).
+//!   dependencies it wraps, and text made printable on one line ([`error::escape_controls`]).
 //! - [`config`]: typed configuration read once from the environment, and the AWS SDK
-//!   configuration built from it ([`config::aws`]).
+//!   configuration built from it ([`config::sdk_config_from_env`]).
 //! - [`message`]: roles, chat messages and token usage.
 //! - [`secret`]: [`Secret`], a string that prints as `[redacted]`, and OS randomness.
 //! - [`dates`]: civil dates from day numbers (the budget's UTC days, `rag report`).
@@ -21,7 +21,7 @@
 //! - [`kb`]: the knowledge base: document model, parsing, validation, passages, and where
 //!   it is stored ([`KbSource`]: S3, file, memory).
 //! - [`retrieval`]: tokenizer, Chinese→English lexicon, BM25 index, ranking.
-//! - [`index`] (`search::prebuilt`): the prebuilt index file (documents and a retriever's
+//! - [`index`] (`search/prebuilt/`): the prebuilt index file (documents and a retriever's
 //!   arrays, versioned and checksummed) written beside the knowledge base and loaded at
 //!   cold start instead of the JSON.
 //! - [`search`]: an indexed knowledge base, the served self-refreshing [`KbHandle`], and
@@ -30,9 +30,10 @@
 //!   `ingest` function and `rag ingest`.
 //!
 //! Answering:
-//! - [`prompt`]: system prompt + delimited retrieved context ([`prompt::context`]) +
-//!   history + question, fitted to the model's context window ([`prompt::tokens`]), with
-//!   outside text neutralised ([`prompt::untrusted`]).
+//! - [`prompt`]: system prompt + delimited retrieved context
+//!   ([`prompt::context_blocks`]) + history + question, fitted to the model's context
+//!   window ([`prompt::estimate_tokens`]), with outside text neutralised
+//!   ([`prompt::neutralize`]).
 //! - [`grounding`]: each sentence of an answer checked against the blocks it was given.
 //! - [`llm`]: the chat model client: [`LlmClient`] trait, OpenAI-compatible adapter
 //!   (DashScope, OpenAI, any compatible server), its configuration and SSE decoding.
@@ -42,13 +43,13 @@
 //!   counters shared by all instances (DynamoDB) or per instance (memory).
 //! - [`answer_cache`]: answers to first-turn questions reused without a model call.
 //! - [`chat`]: the chat service: request validation, turn retrieval (follow-ups
-//!   [`chat::followup`], query rewriting [`chat::rewrite`]), the one turn flow (model,
+//!   [`chat::retrieve_followup`], query rewriting), the one turn flow (model,
 //!   offline or cached answer, recording), events, feedback, health, bot check.
 //!
 //! The edge:
 //! - [`edge`]: what serving over Lambda function URLs needs: error bodies, JSON and SSE
-//!   responses, CORS, body limits ([`edge::http`]), raw query strings
-//!   ([`edge::raw_query`]), logs and metrics ([`edge::telemetry`]).
+//!   responses, CORS, body limits (`http`), raw query strings (`raw_query`), logs and
+//!   metrics (`telemetry`).
 //! - `testing` (feature `test-util`): a scripted OpenAI-compatible HTTP server, a moto
 //!   server per test, a fault-injecting proxy for the AWS APIs, and store behaviour scenarios.
 //!
@@ -74,7 +75,7 @@ pub mod prompt;
 pub mod retrieval;
 pub mod retry;
 pub mod search;
-pub use search::prebuilt as index;
+pub use search::index;
 pub mod secret;
 pub mod store;
 #[cfg(any(test, feature = "test-util"))]

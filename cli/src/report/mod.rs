@@ -167,7 +167,7 @@ fn scan_table(
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     runtime.block_on(async {
-        let client = shared::config::aws::AwsClients::from_env().dynamodb().await;
+        let client = shared::config::AwsClients::from_env().dynamodb().await;
         // Only the audit table is read: the conversations table name and TTL are unused.
         let store = DynamoConversationStore::new(client, "", &table, Duration::ZERO);
         store

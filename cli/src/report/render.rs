@@ -128,7 +128,7 @@ pub(crate) fn table(s: &Summary) -> String {
 
 /// Visitor text made safe for one terminal line and cut to [`TEXT_CHARS`].
 fn terminal_text(text: &str) -> String {
-    let escaped = shared::error::printable::escape_controls(text);
+    let escaped = shared::error::escape_controls(text);
     let mut out = String::new();
     for (i, c) in escaped.chars().enumerate() {
         if i == TEXT_CHARS {

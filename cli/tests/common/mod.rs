@@ -1,5 +1,6 @@
 //! Helpers of the `rag` command tests: the real ingest handler served over HTTP on a local
-//! port by a minimal HTTP/1.1 adapter, and running the `rag` binary.
+//! port by a minimal HTTP/1.1 adapter (requests read by `shared::testing::http1`), and
+//! running the `rag` binary.
 #![allow(dead_code)] // each test binary uses a different subset
 
 use std::future::Future;
@@ -11,7 +12,8 @@ use std::sync::Arc;
 
 use ingest::{function_handler, AppState};
 use lambda_http::Body;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use shared::testing::http1::read_request;
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 
 /// `printf %s secret | sha256sum`: the token the tests' functions accept is `secret`.
@@ -39,34 +41,19 @@ pub(crate) async fn serve(state: Arc<AppState>, hook: Option<Hook>) -> String {
 }
 
 /// Reads one request, hands it to the handler, writes the response, closes.
-async fn exchange(stream: tokio::net::TcpStream, state: &AppState, hook: Option<Hook>) {
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    reader.read_line(&mut line).await.unwrap();
-    let mut parts = line.split_whitespace();
-    let (method, target) = (
-        parts.next().unwrap().to_owned(),
-        parts.next().unwrap().to_owned(),
-    );
+async fn exchange(mut stream: tokio::net::TcpStream, state: &AppState, hook: Option<Hook>) {
+    let request = read_request(&mut stream)
+        .await
+        .unwrap()
+        .expect("the client closed before its request was whole");
+    let (method, target) = (request.method().to_owned(), request.target().to_owned());
     let mut builder = lambda_http::http::Request::builder()
         .method(method.as_str())
         .uri(target.as_str());
-    let mut length = 0usize;
-    loop {
-        line.clear();
-        reader.read_line(&mut line).await.unwrap();
-        let header = line.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        let (name, value) = header.split_once(':').unwrap();
-        if name.eq_ignore_ascii_case("content-length") {
-            length = value.trim().parse().unwrap();
-        }
-        builder = builder.header(name, value.trim());
+    for (name, value) in &request.headers {
+        builder = builder.header(name, value);
     }
-    let mut body = vec![0u8; length];
-    reader.read_exact(&mut body).await.unwrap();
+    let body = request.body;
     // A function URL hands the handler its query parameters already parsed.
     let query: std::collections::HashMap<String, Vec<String>> = target
         .split_once('?')
@@ -92,7 +79,6 @@ async fn exchange(stream: tokio::net::TcpStream, state: &AppState, hook: Option<
     }
     let body = response.body().as_ref().to_vec();
     head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
-    let mut stream = reader.into_inner();
     stream.write_all(head.as_bytes()).await.unwrap();
     stream.write_all(&body).await.unwrap();
     stream.shutdown().await.unwrap();

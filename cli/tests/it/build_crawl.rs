@@ -3,55 +3,51 @@
 //! answers, so the tests see what the crawler asked for.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
+use shared::testing::http1::read_request;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
 
 /// What the server answered: (path, status), in order.
 type Log = Arc<Mutex<Vec<(String, u16)>>>;
 
 const ROBOTS: &str = "User-agent: *\nDisallow: /about/\n";
 
-/// Serves `root` on a free port; returns the base URL and the request log.
+/// Serves `root` on a free port, on a thread of its own (the tests run `rag` as a process
+/// and wait on it); returns the base URL and the request log.
 fn serve(root: PathBuf) -> (String, Log) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let log: Log = Arc::default();
     let (log2, base2) = (log.clone(), base.clone());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .unwrap();
     std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let (root, log, base) = (root.clone(), log2.clone(), base2.clone());
-            std::thread::spawn(move || answer(stream, &root, &log, &base));
-        }
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            while let Ok((stream, _)) = listener.accept().await {
+                let (root, log, base) = (root.clone(), log2.clone(), base2.clone());
+                tokio::spawn(async move { answer(stream, &root, &log, &base).await });
+            }
+        });
     });
     (base, log)
 }
 
-fn answer(mut stream: TcpStream, root: &Path, log: &Log, base: &str) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line).unwrap();
-    let path = request_line
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or("/")
-        .to_owned();
-    let mut if_none_match = None;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap() == 0 || line.trim().is_empty() {
-            break;
-        }
-        if let Some((k, v)) = line.split_once(':') {
-            if k.eq_ignore_ascii_case("if-none-match") {
-                if_none_match = Some(v.trim().to_owned());
-            }
-        }
-    }
+async fn answer(mut stream: TcpStream, root: &Path, log: &Log, base: &str) {
+    let Ok(Some(request)) = read_request(&mut stream).await else {
+        return;
+    };
+    let path = request.target().to_owned();
+    let if_none_match = request.header("if-none-match").map(str::to_owned);
     let body: Option<Vec<u8>> = if path == "/robots.txt" {
         Some(ROBOTS.as_bytes().to_vec())
     } else {
@@ -104,12 +100,12 @@ fn answer(mut stream: TcpStream, root: &Path, log: &Log, base: &str) {
         304 => "Not Modified",
         _ => "Not Found",
     };
-    let _ = write!(
-        stream,
+    let head = format!(
         "HTTP/1.1 {status} {reason}\r\n{head}Content-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
-    let _ = stream.write_all(&body);
+    let _ = stream.write_all(head.as_bytes()).await;
+    let _ = stream.write_all(&body).await;
 }
 
 /// A copy of the Hugo fixture the test may edit.

@@ -44,6 +44,13 @@ fn built(dir: &Path, args: &[&str]) -> Value {
     serde_json::from_slice(&std::fs::read(dir.join("kb.json")).unwrap()).unwrap()
 }
 
+/// `rag build ARGS -o kb.json` in a fresh scratch directory `name`: the knowledge base it
+/// wrote.
+fn build(name: &str, args: &[&str]) -> Value {
+    let args = [&["build"], args, &["-o", "kb.json"]].concat();
+    built(&scratch(name), &args)
+}
+
 fn doc<'a>(kb: &'a Value, id: &str) -> &'a Value {
     kb["documents"]
         .as_array()
@@ -53,23 +60,33 @@ fn doc<'a>(kb: &'a Value, id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {id} in {kb:#}"))
 }
 
+/// The ids of `kb`'s entries, sorted.
 fn ids(kb: &Value) -> Vec<String> {
-    kb["documents"]
+    let mut ids: Vec<String> = kb["documents"]
         .as_array()
         .unwrap()
         .iter()
         .map(|d| d["id"].as_str().unwrap().to_owned())
-        .collect()
+        .collect();
+    ids.sort();
+    ids
 }
+
+/// The pages of the Hugo site: home, about, the post and the posts list (the draft is
+/// never built or read).
+const HUGO_PAGES: [&str; 4] = [
+    "page_about",
+    "page_home",
+    "page_posts",
+    "page_posts_first_post",
+];
 
 #[test]
 fn a_hugo_site_gives_its_pages_main_text_headings_and_metadata() {
-    let dir = scratch("hugo");
     let site = sites().join("hugo");
-    let kb = built(
-        &dir,
+    let kb = build(
+        "hugo",
         &[
-            "build",
             "--site",
             site.to_str().unwrap(),
             "--base-url",
@@ -78,23 +95,10 @@ fn a_hugo_site_gives_its_pages_main_text_headings_and_metadata() {
             "/tags/**",
             "--exclude",
             "/categories/**",
-            "-o",
-            "kb.json",
         ],
     );
-    // Hugo's sitemap lists home, about, the post and the posts list; the draft was never
-    // built and the taxonomy pages are excluded.
-    let mut got = ids(&kb);
-    got.sort();
-    assert_eq!(
-        got,
-        [
-            "page_about",
-            "page_home",
-            "page_posts",
-            "page_posts_first_post"
-        ]
-    );
+    // Hugo's sitemap lists the pages; the taxonomy pages are excluded.
+    assert_eq!(ids(&kb), HUGO_PAGES);
 
     let post = doc(&kb, "page_posts_first_post");
     assert_eq!(post["type"], "page");
@@ -137,24 +141,18 @@ fn a_hugo_site_gives_its_pages_main_text_headings_and_metadata() {
 
 #[test]
 fn a_mkdocs_site_under_a_base_path_gives_its_pages() {
-    let dir = scratch("mkdocs");
     let site = sites().join("mkdocs");
-    let kb = built(
-        &dir,
+    let kb = build(
+        "mkdocs",
         &[
-            "build",
             "--site",
             site.to_str().unwrap(),
             "--base-url",
             "https://docs.example.org/manual/",
-            "-o",
-            "kb.json",
         ],
     );
-    let mut got = ids(&kb);
-    got.sort();
     // Ids come from the URL path, base path included; 404.html is not in the sitemap.
-    assert_eq!(got, ["page_manual", "page_manual_guide_setup"]);
+    assert_eq!(ids(&kb), ["page_manual", "page_manual_guide_setup"]);
     let setup = doc(&kb, "page_manual_guide_setup");
     assert_eq!(setup["title"], "Setup");
     assert_eq!(setup["url"], "https://docs.example.org/manual/guide/setup/");
@@ -169,55 +167,35 @@ fn a_mkdocs_site_under_a_base_path_gives_its_pages() {
 
 #[test]
 fn without_the_sitemap_every_html_file_but_404_is_read() {
-    let dir = scratch("nositemap");
     let site = sites().join("mkdocs");
-    let kb = built(
-        &dir,
+    let kb = build(
+        "nositemap",
         &[
-            "build",
             "--site",
             site.to_str().unwrap(),
             "--no-sitemap",
             "--base-url",
             "https://docs.example.org/manual/",
-            "-o",
-            "kb.json",
         ],
     );
-    let mut got = ids(&kb);
-    got.sort();
-    assert_eq!(got, ["page_manual", "page_manual_guide_setup"]);
+    assert_eq!(ids(&kb), ["page_manual", "page_manual_guide_setup"]);
 }
 
 #[test]
 fn markdown_sources_skip_drafts_and_take_urls_from_the_pattern() {
-    let dir = scratch("markdown");
     let content = sites().join("src/hugo/content");
-    let kb = built(
-        &dir,
+    let kb = build(
+        "markdown",
         &[
-            "build",
             "--markdown",
             content.to_str().unwrap(),
             "--base-url",
             "https://hugo.example.org/",
             "--permalink",
             "/{path}/",
-            "-o",
-            "kb.json",
         ],
     );
-    let mut got = ids(&kb);
-    got.sort();
-    assert_eq!(
-        got,
-        [
-            "page_about",
-            "page_home",
-            "page_posts",
-            "page_posts_first_post"
-        ]
-    );
+    assert_eq!(ids(&kb), HUGO_PAGES);
     let post = doc(&kb, "page_posts_first_post");
     assert_eq!(post["url"], "https://hugo.example.org/posts/first-post/");
     assert_eq!(post["date"], "2024-05-01");
@@ -227,18 +205,8 @@ fn markdown_sources_skip_drafts_and_take_urls_from_the_pattern() {
 
 #[test]
 fn the_sample_site_rebuilds_the_committed_sample_knowledge_base() {
-    let dir = scratch("sample");
     let config = repo().join("examples/sample-site/rag.toml");
-    let kb = built(
-        &dir,
-        &[
-            "build",
-            "--config",
-            config.to_str().unwrap(),
-            "-o",
-            "kb.json",
-        ],
-    );
+    let kb = build("sample", &["--config", config.to_str().unwrap()]);
     let committed: Value =
         serde_json::from_slice(&std::fs::read(repo().join("knowledge_base.json")).unwrap())
             .unwrap();

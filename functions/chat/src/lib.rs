@@ -7,9 +7,8 @@ use lambda_http::http::{header, Method};
 use lambda_http::lambda_runtime::streaming::Body;
 use lambda_http::{Error, Request, RequestExt, Response};
 use shared::chat::{ChatConfig, ChatRequest, ChatService, Post, RequestContext};
-use shared::config::aws::AwsClients;
-use shared::edge::http::{self, ApiError, Cors};
-use shared::edge::telemetry::RequestLog;
+use shared::config::AwsClients;
+use shared::edge::{self, ApiError, Cors, RequestLog};
 use shared::limits;
 use shared::{Config, ConversationStore, KbHandle, LlmClient, LlmConfig, OpenAiCompatClient};
 use std::sync::Arc;
@@ -82,8 +81,8 @@ impl AppState {
 /// reports health (`GET ?challenge` issues a bot-check challenge), `OPTIONS` is the CORS
 /// preflight.
 pub async fn function_handler(state: &AppState, event: Request) -> Result<Response<Body>, Error> {
-    let origin = http::origin(&event);
-    let request_id = http::request_id(&event);
+    let origin = edge::origin(&event);
+    let request_id = edge::request_id(&event);
     let log = RequestLog::start("chat", &request_id);
     let mut res = match *event.method() {
         Method::OPTIONS => sse::whole(state.cors.preflight(origin, "GET, POST, OPTIONS")),
@@ -92,33 +91,33 @@ pub async fn function_handler(state: &AppState, event: Request) -> Result<Respon
         }
         Method::GET => {
             let index = state.kb.current().await;
-            sse::whole(http::json_response(200, &state.chat.health(&index).await))
+            sse::whole(edge::json_response(200, &state.chat.health(&index).await))
         }
         // Refused before parsing: a page the site does not trust gets nothing answered.
-        Method::POST if state.cors.refuses(origin) => sse::whole(http::error_response(
+        Method::POST if state.cors.refuses(origin) => sse::whole(edge::error_response(
             &ApiError::origin_not_allowed(origin.unwrap_or_default()),
             &request_id,
             None,
         )),
         Method::POST => match parse(state, &event) {
-            Err(err) => sse::whole(http::error_response(&err, &request_id, None)),
+            Err(err) => sse::whole(edge::error_response(&err, &request_id, None)),
             Ok(Post::Feedback(req)) => {
                 let ctx =
-                    RequestContext::new(request_id.clone()).with_client_ip(http::source_ip(&event));
+                    RequestContext::new(request_id.clone()).with_client_ip(edge::source_ip(&event));
                 sse::whole(match state.chat.feedback(&req, &ctx).await {
-                    Ok(ack) => http::json_response(200, &ack),
-                    Err(e) => http::error_response(&ApiError::from(&e), &request_id, Some(&e)),
+                    Ok(ack) => edge::json_response(200, &ack),
+                    Err(e) => edge::error_response(&ApiError::from(&e), &request_id, Some(&e)),
                 })
             }
             Ok(Post::Chat(req)) => {
                 // The answer reports the request itself (a stream only once it is complete).
-                let client_ip = http::source_ip(&event);
+                let client_ip = edge::source_ip(&event);
                 let mut res = answer(state, req, request_id, client_ip, log).await;
                 state.cors.apply(origin, res.headers_mut());
                 return Ok(res);
             }
         },
-        _ => sse::whole(http::error_response(
+        _ => sse::whole(edge::error_response(
             &ApiError::method_not_allowed("GET or POST"),
             &request_id,
             None,
@@ -140,7 +139,7 @@ async fn answer(
     let ctx = RequestContext::new(request_id.clone()).with_client_ip(client_ip);
     // Limits are applied before a stream starts, so a refusal is a plain 429 (or 503).
     if let Err(e) = state.chat.admit(&req, &ctx).await {
-        let res = http::error_response(&ApiError::from(&e), &request_id, Some(&e));
+        let res = edge::error_response(&ApiError::from(&e), &request_id, Some(&e));
         log.status = res.status().as_u16();
         log.finish_with_metrics();
         return sse::whole(res);
@@ -152,9 +151,9 @@ async fn answer(
     let res = match state.chat.chat(&index, req, ctx).await {
         Ok(answer) => {
             log.observe_response(&answer);
-            http::json_response(200, &answer)
+            edge::json_response(200, &answer)
         }
-        Err(e) => http::error_response(&ApiError::from(&e), &request_id, Some(&e)),
+        Err(e) => edge::error_response(&ApiError::from(&e), &request_id, Some(&e)),
     };
     log.status = res.status().as_u16();
     log.finish_with_metrics();
@@ -175,17 +174,17 @@ async fn challenge(
     event: &Request,
     request_id: &str,
 ) -> lambda_http::Response<lambda_http::Body> {
-    let ip = http::source_ip(event);
+    let ip = edge::source_ip(event);
     let mut res = match state
         .chat
         .challenge(ip.as_deref(), std::time::SystemTime::now())
         .await
     {
-        Ok(Some(c)) => http::json_response(200, &c),
-        Ok(None) => http::json_response(200, &shared::chat::bot_check::DISABLED),
+        Ok(Some(c)) => edge::json_response(200, &c),
+        Ok(None) => edge::json_response(200, &shared::chat::BOT_CHECK_OFF),
         Err(e) => {
             let e = shared::Error::from(e);
-            http::error_response(&ApiError::from(&e), request_id, Some(&e))
+            edge::error_response(&ApiError::from(&e), request_id, Some(&e))
         }
     };
     res.headers_mut().insert(
@@ -198,7 +197,7 @@ async fn challenge(
 /// The validated question or rating; for a question, `Accept: text/event-stream` asks for
 /// a stream too.
 fn parse(state: &AppState, event: &Request) -> Result<Post, ApiError> {
-    let body = http::body_bytes(event, http::MAX_BODY_BYTES)?;
+    let body = edge::body_bytes(event, edge::MAX_BODY_BYTES)?;
     let mut post = Post::from_json(body, state.chat.config()).map_err(|e| ApiError::from(&e))?;
     if let Post::Chat(req) = &mut post {
         let accept = event

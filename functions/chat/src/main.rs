@@ -10,12 +10,12 @@
 
 use chat::{function_handler, AppState};
 use lambda_http::{service_fn, Error, Request, StreamAdapter};
-use shared::edge::raw_query::RawQueryGuard;
+use shared::edge::RawQueryGuard;
 use std::sync::Arc;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    shared::edge::telemetry::init_tracing();
+    shared::edge::init_tracing();
     // Logged as well as returned: the log line carries the cause in words (which object,
     // which variable), where the runtime only prints the error's debug form.
     let state = AppState::from_env()

@@ -5,7 +5,7 @@ use lambda_http::http::{header, HeaderValue, StatusCode};
 use lambda_http::lambda_runtime::streaming::{channel, Body, Sender};
 use lambda_http::Response;
 use shared::chat::{ChatEvent, ChatRequest, ChatService, EventSink, RequestContext};
-use shared::edge::telemetry::RequestLog;
+use shared::edge::RequestLog;
 use shared::SearchIndex;
 use std::sync::Arc;
 
@@ -18,7 +18,7 @@ impl EventSink for SseSink {
         self.1.observe(&event);
         // Fails only when the body was dropped: the client went away.
         self.0
-            .send_data(shared::edge::http::sse_event(&event).into())
+            .send_data(shared::edge::sse_event(&event).into())
             .await
             .is_ok()
     }

@@ -13,8 +13,7 @@ use std::time::Duration;
 use lambda_http::http::header::{self, HeaderValue};
 use lambda_http::http::Method;
 use lambda_http::{Body, Error, Request, RequestExt, Response};
-use shared::edge::http::{self, ApiError, Cors};
-use shared::edge::telemetry::RequestLog;
+use shared::edge::{self, ApiError, Cors, RequestLog};
 use shared::ingest::StagingArea;
 use shared::ingest::{IngestConfig, IngestService, Precondition};
 use shared::{Config, ConversationStore, KbLocation, KbSource, S3KbSource};
@@ -48,7 +47,7 @@ impl AppState {
         let config = Config::from_env()?;
         let ingest = IngestConfig::from_env()?;
         // One SDK configuration for the source, the staging area and the store.
-        let aws = shared::config::aws::AwsClients::from_env();
+        let aws = shared::config::AwsClients::from_env();
         let store = shared::store::open_store(&config, AUDIT_TTL, &aws).await;
         if ingest.token_hash.is_none() {
             tracing::warn!("INGEST_TOKEN_SHA256 is not set: every ingest request is refused");
@@ -107,20 +106,20 @@ impl AppState {
 
 /// Authenticates, dispatches on the method, encodes the result or the error.
 pub async fn function_handler(state: &AppState, event: Request) -> Result<Response<Body>, Error> {
-    let origin = http::origin(&event);
+    let origin = edge::origin(&event);
     if event.method() == Method::OPTIONS {
         return Ok(state
             .cors
             .preflight(origin, "GET, PUT, PATCH, POST, OPTIONS"));
     }
-    let request_id = http::request_id(&event);
+    let request_id = edge::request_id(&event);
     let log = RequestLog::start("ingest", &request_id);
     let mut res = match handle(state, &event, &request_id).await {
         Ok(res) => res,
-        Err(Failure::Api(api)) => http::error_response(&api, &request_id, None),
+        Err(Failure::Api(api)) => edge::error_response(&api, &request_id, None),
         Err(Failure::Lib(err)) => {
             let api = ApiError::from(&err);
-            let mut res = http::error_response(&api, &request_id, Some(&err));
+            let mut res = edge::error_response(&api, &request_id, Some(&err));
             if api.status == 401 {
                 res.headers_mut()
                     .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
@@ -176,12 +175,12 @@ async fn handle(
             return Ok(with_etag(res, &object.etag));
         }
         let status = state.ingest.status().await?;
-        return Ok(with_etag(http::json_response(200, &status), &status.etag));
+        return Ok(with_etag(edge::json_response(200, &status), &status.etag));
     }
     if method != Method::PUT && method != Method::PATCH && method != Method::POST {
         return Err(ApiError::method_not_allowed("GET, PUT, PATCH or POST").into());
     }
-    let body = http::body_bytes(event, state.max_bytes)?;
+    let body = edge::body_bytes(event, state.max_bytes)?;
     let query = event.query_string_parameters_ref();
     let param = |name: &str| query.and_then(|p| p.first(name));
     if method == Method::POST && param("stage").is_some() {
@@ -193,7 +192,7 @@ async fn handle(
             })
             .transpose()?;
         let ticket = state.ingest.stage(request_id, declared).await?;
-        return Ok(http::json_response(201, &ticket));
+        return Ok(edge::json_response(201, &ticket));
     }
     let precondition = Precondition::from_headers(
         header_str(event, header::IF_MATCH),
@@ -230,7 +229,7 @@ fn written(report: shared::ingest::WriteReport) -> Response<Body> {
     } else {
         200
     };
-    with_etag(http::json_response(status, &report), &report.etag)
+    with_etag(edge::json_response(status, &report), &report.etag)
 }
 
 fn header_str(event: &Request, name: header::HeaderName) -> Option<&str> {

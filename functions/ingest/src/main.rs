@@ -8,7 +8,7 @@
 
 use ingest::{function_handler, AppState};
 use lambda_http::{service_fn, Adapter, Error, Request};
-use shared::edge::raw_query::RawQueryGuard;
+use shared::edge::RawQueryGuard;
 use std::sync::Arc;
 
 // Counts heap use, so a new knowledge base's index is measured before it is stored
@@ -18,7 +18,7 @@ static ALLOC: shared::memory::CountingAlloc = shared::memory::CountingAlloc;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    shared::edge::telemetry::init_tracing();
+    shared::edge::init_tracing();
     // Logged as well as returned: the log line carries the cause in words (which object,
     // which variable), where the runtime only prints the error's debug form.
     let state = AppState::from_env()

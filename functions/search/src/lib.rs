@@ -5,8 +5,7 @@
 
 use lambda_http::http::Method;
 use lambda_http::{Body, Error, Request, RequestExt, Response};
-use shared::edge::http::{self, ApiError, Cors};
-use shared::edge::telemetry::RequestLog;
+use shared::edge::{self, ApiError, Cors, RequestLog};
 use shared::{Config, KbHandle, SearchCall, SearchRequest};
 
 /// Everything a request needs, built once per cold start.
@@ -26,8 +25,7 @@ impl AppState {
     /// `s3://bucket/key`).
     pub async fn from_env() -> Result<Self, Error> {
         let config = Config::from_env()?;
-        let kb =
-            KbHandle::from_config(&config, &shared::config::aws::AwsClients::from_env()).await?;
+        let kb = KbHandle::from_config(&config, &shared::config::AwsClients::from_env()).await?;
         Ok(Self::new(kb, &config))
     }
 
@@ -44,18 +42,18 @@ impl AppState {
 
 /// Decodes a search request, runs it, encodes the hits.
 pub async fn function_handler(state: &AppState, event: Request) -> Result<Response<Body>, Error> {
-    let origin = http::origin(&event);
+    let origin = edge::origin(&event);
     if event.method() == Method::OPTIONS {
         return Ok(state.cors.preflight(origin, "GET, POST, OPTIONS"));
     }
-    let request_id = http::request_id(&event);
+    let request_id = edge::request_id(&event);
     let mut log = RequestLog::start("search", &request_id);
     let mut res = match parse(state, &event) {
         Ok(SearchCall::One(req)) => {
             let index = state.kb.current().await;
             let found = index.run(&req, state.min_score);
             log.hit_ids = found.hits.iter().map(|h| h.id.clone()).collect();
-            http::json_response(200, &found)
+            edge::json_response(200, &found)
         }
         Ok(SearchCall::Batch(reqs)) => {
             let index = state.kb.current().await;
@@ -66,9 +64,9 @@ pub async fn function_handler(state: &AppState, event: Request) -> Result<Respon
                 .flat_map(|r| r.hits.iter().map(|h| h.id.clone()))
                 .take(100)
                 .collect();
-            http::json_response(200, &found)
+            edge::json_response(200, &found)
         }
-        Err(err) => http::error_response(&err, &request_id, None),
+        Err(err) => edge::error_response(&err, &request_id, None),
     };
     log.finish_status(res.status().as_u16());
     state.cors.apply(origin, res.headers_mut());
@@ -88,7 +86,7 @@ fn parse(state: &AppState, event: &Request) -> Result<SearchCall, ApiError> {
                 .map(SearchCall::One)
         }
         Method::POST => {
-            SearchCall::from_json(http::body_bytes(event, http::MAX_BODY_BYTES)?, state.top_k)
+            SearchCall::from_json(edge::body_bytes(event, edge::MAX_BODY_BYTES)?, state.top_k)
         }
         _ => return Err(ApiError::method_not_allowed("GET or POST")),
     };

@@ -7,12 +7,12 @@
 
 use lambda_http::{service_fn, Adapter, Error, Request};
 use search::{function_handler, AppState};
-use shared::edge::raw_query::RawQueryGuard;
+use shared::edge::RawQueryGuard;
 use std::sync::Arc;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    shared::edge::telemetry::init_tracing();
+    shared::edge::init_tracing();
     // Logged as well as returned: the log line carries the cause in words (which object,
     // which variable), where the runtime only prints the error's debug form.
     let state = AppState::from_env()

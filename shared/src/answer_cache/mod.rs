@@ -31,7 +31,7 @@ pub use dynamodb::DynamoAnswerCache;
 pub use memory::MemoryAnswerCache;
 
 use crate::grounding::Grounding;
-use crate::retrieval::tokenize::fold_char;
+use crate::retrieval::fold_char;
 use crate::store::StoreError;
 
 /// The cache a chat function shares with its other instances: DynamoDB's when
@@ -40,7 +40,7 @@ use crate::store::StoreError;
 pub async fn open_shared(
     config: &crate::config::Config,
     ttl: std::time::Duration,
-    aws: &crate::config::aws::AwsClients,
+    aws: &crate::config::AwsClients,
 ) -> Option<std::sync::Arc<dyn AnswerCache>> {
     match (&config.conversations_table, &config.audit_table) {
         (Some(table), Some(_)) => Some(std::sync::Arc::new(DynamoAnswerCache::new(

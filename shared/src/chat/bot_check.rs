@@ -35,9 +35,9 @@ const MAX_PROOF_BYTES: usize = 160;
 pub const DEFAULT_DIFFICULTY: u8 = 13;
 /// Accepted `BOT_CHECK_DIFFICULTY` values: each bit doubles a visitor's wait, and above 24
 /// (16.8 million hashes, minutes in a browser) no visitor would get an answer.
-pub const DIFFICULTY_RANGE: std::ops::RangeInclusive<u8> = 1..=24;
+pub(super) const DIFFICULTY_RANGE: std::ops::RangeInclusive<u8> = 1..=24;
 /// Default `BOT_CHECK_TTL_SECS`: how long a solved challenge stays usable.
-pub const DEFAULT_TTL_SECS: u64 = 300;
+pub(super) const DEFAULT_TTL_SECS: u64 = 300;
 
 /// Whether chat requests must carry a solved challenge, and how hard it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,18 +69,18 @@ pub struct Challenge {
 /// What `GET ?challenge` answers while the check is off: `{"bot_check": "off"}`, so a
 /// widget knows to send no proof.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct Disabled {
+pub struct BotCheckOff {
     /// Always `off`.
     pub bot_check: &'static str,
 }
 
-/// The one [`Disabled`] answer.
-pub const DISABLED: Disabled = Disabled { bot_check: "off" };
+/// The one [`BotCheckOff`] answer.
+pub const BOT_CHECK_OFF: BotCheckOff = BotCheckOff { bot_check: "off" };
 
 pub use crate::error::BotCheckError;
 
 /// A new challenge for the client whose (salted, hashed) address is `client`.
-pub fn issue(
+pub fn issue_challenge(
     secret: &Secret,
     client: &str,
     difficulty: u8,
@@ -105,7 +105,7 @@ pub fn issue(
 /// was issued by this deployment to this client (MAC compared in constant time), asks for
 /// at least `min_difficulty` bits, has not expired, and the proof's SHA-256 has that many
 /// leading zero bits. One HMAC and one SHA-256, whatever the input.
-pub fn verify(
+pub fn verify_proof(
     secret: &Secret,
     client: &str,
     proof: Option<&str>,
@@ -135,7 +135,7 @@ pub fn verify(
 
 /// Finds a counter solving `challenge` at `difficulty` bits: what the widget does, for
 /// tests and tools. Returns the proof to send.
-pub fn solve(challenge: &str, difficulty: u8) -> String {
+pub fn solve_challenge(challenge: &str, difficulty: u8) -> String {
     (0u64..)
         .map(|n| format!("{challenge}:{n}"))
         .find(|p| leading_zero_bits(&Sha256::digest(p.as_bytes())) >= u32::from(difficulty))
@@ -239,25 +239,28 @@ mod tests {
 
     /// A solved proof issued at t = 1,000,000 s.
     fn solved(difficulty: u8) -> String {
-        let c = issue(&secret(), CLIENT, difficulty, TTL, at(1_000_000));
-        solve(&c.challenge, difficulty)
+        let c = issue_challenge(&secret(), CLIENT, difficulty, TTL, at(1_000_000));
+        solve_challenge(&c.challenge, difficulty)
     }
 
     #[test]
     fn a_solved_challenge_verifies_until_it_expires_and_can_be_sent_again() {
-        let c = issue(&secret(), CLIENT, 8, TTL, at(1_000_000));
+        let c = issue_challenge(&secret(), CLIENT, 8, TTL, at(1_000_000));
         assert_eq!(c.expires_at, 1_000_300);
         assert!(
             c.challenge.starts_with("pow1.8.1000300."),
             "{}",
             c.challenge
         );
-        let proof = solve(&c.challenge, 8);
+        let proof = solve_challenge(&c.challenge, 8);
         for now in [1_000_000, 1_000_100, 1_000_300] {
-            assert_eq!(verify(&secret(), CLIENT, Some(&proof), 8, at(now)), Ok(()));
+            assert_eq!(
+                verify_proof(&secret(), CLIENT, Some(&proof), 8, at(now)),
+                Ok(())
+            );
         }
         assert_eq!(
-            verify(&secret(), CLIENT, Some(&proof), 8, at(1_000_301)),
+            verify_proof(&secret(), CLIENT, Some(&proof), 8, at(1_000_301)),
             Err(BotCheckError::Expired)
         );
     }
@@ -265,24 +268,24 @@ mod tests {
     #[test]
     fn no_proof_is_required_and_two_challenges_differ() {
         assert_eq!(
-            verify(&secret(), CLIENT, None, 8, at(1_000_000)),
+            verify_proof(&secret(), CLIENT, None, 8, at(1_000_000)),
             Err(BotCheckError::Required)
         );
-        let a = issue(&secret(), CLIENT, 8, TTL, at(1_000_000));
-        let b = issue(&secret(), CLIENT, 8, TTL, at(1_000_000));
+        let a = issue_challenge(&secret(), CLIENT, 8, TTL, at(1_000_000));
+        let b = issue_challenge(&secret(), CLIENT, 8, TTL, at(1_000_000));
         assert_ne!(a.challenge, b.challenge);
     }
 
     #[test]
     fn too_little_work_fails() {
-        let c = issue(&secret(), CLIENT, 12, TTL, at(1_000_000));
+        let c = issue_challenge(&secret(), CLIENT, 12, TTL, at(1_000_000));
         // A counter whose hash has fewer than 12 leading zero bits.
         let weak = (0u64..)
             .map(|n| format!("{}:{n}", c.challenge))
             .find(|p| leading_zero_bits(&Sha256::digest(p.as_bytes())) < 12)
             .unwrap();
         assert_eq!(
-            verify(&secret(), CLIENT, Some(&weak), 12, at(1_000_000)),
+            verify_proof(&secret(), CLIENT, Some(&weak), 12, at(1_000_000)),
             Err(BotCheckError::Failed)
         );
     }
@@ -310,7 +313,7 @@ mod tests {
             format!("{challenge}:{}", "9".repeat(200)),
         ] {
             assert_eq!(
-                verify(&secret(), CLIENT, Some(&bad), 8, at(1_000_000)),
+                verify_proof(&secret(), CLIENT, Some(&bad), 8, at(1_000_000)),
                 Err(BotCheckError::Failed),
                 "{bad}"
             );
@@ -320,7 +323,7 @@ mod tests {
         let other = format!("{challenge}:{other_counter}");
         if leading_zero_bits(&Sha256::digest(other.as_bytes())) < 8 {
             assert_eq!(
-                verify(&secret(), CLIENT, Some(&other), 8, at(1_000_000)),
+                verify_proof(&secret(), CLIENT, Some(&other), 8, at(1_000_000)),
                 Err(BotCheckError::Failed)
             );
         }
@@ -334,9 +337,9 @@ mod tests {
             assert_ne!(forged, proof);
             // Re-solved, so only the signature can refuse it.
             let (challenge, _) = forged.split_once(':').unwrap();
-            let resolved = solve(challenge, 8);
+            let resolved = solve_challenge(challenge, 8);
             assert_eq!(
-                verify(&secret(), CLIENT, Some(&resolved), 1, at(1_000_000)),
+                verify_proof(&secret(), CLIENT, Some(&resolved), 1, at(1_000_000)),
                 Err(BotCheckError::Failed),
                 "{resolved}"
             );
@@ -349,15 +352,15 @@ mod tests {
         let now = at(1_000_000);
         let other = Secret::new("another deployment");
         assert_eq!(
-            verify(&other, CLIENT, Some(&proof), 8, now),
+            verify_proof(&other, CLIENT, Some(&proof), 8, now),
             Err(BotCheckError::Failed)
         );
         assert_eq!(
-            verify(&secret(), "fedcba9876543210", Some(&proof), 8, now),
+            verify_proof(&secret(), "fedcba9876543210", Some(&proof), 8, now),
             Err(BotCheckError::Failed)
         );
         assert_eq!(
-            verify(&secret(), CLIENT, Some(&proof), 9, now),
+            verify_proof(&secret(), CLIENT, Some(&proof), 9, now),
             Err(BotCheckError::Failed)
         );
     }

@@ -11,7 +11,7 @@
 use std::net::{IpAddr, Ipv6Addr};
 
 /// The default IPv6 prefix length a client is keyed by.
-pub const DEFAULT_IPV6_PREFIX: u8 = 64;
+pub(super) const DEFAULT_IPV6_PREFIX: u8 = 64;
 
 /// The network `ip` belongs to as a limits key: the IPv4 address itself, or the IPv6
 /// address masked to `v6_prefix` bits written as `net/len`. Text that is no address (it

@@ -39,7 +39,7 @@ pub struct ChatConfig {
     /// (default 20, 0 = off, at most 100,000).
     pub rate_limit_per_minute: u64,
     /// `CLIENT_IPV6_PREFIX`: IPv6 clients are counted and hashed by this many leading bits
-    /// of their address (default 64, 16..=128; see [`super::client`]). IPv4 clients by
+    /// of their address (default 64, 16..=128; see [`super::client_network`]). IPv4 clients by
     /// their address.
     pub ipv6_prefix: u8,
     /// `DAILY_TOKEN_BUDGET`: model tokens (prompt + completion) per UTC day for all clients
@@ -47,10 +47,10 @@ pub struct ChatConfig {
     /// 0 = no budget).
     pub daily_token_budget: u64,
     /// `QUERY_REWRITE`: `on` (default) lets a weak or back-referring question be rewritten
-    /// by one short model call before retrieval (see [`crate::chat::rewrite`]); `off` never does.
+    /// by one short model call before retrieval (see `chat/rewrite.rs`); `off` never does.
     pub query_rewrite: bool,
     /// `BOT_CHECK`: `off` (default) or `pow`, a proof-of-work challenge every chat request
-    /// must carry solved (see [`super::bot_check`]); with `pow`, `BOT_CHECK_DIFFICULTY`
+    /// must carry solved (see [`super::verify_proof`]); with `pow`, `BOT_CHECK_DIFFICULTY`
     /// (leading zero bits, default 13, 1..=24) and `BOT_CHECK_TTL_SECS` (how long a
     /// challenge stays valid, default 300, 30..=3600).
     pub bot_check: BotCheck,

@@ -37,7 +37,7 @@ pub fn feedback_token(secret: &Secret, request_id: &str, session_id: &str) -> St
 }
 
 /// Whether `token` is this deployment's token for the answer (compared in constant time).
-pub fn verify_feedback_token(
+pub(super) fn verify_feedback_token(
     secret: &Secret,
     request_id: &str,
     session_id: &str,

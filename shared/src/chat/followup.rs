@@ -29,13 +29,13 @@ use crate::retrieval::{QueryTerm, Ranked};
 use crate::search::{refers_back, SearchIndex};
 
 /// Below this best BM25 score a question alone is considered not to name a topic.
-pub const WEAK_TOP_SCORE: f32 = 1.5;
+pub(super) const WEAK_TOP_SCORE: f32 = 1.5;
 
 /// How many earlier user turns a follow-up may reach back.
-pub const MAX_LOOKBACK: usize = 3;
+pub(super) const MAX_LOOKBACK: usize = 3;
 
 /// Weight of a follow-up's own query terms relative to the earlier turns' terms.
-pub const QUESTION_WEIGHT: f32 = 0.5;
+pub(super) const QUESTION_WEIGHT: f32 = 0.5;
 
 /// What was retrieved for a turn, and how.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,7 +50,7 @@ pub struct Retrieval {
 
 /// Retrieves for `question`, resolving it against the user turns of `history` (oldest
 /// first) when it is a follow-up (see the module docs).
-pub fn retrieve(
+pub fn retrieve_followup(
     index: &SearchIndex,
     question: &str,
     history: &[ChatMessage],

@@ -2,7 +2,7 @@
 //! the turn and its audit record stored.
 //!
 //! Per request: resolve the session and its history (the client's turns, else the store's
-//! for a known session) → retrieve, resolving follow-ups ([`crate::chat::followup`]) → build the
+//! for a known session) → retrieve, resolving follow-ups (`followup`) → build the
 //! prompt within the token budget ([`crate::prompt`]) → ask the model, or compose the
 //! offline answer when none is configured → record the exchange
 //! ([`ConversationStore::record_exchange`], idempotent on the request id).
@@ -24,34 +24,38 @@
 //!
 //! Nothing here knows about HTTP or Lambda: the `chat` function maps requests and results.
 
-pub mod bot_check;
-pub mod client;
+mod bot_check;
+mod client;
 mod config;
-pub mod feedback;
-pub mod followup;
+mod feedback;
+mod followup;
 mod offline;
 mod outcome;
 mod request;
 mod response;
 mod retrieve;
-pub mod rewrite;
-pub mod session;
+mod rewrite;
+mod session;
 mod storage;
-pub mod style;
-pub mod suggest;
+mod style;
+mod suggest;
 pub use storage::{StoreBudgets, HISTORY_BUDGET, RECORD_BUDGET};
 pub use style::AnswerStyle;
-pub use suggest::{Handoff, Suggestion};
+pub use suggest::{suggestions, Handoff, Suggestion, MAX_SUGGESTIONS};
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::StreamExt;
 
-pub use bot_check::{BotCheck, BotCheckError, Challenge};
+pub use bot_check::{
+    issue_challenge, solve_challenge, verify_proof, BotCheck, BotCheckError, BotCheckOff,
+    Challenge, BOT_CHECK_OFF, DEFAULT_DIFFICULTY,
+};
 pub use client::client_network;
 pub use config::ChatConfig;
-pub use feedback::{FeedbackAck, FeedbackRequest};
+pub use feedback::{feedback_token, FeedbackAck, FeedbackRequest, MAX_COMMENT_CHARS};
+pub use followup::{retrieve_followup, Retrieval};
 pub use offline::{is_chinese, offline_answer, offline_deltas, OfflineReason};
 use outcome::{audit_label, Outcome};
 pub use outcome::{Label, ModelFailure, OFFLINE_MODEL};
@@ -69,8 +73,7 @@ use crate::limits::{
 };
 use crate::llm::{CompletionRequest, LlmClient, LlmError, StreamEvent};
 use crate::message::Usage;
-use crate::prompt::tokens::estimate_tokens;
-use crate::prompt::{build_prompt, Prompt, PromptInput, ANSWER_RESERVE};
+use crate::prompt::{build_prompt, estimate_tokens, Prompt, PromptInput, ANSWER_RESERVE};
 use crate::retrieval::Ranked;
 use crate::search::SearchIndex;
 use crate::secret::Secret;
@@ -317,7 +320,7 @@ impl ChatService {
     }
 
     /// The salted hash of a client address, as stored and as counted by the rate limits
-    /// (IPv6 addresses by their network, [`client::client_network`]); an error when the
+    /// (IPv6 addresses by their network, [`client_network`]); an error when the
     /// salt is still unknown and cannot be looked up.
     pub async fn client_key(&self, ip: Option<&str>) -> Result<String, StoreError> {
         match ip {
@@ -342,7 +345,7 @@ impl ChatService {
         };
         let client = self.client_key(ip).await?;
         let secret = self.salt.get().await?;
-        Ok(Some(bot_check::issue(
+        Ok(Some(bot_check::issue_challenge(
             secret, &client, difficulty, ttl, now,
         )))
     }
@@ -362,12 +365,11 @@ impl ChatService {
             // The salt is known: `client_key` just found it (or there is no address, and
             // then the lookup below is the first).
             let secret = self.salt.get().await?;
-            bot_check::verify(secret, &client, req.proof.as_deref(), difficulty, ctx.at).map_err(
-                |e| {
+            bot_check::verify_proof(secret, &client, req.proof.as_deref(), difficulty, ctx.at)
+                .map_err(|e| {
                     tracing::info!(code = e.code(), client = %client, "bot check refused");
                     Error::BotCheck(e)
-                },
-            )?;
+                })?;
         }
         let session = self
             .issued_session(req)
@@ -390,7 +392,7 @@ impl ChatService {
         }
     }
 
-    /// `name` signed as a session id of this deployment ([`session::sign`]): for tests and
+    /// `name` signed as a session id of this deployment (`session::sign`): for tests and
     /// tools that continue a session they name. Before the salt is known (a lazy salt not
     /// yet looked up) `name` is returned as it is, and will not verify.
     pub fn sign_session(&self, name: &str) -> String {

@@ -7,7 +7,7 @@
 //! streaming unit, so [`offline_deltas`] splits the answer into lines.
 
 use crate::kb::{DocKind, Document};
-use crate::retrieval::tokenize::is_han;
+use crate::retrieval::is_han;
 use crate::retrieval::Ranked;
 use crate::search::SearchIndex;
 

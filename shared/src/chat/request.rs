@@ -28,7 +28,7 @@ pub struct ChatRequest {
     /// The client's idempotency key; `None` to use the invocation's request id.
     pub request_id: Option<String>,
     /// The solved bot-check challenge (`<challenge>:<counter>`, see
-    /// [`super::bot_check`]); only looked at when `BOT_CHECK=pow`.
+    /// [`super::verify_proof`]); only looked at when `BOT_CHECK=pow`.
     pub proof: Option<String>,
 }
 
@@ -86,7 +86,7 @@ impl ChatRequest {
 pub enum Post {
     /// A question (`message`, `messages` or `query`).
     Chat(ChatRequest),
-    /// A rating (`feedback`), see [`super::feedback`].
+    /// A rating (`feedback`), see [`super::FeedbackRequest`].
     Feedback(FeedbackRequest),
 }
 

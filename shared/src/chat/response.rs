@@ -3,7 +3,7 @@
 //! Event names and payloads follow the HTTP API (`docs/architecture.md`): `sources`
 //! (sources + session id) first, then `delta` (`{"text"}`) pieces, then `done` (usage,
 //! timings, model, budget) or `error` (`{"code", "message"}`). The edge frames each event
-//! for the wire (`crate::edge::http::sse_event`), mapping an error to its code and message as it
+//! for the wire (`crate::edge::sse_event`), mapping an error to its code and message as it
 //! does for a JSON answer.
 
 use std::sync::Arc;

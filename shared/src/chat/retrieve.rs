@@ -1,12 +1,12 @@
 //! Retrieval for a chat turn: a listing question gets every matching entry
 //! ([`SearchIndex::plan`]); any other question is retrieved with its follow-up resolution
-//! ([`crate::chat::followup`]) and, when that is weak or the question refers back and a model is
-//! configured, rewritten once and fused ([`crate::chat::rewrite`]).
+//! (`followup`) and, when that is weak or the question refers back and a model is
+//! configured, rewritten once and fused (`rewrite`).
 
 use std::time::SystemTime;
 
 use super::{ChatService, RetrievalInfo};
-use crate::chat::followup::retrieve;
+use crate::chat::followup::retrieve_followup;
 use crate::chat::rewrite::{fuse, main_language, rewrite, rewrite_messages, trigger};
 use crate::message::{ChatMessage, Role};
 use crate::retrieval::Ranked;
@@ -44,7 +44,7 @@ impl ChatService {
                 },
             };
         }
-        let found = retrieve(index, question, history, top_k, self.min_score);
+        let found = retrieve_followup(index, question, history, top_k, self.min_score);
         let mut out = TurnRetrieval {
             info: RetrievalInfo {
                 query: found.query,

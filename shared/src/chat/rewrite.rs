@@ -28,19 +28,18 @@ use std::time::{Duration, SystemTime};
 use crate::limits::TokenBudget;
 use crate::llm::{CompletionRequest, LlmClient, LlmError};
 use crate::message::{ChatMessage, Role};
-use crate::prompt::tokens::visitor_message_ceiling;
-use crate::prompt::untrusted::neutralize;
-use crate::retrieval::bm25::{idf, Bm25Params};
+use crate::prompt::{neutralize, visitor_message_ceiling};
+use crate::retrieval::{idf, Bm25Params};
 use crate::retrieval::{QueryTerm, Ranked, Retriever};
 
 /// Below this confidence (best score / the query's ceiling) a ranking is weak.
-pub const LOW_CONFIDENCE: f32 = 0.3;
+pub(super) const LOW_CONFIDENCE: f32 = 0.3;
 /// The longest a rewrite may take, budget reservation included.
-pub const REWRITE_TIMEOUT: Duration = Duration::from_millis(1500);
+pub(super) const REWRITE_TIMEOUT: Duration = Duration::from_millis(1500);
 /// Most tokens the rewrite may answer with.
-pub const REWRITE_MAX_TOKENS: u32 = 48;
+pub(super) const REWRITE_MAX_TOKENS: u32 = 48;
 /// The constant of reciprocal rank fusion: a hit at rank r adds 1 / (RRF_K + r).
-pub const RRF_K: f32 = 60.0;
+pub(super) const RRF_K: f32 = 60.0;
 /// Longest accepted rewrite, in characters (a longer answer is cut).
 const MAX_REWRITE_CHARS: usize = 200;
 /// Earlier turns shown to the rewrite, and how much of each.
@@ -49,7 +48,7 @@ const TURN_CHARS: usize = 300;
 
 /// Why a question is rewritten.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trigger {
+pub(super) enum Trigger {
     /// It refers back to the conversation.
     RefersBack,
     /// The lexical pass found nothing.
@@ -59,7 +58,7 @@ pub enum Trigger {
 }
 
 /// The most any document could score for `terms` (see the module docs).
-pub fn ceiling(retriever: &Retriever, terms: &[QueryTerm]) -> f32 {
+pub(super) fn ceiling(retriever: &Retriever, terms: &[QueryTerm]) -> f32 {
     let index = retriever.index();
     let k1 = Bm25Params::default().k1;
     terms
@@ -72,7 +71,7 @@ pub fn ceiling(retriever: &Retriever, terms: &[QueryTerm]) -> f32 {
 }
 
 /// The best hit's score over the query's ceiling, in 0..=1 (0 without hits).
-pub fn confidence(retriever: &Retriever, terms: &[QueryTerm], hits: &[Ranked]) -> f32 {
+pub(super) fn confidence(retriever: &Retriever, terms: &[QueryTerm], hits: &[Ranked]) -> f32 {
     let top = hits.first().map_or(0.0, |h| h.score);
     let max = ceiling(retriever, terms);
     if max <= 0.0 {
@@ -85,7 +84,7 @@ pub fn confidence(retriever: &Retriever, terms: &[QueryTerm], hits: &[Ranked]) -
 /// Whether (and why) a question should be rewritten: `followup` says whether the hits
 /// already came from the question joined with earlier turns, which happens only when it
 /// refers back or was weak alone.
-pub fn trigger(
+pub(super) fn trigger(
     retriever: &Retriever,
     question: &str,
     has_earlier_turn: bool,
@@ -110,7 +109,7 @@ pub fn trigger(
 }
 
 /// The rewrite prompt: the instruction, the last turns, the question.
-pub fn rewrite_messages(
+pub(super) fn rewrite_messages(
     question: &str,
     history: &[ChatMessage],
     language: &str,
@@ -145,7 +144,7 @@ pub fn rewrite_messages(
 
 /// The query in a model's answer: its first non-empty line, without quotes or a
 /// `Query:` label, at most 200 characters; `None` when nothing is left.
-pub fn clean_rewrite(text: &str) -> Option<String> {
+pub(super) fn clean_rewrite(text: &str) -> Option<String> {
     let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
     let line = line
         .strip_prefix("Query:")
@@ -166,7 +165,7 @@ pub fn clean_rewrite(text: &str) -> Option<String> {
 /// Asks the model for a rewrite within the budget and [`REWRITE_TIMEOUT`]; `None` on any
 /// failure (logged). The reservation is settled with the reported usage; without it, with
 /// the whole reservation, unless the provider refused the call (nothing generated).
-pub async fn rewrite(
+pub(super) async fn rewrite(
     llm: &dyn LlmClient,
     budget: &TokenBudget,
     messages: Vec<ChatMessage>,
@@ -230,7 +229,7 @@ pub async fn rewrite(
 /// Reciprocal rank fusion of ranked lists: each document scores Σ 1 / ([`RRF_K`] + rank)
 /// over the lists it is in (rank from 1); best first, ties in order of first appearance;
 /// at most `k`. A document keeps its entry (score, passage) from the first list it is in.
-pub fn fuse(lists: &[&[Ranked]], k: usize) -> Vec<Ranked> {
+pub(super) fn fuse(lists: &[&[Ranked]], k: usize) -> Vec<Ranked> {
     let mut fused: Vec<(Ranked, f32)> = Vec::new();
     for list in lists {
         for (rank, hit) in list.iter().enumerate() {
@@ -248,7 +247,7 @@ pub fn fuse(lists: &[&[Ranked]], k: usize) -> Vec<Ranked> {
 
 /// The main language of a knowledge base for rewrites: `Chinese` when Han characters
 /// outnumber Latin letters in its titles and summaries, else `English`.
-pub fn main_language(kb: &crate::kb::KnowledgeBase) -> &'static str {
+pub(super) fn main_language(kb: &crate::kb::KnowledgeBase) -> &'static str {
     let (mut han, mut latin) = (0usize, 0usize);
     for doc in kb.documents.iter().take(500) {
         let text = [

@@ -18,7 +18,7 @@ use crate::secret::Secret;
 const MAC_BYTES: usize = 8;
 
 /// A new signed session id: 128 random bits and their MAC.
-pub fn issue(secret: &Secret) -> String {
+pub(super) fn issue(secret: &Secret) -> String {
     sign(
         secret,
         &format!("s-{}", hex::encode(crate::secret::random_bytes::<16>())),
@@ -27,7 +27,7 @@ pub fn issue(secret: &Secret) -> String {
 
 /// `body` with this deployment's MAC appended: the id [`verify`] accepts. For issuing, and
 /// for tests and tools that need a known session.
-pub fn sign(secret: &Secret, body: &str) -> String {
+pub(super) fn sign(secret: &Secret, body: &str) -> String {
     let mac = mac(secret, body);
     format!(
         "{body}.{}",
@@ -37,7 +37,7 @@ pub fn sign(secret: &Secret, body: &str) -> String {
 
 /// Whether `id` is a session id this deployment issued (its MAC checks out, compared in
 /// constant time).
-pub fn verify(secret: &Secret, id: &str) -> bool {
+pub(super) fn verify(secret: &Secret, id: &str) -> bool {
     let Some((body, tag)) = id.rsplit_once('.') else {
         return false;
     };

@@ -12,7 +12,7 @@
 //!   line restores the turn exactly; writing it twice does nothing more.
 //!
 //! The line carries the visitor's question and the answer, which logs otherwise never do
-//! (see [`crate::edge::telemetry`]): losing an answered turn would be worse, and it appears only
+//! (see [`crate::edge::RequestLog`]): losing an answered turn would be worse, and it appears only
 //! when the store refused it. Keep the log group's retention no longer than the tables' TTL.
 //!
 //! Both budgets sit well inside the chat function's 90 s timeout next to the model's 60 s.

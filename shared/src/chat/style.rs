@@ -3,15 +3,15 @@
 //!
 //! | style | instruction | blocks |
 //! | --- | --- | --- |
-//! | `concise` | at most three sentences or five list items | summary blocks: title, venue/year and link, one line on what it is ([`crate::prompt::context::format_summary_block`]) |
-//! | `standard` (default) | none beyond the owner's prompt | full blocks ([`crate::prompt::context::format_block`]) |
+//! | `concise` | at most three sentences or five list items | summary blocks: title, venue/year and link, one line on what it is ([`crate::prompt::format_summary_block`]) |
+//! | `standard` (default) | none beyond the owner's prompt | full blocks ([`crate::prompt::format_block`]) |
 //! | `detailed` | a paragraph or list item per relevant entry, then what to read next | full blocks |
 //!
 //! The token cost of each is measured by the test `styles_cost_what_the_docs_say` (see
 //! `docs/configuration.md`).
 
 use crate::error::{Error, Result};
-use crate::prompt::context::{context_blocks, summary_blocks};
+use crate::prompt::{context_blocks, summary_blocks};
 use crate::retrieval::Ranked;
 use crate::search::SearchIndex;
 

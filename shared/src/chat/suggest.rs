@@ -16,7 +16,7 @@ use crate::search::SearchIndex;
 /// Most suggestions after an answer.
 pub const MAX_SUGGESTIONS: usize = 3;
 /// Most words of the best hit's title and keywords searched for its neighbours.
-pub const NEIGHBOUR_QUERY_WORDS: usize = 32;
+pub(super) const NEIGHBOUR_QUERY_WORDS: usize = 32;
 
 /// A related entry the visitor may ask about next.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -87,7 +87,7 @@ pub struct Handoff {
 
 /// The handoff for `question` to `contact` (a `mailto:` or `http(s)` URL, checked at
 /// configuration).
-pub fn handoff(contact: &str, question: &str) -> Handoff {
+pub(super) fn handoff(contact: &str, question: &str) -> Handoff {
     if !contact.starts_with("mailto:") {
         return Handoff {
             url: contact.to_owned(),

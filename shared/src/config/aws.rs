@@ -9,14 +9,14 @@ use aws_config::BehaviorVersion;
 
 /// Attempts per SDK call, the first included; retries back off with jitter and only happen
 /// for throttling and transient errors (the SDK's standard retry mode).
-pub const MAX_ATTEMPTS: u32 = 3;
+pub const AWS_MAX_ATTEMPTS: u32 = 3;
 
 /// The backoff multiplier of the SDK's retries for throttling: retry 1 waits up to 100 ms,
 /// retry 2 up to 200 ms. The SDK's default (1 s, so up to 3 s per call) is sized for batch
 /// jobs; here a visitor is waiting, and the chat's own retry loop ([`crate::retry`]) keeps
 /// trying within the request's budget after the SDK gives up. Other transient errors
 /// already start at 50 ms under the latest behaviour version.
-pub const THROTTLING_BACKOFF: Duration = Duration::from_millis(100);
+pub const AWS_THROTTLING_BACKOFF: Duration = Duration::from_millis(100);
 
 /// Loads the SDK configuration from the environment once per cold start.
 ///
@@ -28,7 +28,7 @@ pub const THROTTLING_BACKOFF: Duration = Duration::from_millis(100);
 ///
 /// Retries and timeouts are set explicitly rather than inherited from SDK defaults, so what
 /// a Lambda invocation can spend waiting on AWS is written down here: standard retry mode
-/// with [`MAX_ATTEMPTS`] and [`THROTTLING_BACKOFF`], 3 s to connect, 5 s per attempt, 15 s
+/// with [`AWS_MAX_ATTEMPTS`] and [`AWS_THROTTLING_BACKOFF`], 3 s to connect, 5 s per attempt, 15 s
 /// per call in all. Callers on a visitor's request bound their calls further with
 /// [`crate::retry::retry_until`] (the chat's store calls do).
 pub async fn sdk_config_from_env() -> aws_config::SdkConfig {
@@ -86,8 +86,8 @@ impl AwsClients {
 /// The retries [`sdk_config_from_env`] applies (also used by test clients).
 pub(crate) fn retry_config() -> RetryConfig {
     RetryConfig::standard()
-        .with_max_attempts(MAX_ATTEMPTS)
-        .with_initial_backoff(THROTTLING_BACKOFF)
+        .with_max_attempts(AWS_MAX_ATTEMPTS)
+        .with_initial_backoff(AWS_THROTTLING_BACKOFF)
 }
 
 /// The timeouts [`sdk_config_from_env`] applies (also used by test clients).

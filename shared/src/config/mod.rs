@@ -4,9 +4,15 @@
 //! process environment; `Config::from_env` is the one call `main` makes. A bad value fails
 //! the cold start with an error naming the variable.
 //!
-//! [`aws`]: the AWS SDK configuration built from it once per cold start.
+//! `aws`: the AWS SDK configuration built from it once per cold start
+//! ([`sdk_config_from_env`], [`AwsClients`]).
 
-pub mod aws;
+mod aws;
+
+// Only the moto test clients build an SDK configuration by hand.
+#[cfg(any(test, feature = "test-util"))]
+pub(crate) use aws::{retry_config, timeouts};
+pub use aws::{sdk_config_from_env, AwsClients, AWS_MAX_ATTEMPTS, AWS_THROTTLING_BACKOFF};
 
 use crate::error::{Error, Result};
 use std::path::PathBuf;

@@ -6,7 +6,7 @@
 //! CORS is decided here and nowhere else (the template sets none on the function URLs).
 
 use crate::chat::ChatEvent;
-use crate::error::printable::escape_controls;
+use crate::error::escape_controls;
 use crate::error::Error;
 use lambda_http::http::{header, HeaderMap, HeaderValue, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};

@@ -14,7 +14,7 @@ use crate::chat::{ChatEvent, ChatResponse};
 use crate::message::Usage;
 
 /// The CloudWatch namespace of the custom metrics (the template's alarms read it).
-pub const NAMESPACE: &str = "RagChat";
+pub(super) const NAMESPACE: &str = "RagChat";
 
 /// Installs the Lambda runtime's default subscriber: honours `AWS_LAMBDA_LOG_LEVEL`,
 /// `RUST_LOG` and `AWS_LAMBDA_LOG_FORMAT=json` (one JSON object per line in CloudWatch).
@@ -38,7 +38,7 @@ pub struct Metric {
 ///
 /// One dimension set keeps the metric count (and its cost) fixed: per-request values such as
 /// the request id would create a metric per request.
-pub fn emf_document(function: &str, timestamp_ms: u64, metrics: &[Metric]) -> Value {
+pub(super) fn emf_document(function: &str, timestamp_ms: u64, metrics: &[Metric]) -> Value {
     let definitions: Vec<Value> = metrics
         .iter()
         .map(|m| json!({ "Name": m.name, "Unit": m.unit }))
@@ -63,7 +63,7 @@ pub fn emf_document(function: &str, timestamp_ms: u64, metrics: &[Metric]) -> Va
 }
 
 /// Prints [`emf_document`] as one line on stdout, where Lambda's log capture picks it up.
-pub fn emit_metrics(function: &str, metrics: &[Metric]) {
+pub(super) fn emit_metrics(function: &str, metrics: &[Metric]) {
     if metrics.is_empty() {
         return;
     }

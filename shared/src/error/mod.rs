@@ -1,6 +1,6 @@
 //! The crate's error type: one enum, each variant naming a kind of failure that the HTTP
-//! edge maps to one status (see `edge/http.rs`); and [`printable`], input made safe to
-//! print on one line in errors and logs.
+//! edge maps to one status (see `edge/http.rs`); and `printable`, input made safe to
+//! print on one line in errors and logs ([`escape_controls`]).
 //!
 //! The failures of the outside dependencies it wraps (the conversation store, the
 //! knowledge-base store, the model, the bot check) are defined here too and re-exported by
@@ -8,17 +8,16 @@
 
 use std::fmt;
 
-use printable::escape_controls;
-
 mod bot_check;
 mod kb_source;
 mod llm;
-pub mod printable;
+mod printable;
 mod store;
 
 pub use bot_check::BotCheckError;
 pub use kb_source::KbSourceError;
 pub use llm::{LlmError, TimeoutPhase, BUSY_RETRY_AFTER_SECS, MAX_ERROR_BODY};
+pub use printable::escape_controls;
 pub use store::StoreError;
 
 /// Boxed source error kept inside the errors of outside dependencies, so no SDK or

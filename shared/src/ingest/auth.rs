@@ -119,7 +119,7 @@ mod tests {
     #[test]
     fn authorization_needs_a_configured_hash_and_the_right_bearer_token() {
         let h = TokenHash::of_token("secret");
-        let status = |e: Error| crate::edge::http::ApiError::from(&e).status;
+        let status = |e: Error| crate::edge::ApiError::from(&e).status;
         let caller = authorize(Some(&h), Some("Bearer secret")).unwrap();
         assert_eq!(caller.who, "token:2bb80d53");
         assert!(authorize(Some(&h), Some("bearer  secret ")).is_ok());

@@ -11,7 +11,7 @@
 //!
 //! Knowledge bases too large for one request go through a [`StagingArea`]: [`IngestService::stage`]
 //! hands out a presigned upload URL, [`IngestService::promote`] validates the uploaded
-//! object and writes it like a `PUT` (see [`staging`]).
+//! object and writes it like a `PUT` (see `staging`).
 //!
 //! The service reads the source on every request rather than caching it: ingest is rare,
 //! must report the version actually stored (a cached ETag would make every write based on
@@ -22,7 +22,7 @@
 mod auth;
 mod config;
 mod patch;
-pub mod staging;
+mod staging;
 mod staging_s3;
 
 pub use auth::{authorize, Caller, TokenHash};
@@ -42,8 +42,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, Problem, Problems, Result};
-use crate::kb::diff::{fingerprint, rest_fingerprint, summaries, DocSummary, KbDiff};
-use crate::kb::{KbObject, KbSource, KbSourceError, KnowledgeBase, WriteCondition, Written};
+use crate::kb::{
+    fingerprint, rest_fingerprint, summaries, DocSummary, KbDiff, KbObject, KbSource,
+    KbSourceError, KnowledgeBase, WriteCondition, Written,
+};
 use crate::memory;
 use crate::search::SearchIndex;
 use crate::store::{AuditRecord, ConversationStore};
@@ -80,7 +82,7 @@ impl Precondition {
             (Some(list), None) => {
                 let etags: Vec<String> = list
                     .split(',')
-                    .map(|e| crate::kb::source::unquote_etag(e).to_owned())
+                    .map(|e| crate::kb::unquote_etag(e).to_owned())
                     .filter(|e| !e.is_empty())
                     .collect();
                 if etags.is_empty() {
@@ -152,7 +154,7 @@ pub struct KbStatus {
     /// Every validation problem of the stored JSON, when it is not valid.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<Problem>,
-    /// Each document's id, type and fingerprint, for diffing (see [`crate::kb::diff`]).
+    /// Each document's id, type and fingerprint, for diffing (see [`crate::kb::KbDiff`]).
     pub summaries: Vec<DocSummary>,
 }
 

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{Error, Problem, Problems, Result};
-use crate::kb::diff::documents_of;
+use crate::kb::documents_of;
 use crate::kb::KnowledgeBase;
 
 /// A parsed patch request.

@@ -84,12 +84,9 @@ async fn status_reports_etag_counts_and_summaries() {
     );
     assert_eq!(s.summaries[1].id, "b");
     let reformatted: Value = serde_json::from_str(KB).unwrap();
-    assert_eq!(
-        s.content_hash,
-        Some(crate::kb::diff::fingerprint(&reformatted))
-    );
+    assert_eq!(s.content_hash, Some(crate::kb::fingerprint(&reformatted)));
     let missing = fixture(None).service.status().await.unwrap_err();
-    assert_eq!(crate::edge::http::ApiError::from(&missing).status, 404);
+    assert_eq!(crate::edge::ApiError::from(&missing).status, 404);
 }
 
 #[tokio::test]
@@ -357,5 +354,5 @@ async fn an_unavailable_source_is_a_retryable_error_not_a_conflict() {
         .put(&f.caller, "r", KB.as_bytes(), &if_match(&base))
         .await
         .unwrap_err();
-    assert_eq!(crate::edge::http::ApiError::from(&err).status, 503);
+    assert_eq!(crate::edge::ApiError::from(&err).status, 503);
 }

@@ -8,31 +8,35 @@
 //! pass.
 //!
 //! # Lifecycle
-//! - [`source`]: where the JSON is stored ([`KbSource`]: conditional get and put by ETag),
+//! - `source`: where the JSON is stored ([`KbSource`]: conditional get and put by ETag),
 //!   with adapters for S3 ([`S3KbSource`]), a local file ([`FileKbSource`]) and memory
 //!   ([`MemoryKbSource`]).
 //! - [`KbHandle`](crate::search::KbHandle) (in `search`, as it serves an index): the
 //!   indexed knowledge base a warm function serves, loaded once per cold start and
 //!   re-checked by ETag every `KB_REFRESH_SECS`.
-//! - [`diff`]: documents added, changed and removed between two versions.
+//! - `diff`: documents added, changed and removed between two versions ([`KbDiff`]).
+//! - `hash`: the content hash and version string of the stored bytes ([`content_hash`]).
 
-pub mod diff;
+mod diff;
 mod file;
-pub mod hash;
+mod hash;
 mod memory;
 mod passages;
 mod read;
+// `sdk_error` and `status` are shared with ingest's S3 staging area, inside the crate only.
 pub(crate) mod s3;
-pub mod source;
+mod source;
 
-pub use diff::{DocSummary, KbDiff};
+pub use diff::{documents_of, fingerprint, rest_fingerprint, summaries, DocSummary, KbDiff};
 pub use file::FileKbSource;
+pub use hash::{content_hash, ContentHasher};
 pub use memory::MemoryKbSource;
 pub use passages::{passage_spans, split_passages, split_sections, Passage, PASSAGE_MAX_CHARS};
 pub use s3::S3KbSource;
+pub(crate) use source::unquote_etag;
 pub use source::{
-    content_version, index_name, open_source, version_of_hash, Fetched, Head, IndexStream,
-    KbObject, KbSource, KbSourceError, WriteCondition, Written,
+    content_version, index_name, open_source, version_of_hash, BoxError, Fetched, Head,
+    IndexStream, KbObject, KbSource, KbSourceError, WriteCondition, Written,
 };
 
 use crate::error::{Error, Problem, Problems, Result};

@@ -42,7 +42,7 @@ impl S3KbSource {
         }
     }
 
-    /// A source with a client built from `sdk` (see [`crate::config::aws::sdk_config_from_env`]).
+    /// A source with a client built from `sdk` (see [`crate::config::sdk_config_from_env`]).
     ///
     /// When `sdk` names an endpoint (moto, a local stack: `AWS_ENDPOINT_URL`), the client
     /// uses path-style addressing: local servers answer on one host name and cannot serve

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::{FileKbSource, S3KbSource};
-use crate::config::aws::AwsClients;
+use crate::config::AwsClients;
 use crate::config::KbLocation;
 
 /// Boxed source error kept inside [`KbSourceError`], so no SDK type appears in the API.
@@ -144,7 +144,7 @@ pub trait KbSource: Send + Sync + std::fmt::Debug {
 }
 
 /// Strips the quotes (and a weak `W/` marker) HTTP puts around an ETag.
-pub fn unquote_etag(etag: &str) -> &str {
+pub(crate) fn unquote_etag(etag: &str) -> &str {
     let e = etag.trim();
     let e = e.strip_prefix("W/").unwrap_or(e);
     e.strip_prefix('"')

@@ -7,7 +7,7 @@
 //!
 //! A conditional `UpdateItem` (`ADD n :amount` if `n` is absent or at most
 //! `limit - amount`) is atomic on DynamoDB, which is what makes the limits exact under
-//! concurrency. Retries of throttled calls are the SDK's (see [`crate::config::aws`]).
+//! concurrency. Retries of throttled calls are the SDK's (see [`crate::config::sdk_config_from_env`]).
 
 use aws_sdk_dynamodb::types::{AttributeValue, KeyType, ReturnValue};
 use aws_sdk_dynamodb::Client;

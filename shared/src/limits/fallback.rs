@@ -21,11 +21,11 @@ use crate::store::StoreError;
 /// How long one call to the shared counters may take before this instance falls back. A
 /// healthy conditional update answers in milliseconds, a throttled one within a few SDK
 /// retries; a health check that meets a dead store still answers within 2 s.
-pub const PRIMARY_TIMEOUT: Duration = Duration::from_secs(1);
+pub(super) const PRIMARY_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// How long an instance counts in memory after the shared store failed, before it tries
 /// the shared store again.
-pub const DEGRADED_FOR: Duration = Duration::from_secs(30);
+pub(super) const DEGRADED_FOR: Duration = Duration::from_secs(30);
 
 /// Shared counters with a per-instance fallback (see the module docs).
 pub struct FallbackCounters {

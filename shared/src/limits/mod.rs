@@ -10,7 +10,7 @@
 
 mod budget;
 mod dynamodb;
-pub mod fallback;
+mod fallback;
 mod memory;
 mod rate;
 mod salt;
@@ -85,7 +85,7 @@ pub trait Counters: Send + Sync {
 /// [`FallbackCounters`]) when `LIMITS_TABLE` is set, else process memory.
 pub async fn open_counters(
     config: &crate::config::Config,
-    aws: &crate::config::aws::AwsClients,
+    aws: &crate::config::AwsClients,
 ) -> Arc<dyn Counters> {
     match &config.limits_table {
         // While DynamoDB is down the limits count per instance: answering with looser

@@ -15,7 +15,7 @@ use crate::retrieval::Ranked;
 use crate::search::SearchIndex;
 
 /// The separator placed between blocks in the prompt.
-pub const BLOCK_SEPARATOR: &str = "\n\n---\n\n";
+pub(super) const BLOCK_SEPARATOR: &str = "\n\n---\n\n";
 
 /// Formats one document as block `[n]`; `passage` is the text that matched (a page's
 /// passage, or the summary/description).

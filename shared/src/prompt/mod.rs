@@ -26,23 +26,28 @@
 //!    first that does not fit and every later one are dropped);
 //! 4. history fills the rest newest-first; older turns are dropped.
 //!
-//! Sizes are estimates ([`crate::prompt::tokens`]); every decision is reported in [`Budget`].
+//! Sizes are estimates ([`estimate_tokens`]); every decision is reported in [`Budget`].
 //!
 //! # Parts
-//! - [`context`]: retrieved entries as numbered Markdown blocks.
-//! - [`untrusted`]: outside text made unable to write delimiters or template tokens.
-//! - [`tokens`]: token estimates for the budget, without a tokenizer.
+//! - `context`: retrieved entries as numbered Markdown blocks ([`context_blocks`]).
+//! - `untrusted`: outside text made unable to write delimiters or template tokens
+//!   ([`neutralize`]).
+//! - `tokens`: token estimates for the budget, without a tokenizer ([`estimate_tokens`]).
 
-pub mod context;
-pub mod tokens;
-pub mod untrusted;
+mod context;
+mod tokens;
+mod untrusted;
+
+pub use context::{
+    context_blocks, format_block, format_summary_block, summary_blocks, SUMMARY_WORDS,
+};
+pub use tokens::{estimate_tokens, visitor_ceiling, visitor_message_ceiling};
+pub use untrusted::neutralize;
 
 use serde::Serialize;
 
 use crate::message::{ChatMessage, Role};
-use crate::prompt::context::BLOCK_SEPARATOR;
-use crate::prompt::tokens::{estimate_tokens, visitor_message_ceiling};
-use crate::prompt::untrusted::neutralize;
+use context::BLOCK_SEPARATOR;
 
 /// Tokens kept free for the model's answer (also the answer's `max_tokens`).
 pub const ANSWER_RESERVE: usize = 512;

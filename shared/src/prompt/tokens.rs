@@ -56,7 +56,7 @@ use crate::message::ChatMessage;
 
 /// Tokens a chat template adds around each message (Qwen's `<|im_start|>role\n` …
 /// `<|im_end|>\n`).
-pub const MESSAGE_OVERHEAD: usize = 5;
+pub(super) const MESSAGE_OVERHEAD: usize = 5;
 
 /// Estimated tokens of one text (see the module docs for the rules and their measured
 /// error against a real tokenizer).

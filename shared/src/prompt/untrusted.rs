@@ -18,9 +18,9 @@
 use std::borrow::Cow;
 
 /// What a markup-opening `<` becomes.
-pub const OPEN_SUBSTITUTE: char = '‹';
+pub(super) const OPEN_SUBSTITUTE: char = '‹';
 /// What the `>` closing such markup becomes.
-pub const CLOSE_SUBSTITUTE: char = '›';
+pub(super) const CLOSE_SUBSTITUTE: char = '›';
 
 /// `text` with invisible format characters removed and markup brackets replaced (see the
 /// module docs); borrowed when nothing needed changing, which is the usual case.

@@ -283,7 +283,7 @@ impl Lexicon {
     /// word `word`, from the first source that has it (glossary, then the curated tables,
     /// then CC-CEDICT: the order segmentation prefers), without segmenting; `None` for a
     /// stopword or a word no source has. Like segmentation, it knows the compiled-in
-    /// tables' words of at most [`MAX_KEY_CHARS`] characters.
+    /// tables' words of at most `MAX_KEY_CHARS` (8) characters.
     pub fn word(&self, word: &str) -> Option<Expansion> {
         let entry = ZH.get(word);
         if entry.is_some_and(|e| e.flags & STOP != 0) {

@@ -3,29 +3,43 @@
 //! [`Retriever`] owns an index over numbered units (passages). Callers map units back to
 //! their documents; [`Retriever::search`] does that for units grouped by document.
 
-pub mod bm25;
+// Private: what other modules need is re-exported below. The `unreachable_pub` allowances
+// keep these files untouched while other retrieval work is in flight; narrowing their `pub`
+// items to `pub(super)` is a follow-up once it has landed.
+#[allow(unreachable_pub)]
+mod bm25;
+mod compound_names;
 mod dict;
 mod dict_format;
-pub mod lexicon;
+#[allow(unreachable_pub)]
+mod lexicon;
 mod table;
-pub mod tokenize;
-pub mod translit;
-pub mod versions;
+#[allow(unreachable_pub)]
+mod tokenize;
+#[allow(unreachable_pub)]
+mod translit;
+#[allow(unreachable_pub)]
+mod versions;
 mod zh_stopwords;
 
-use bm25::{idf, top_k, Bm25Builder, Bm25Index, Bm25Params};
-use lexicon::{Expansion, Lexicon};
+pub(crate) use bm25::{idf, Bm25Index, Bm25Params, TermTable, EMPTY};
+use bm25::{top_k, Bm25Builder};
+use lexicon::Expansion;
+pub use lexicon::{is_zh_stopword, Lexicon};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::hash::BuildHasher;
-use tokenize::{compounds, han_bigram_slices, runs, Analyzer, Script};
-use translit::{han_skeleton, is_translit_char, NameCounter, NameMatcher, MAX_NAME_CHARS};
+use tokenize::{compounds, han_bigram_slices};
+pub use tokenize::{fold_char, is_han, runs, Analyzer, Script};
+pub use translit::MAX_NAME_CHARS;
+use translit::{han_skeleton, is_translit_char, NameCounter, NameMatcher};
+pub use versions::NONE as NO_VERSION;
 
 /// The version of the text analysis (tokenizer, stopwords, stemming, bigrams, names): bump
 /// it with any change to the terms a text or a query yields. It enters the prebuilt
 /// index's analysis fingerprint ([`crate::index::analysis_fingerprint`], with the bytes of
 /// the data files), so an index from a binary that analysed text differently is refused.
-pub const ANALYSIS_VERSION: u32 = 1;
+pub const ANALYSIS_VERSION: u32 = 2;
 
 /// A query term after analysis and expansion.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -68,6 +82,21 @@ pub const MAX_UNKNOWN: f32 = 0.5;
 /// question about something the site never mentions is not answered from the one generic
 /// word it shares with the site ("怎么减肥最有效": 有效 "effective").
 pub const MIN_WORDS_IF_UNKNOWN: usize = 2;
+/// ...unless the one word it matches is rare on the site, in at most one passage in this
+/// many, and carries at least [`RARE_MIN_SHARE`] of the question's weight. In a
+/// two-word question the other word often misses only because the site says it
+/// differently (a translation the dictionary lacks: "谁演唱了国歌" where the page says
+/// "sang the national anthem"), while a word that specific to a few passages is not
+/// shared by chance. A generic word is ("有效" effective is on many pages), and on a small
+/// site every word is in too large a share of passages to count (a homepage of 30
+/// passages keeps the two-word rule whole).
+pub const RARE_PASSAGES: usize = 64;
+/// The share of a question's weight a lone rare word must carry (see [`RARE_PASSAGES`]).
+/// Beside one word the site never uses, a rare word carries about 0.45 (an absent word
+/// weighs a little more); beside two or more, at most a third: an off-topic question that
+/// shares one incidental word with a large site ("How much does a flight to Tokyo cost?"
+/// on a software manual that mentions a cost once) stays unanswered.
+pub const RARE_MIN_SHARE: f32 = 0.4;
 
 /// Query terms being collected: equal terms merged (weights added), at most
 /// [`MAX_QUERY_TERMS`] distinct ones, found by hash so a long query stays linear; and the
@@ -225,6 +254,8 @@ struct Weighed {
     weight: f32,
     /// Its alternatives whose terms are all indexed, as term ids.
     alts: Vec<Vec<u32>>,
+    /// For each of `alts`, the number of passages holding it.
+    dfs: Vec<usize>,
     /// See [`Word::literal`].
     literal: bool,
 }
@@ -426,12 +457,16 @@ impl Retriever {
                 if w.alternatives.is_empty() || w.single || (w.neutral && alts.is_empty()) {
                     return None;
                 }
-                let weight = alts
+                let dfs: Vec<usize> = alts
                     .iter()
                     .map(|alt| match alt.as_slice() {
                         &[t] => self.index.doc_freq_of(t),
                         ids => self.index.co_occurrence(ids),
                     })
+                    .collect();
+                let weight = dfs
+                    .iter()
+                    .copied()
                     .filter(|&df| df > 0)
                     .map(|df| idf(n, df))
                     .fold(None, |m: Option<f32>, x| Some(m.map_or(x, |m| m.max(x))))
@@ -439,6 +474,7 @@ impl Retriever {
                 Some(Weighed {
                     weight,
                     alts,
+                    dfs,
                     literal: w.literal,
                 })
             })
@@ -532,6 +568,12 @@ impl Retriever {
                     han_left -= head.chars().count();
                     let expansions = self.lexicon.expand_in(head, |w| self.han_attested(w));
                     let mut is_name = vec![false; expansions.len()];
+                    self.match_compound_names(
+                        &expansions,
+                        &mut is_name,
+                        &mut terms,
+                        &mut name_probes,
+                    );
                     self.match_names(&expansions, &mut is_name, &mut terms, &mut name_probes);
                     // Bigrams (for Chinese documents) of the content words only: the
                     // characters of question and filler words (是什么, 怎么, 的话) are cut
@@ -893,7 +935,8 @@ impl Retriever {
     /// terms). The question is answered when some hit's passage matches at least
     /// [`MIN_COVERAGE`] of the total weight, and, when words the site never uses carry
     /// more than [`MAX_UNKNOWN`] of it, at least [`MIN_WORDS_IF_UNKNOWN`] of its words (or
-    /// a name no dictionary has, as written: [`Word::literal`]);
+    /// a name no dictionary has, as written: [`Word::literal`], or a word rare on the site:
+    /// [`RARE_PASSAGES`]);
     /// then every hit stays (a lower one may answer another part). Both tests are shares
     /// and counts of the query's own words, so they hold across site sizes, where raw BM25
     /// scores do not: "香蕉面包的做法" on a research homepage shares only 做法 with it.
@@ -913,6 +956,7 @@ impl Retriever {
         let mut ranked = self.rank(&analysis.terms, k, min_score);
         if min_coverage > 0.0 && !ranked.is_empty() {
             let words = self.word_weights(&analysis);
+            let n = self.index.len();
             let total: f32 = words.iter().map(|w| w.weight).sum();
             // (share of the weight, number of words) a hit's passage matches; a literal name
             // counts as enough words by itself.
@@ -922,13 +966,27 @@ impl Retriever {
                 };
                 let holds =
                     |alt: &Vec<u32>| alt.iter().all(|&t| self.index.contains(t, unit as u32));
-                let (matched, count) = words.iter().filter(|w| w.alts.iter().any(holds)).fold(
-                    (0.0, 0),
-                    |(m, c), w| {
-                        let n = if w.literal { MIN_WORDS_IF_UNKNOWN } else { 1 };
-                        (m + w.weight, c + n)
-                    },
-                );
+                let (matched, count) = words.iter().fold((0.0, 0), |(m, c), w| {
+                    // The fewest passages among the word's alternatives this one holds.
+                    let held = w
+                        .alts
+                        .iter()
+                        .zip(&w.dfs)
+                        .filter(|(alt, _)| holds(alt))
+                        .map(|(_, &df)| df)
+                        .min();
+                    match held {
+                        None => (m, c),
+                        Some(df)
+                            if w.literal
+                                || (df * RARE_PASSAGES <= n
+                                    && w.weight >= RARE_MIN_SHARE * total) =>
+                        {
+                            (m + w.weight, c + MIN_WORDS_IF_UNKNOWN)
+                        }
+                        Some(_) => (m + w.weight, c + 1),
+                    }
+                });
                 (matched / total, count)
             };
             // Words the site never uses anywhere (no alternative indexed).
@@ -1357,6 +1415,46 @@ mod tests {
         ];
         proptest::collection::vec(piece, 0..40)
             .prop_map(|parts| parts.concat().chars().take(4000).collect::<String>())
+    }
+
+    #[test]
+    fn a_translation_matches_the_irregular_forms_of_its_word() {
+        // 演唱 translates to "sing"; the page says "sang".
+        let r = Retriever::build(
+            [
+                ["The choir sang at the opening.".to_string()],
+                ["The stadium opened in 1990.".to_string()],
+            ],
+            &[],
+        );
+        let (_, hits) = r.search("演唱", 3, 0.0);
+        assert_eq!(hits.iter().map(|h| h.doc).collect::<Vec<_>>(), vec![0]);
+    }
+
+    /// A site of `n` passages: one about an anthem, the others all "effective".
+    fn anthem_site(n: usize) -> Retriever {
+        let mut docs = vec![["The national anthem opened the final game.".to_string()]];
+        for i in 1..n {
+            docs.push([format!(
+                "Page {i} sets the effective options of module {i}."
+            )]);
+        }
+        Retriever::build(docs, &[])
+    }
+
+    #[test]
+    fn one_word_rare_on_a_large_site_answers_a_mostly_unknown_question() {
+        let large = anthem_site(4 * RARE_PASSAGES);
+        // A word the site never uses, and one it has in a single passage.
+        let (_, hits) = large.search("quixotic anthem", 3, 0.0);
+        assert_eq!(hits.first().map(|h| h.doc), Some(0));
+        // A word on most of its pages is no such evidence.
+        assert!(large.search("quixotic effective", 3, 0.0).1.is_empty());
+        // Beside two unknown words, the rare one is an incidental match.
+        assert!(large.search("quixotic zebras anthem", 3, 0.0).1.is_empty());
+        // On a small site every word is in a large share of its passages.
+        let small = anthem_site(RARE_PASSAGES / 4);
+        assert!(small.search("quixotic anthem", 3, 0.0).1.is_empty());
     }
 
     proptest! {

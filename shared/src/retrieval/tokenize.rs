@@ -286,6 +286,21 @@ pub fn is_stopword(word: &str) -> bool {
     SET.contains(word)
 }
 
+/// The base word of an irregular English form ("sang" → "sing", "lost" → "lose",
+/// "children" → "child"), else `word` itself. The stemmer only strips regular endings, so
+/// without this a page saying "who sang" never matches "sing", which is also what the
+/// dictionaries translate 演唱 to (translations are base forms). Forms with a common
+/// meaning of their own ("left", "found", "saw", "felt", "bound") are not in the table.
+pub fn base_form(word: &str) -> &str {
+    static FORMS: LazyLock<FxHashMap<&'static str, &'static str>> = LazyLock::new(|| {
+        include_str!("../../data/english_forms.tsv")
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .collect()
+    });
+    FORMS.get(word).copied().unwrap_or(word)
+}
+
 /// Turns folded text into index terms. One `Analyzer` is built per index and reused; it
 /// holds the stemmer, and a memo of every word the index has seen (stemming is the
 /// costliest step of query analysis, and queries mostly reuse the corpus's words).
@@ -364,7 +379,7 @@ impl Analyzer {
         // Only ASCII words go through the English stemmer: stemming other scripts with
         // English rules would mangle them.
         if word.is_ascii() {
-            Some(self.stemmer.stem(word).into_owned())
+            Some(self.stemmer.stem(base_form(word)).into_owned())
         } else {
             Some(word.to_owned())
         }
@@ -500,6 +515,17 @@ mod tests {
     fn english_terms_are_stemmed_and_stopwords_dropped() {
         let a = Analyzer::new();
         assert_eq!(a.terms("The Training of models"), vec!["train", "model"]);
+    }
+
+    #[test]
+    fn irregular_forms_index_as_their_base_word() {
+        let a = Analyzer::new();
+        assert_eq!(
+            a.terms("She sang; they lost; children wrote"),
+            a.terms("she sings; they lose; child writes")
+        );
+        // A form with a common meaning of its own keeps it.
+        assert_eq!(a.terms("left found"), vec!["left", "found"]);
     }
 
     #[test]

@@ -27,9 +27,9 @@ use crate::error::{Error, Result};
 use crate::kb::Document;
 
 /// Longest accepted filter value, in characters.
-pub const MAX_FILTER_CHARS: usize = 200;
+pub(super) const MAX_FILTER_CHARS: usize = 200;
 /// Most `field.NAME` and `has` conditions in one request.
-pub const MAX_FIELD_FILTERS: usize = 10;
+pub(super) const MAX_FIELD_FILTERS: usize = 10;
 
 /// An inclusive range of whole numbers; either end may be open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -404,7 +404,7 @@ impl Facets {
 
 /// The canonical type for common spellings (`papers` → `publication`); anything else as
 /// given.
-pub fn canonical_type(t: &str) -> &str {
+pub(super) fn canonical_type(t: &str) -> &str {
     match t.to_ascii_lowercase().as_str() {
         "paper" | "papers" | "publication" | "publications" => "publication",
         "project" | "projects" | "repo" | "repos" | "repository" | "github_project" => {
@@ -416,7 +416,7 @@ pub fn canonical_type(t: &str) -> &str {
 }
 
 /// Lowercase runs of letters and digits.
-pub fn words(text: &str) -> Vec<String> {
+pub(super) fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
@@ -471,7 +471,7 @@ fn first_year(text: &str) -> Option<u16> {
 }
 
 /// A star count as sites write it: `1234`, `1,234`, `1.2k`, `27k+`, `3M`.
-pub fn parse_stars(text: &str) -> Option<u64> {
+pub(super) fn parse_stars(text: &str) -> Option<u64> {
     let t = text
         .trim()
         .trim_end_matches('+')

@@ -17,7 +17,7 @@ use tokio::sync::Mutex;
 use tokio::time::Instant;
 
 use super::SearchIndex;
-use crate::config::aws::AwsClients;
+use crate::config::AwsClients;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::index::IndexReader;

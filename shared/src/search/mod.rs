@@ -2,9 +2,13 @@
 //! `search` function, the chat pipeline and `rag search` share.
 //!
 //! # Layout
-//! - [`filter`]: filters over typed entries (`type`, `year`, `venue`, ...) and listing orders.
-//! - [`intent`]: the recogniser that reads listing questions into filters and an order.
-//! - [`request`]: search requests (query string, JSON body, batches) and their validation.
+//! - `filter`: filters over typed entries (`type`, `year`, `venue`, ...) and listing
+//!   orders ([`Filters`], [`Order`]).
+//! - `intent`: the recogniser that reads listing questions into filters and an order
+//!   ([`Intent`]).
+//! - `request`: search requests (query string, JSON body, batches) and their validation
+//!   ([`SearchRequest`], [`SearchCall`]).
+//! - `prebuilt`: the prebuilt index file, public as [`index`] (`shared::index`).
 //! - `handle`: [`KbHandle`], the served index, loaded once per cold start and refreshed by
 //!   the knowledge base's ETag.
 //! - `refers_back`: [`refers_back`], whether a question refers back to the conversation.
@@ -14,10 +18,10 @@
 //! returns every matching entry in the listing's order, or, when the question also has
 //! content words, those words ranked by BM25 within the matching entries.
 
-pub mod filter;
-pub mod intent;
-pub mod prebuilt;
-pub mod request;
+mod filter;
+mod intent;
+mod prebuilt;
+mod request;
 
 mod handle;
 mod refers_back;
@@ -29,6 +33,14 @@ pub use handle::{index_object, KbHandle, Refresh, REFRESH_BUDGET};
 pub use intent::{Intent, Vocabulary};
 pub use refers_back::refers_back;
 pub use request::{SearchCall, SearchRequest, MAX_BATCH};
+
+/// The prebuilt index file: documents and a retriever's arrays, versioned and checksummed,
+/// written beside the knowledge base and loaded at cold start instead of the JSON (format:
+/// `docs/prebuilt-index.md`). Also `shared::index`, the name the docs and `rag build` use.
+pub mod index {
+    // The whole surface of `prebuilt` is the format's API, so it is re-exported whole.
+    pub use super::prebuilt::*;
+}
 
 use crate::error::{Error, Result};
 use crate::kb::{passage_spans, Document, KnowledgeBase};

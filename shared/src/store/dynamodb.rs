@@ -18,7 +18,7 @@
 //!
 //! # Retries
 //! Left to the SDK client's retry configuration (standard mode, 3 attempts, set by
-//! [`crate::config::aws::sdk_config_from_env`]): throttling and transient errors are retried there
+//! [`crate::config::sdk_config_from_env`]): throttling and transient errors are retried there
 //! with backoff and jitter. What reaches this module is final and is only classified.
 
 use std::collections::HashMap;

@@ -204,66 +204,10 @@ mod tests {
     use super::*;
     use crate::testing::store_scenarios as scenario;
 
-    #[tokio::test]
-    async fn turns_come_back_in_order() {
-        scenario::turns_come_back_in_order(&MemoryConversationStore::new()).await;
-    }
-
-    #[tokio::test]
-    async fn latest_n_returns_the_newest_oldest_first() {
-        scenario::latest_n_returns_the_newest_oldest_first(&MemoryConversationStore::new()).await;
-    }
-
-    #[tokio::test]
-    async fn unknown_session_has_no_turns() {
-        scenario::unknown_session_has_no_turns(&MemoryConversationStore::new()).await;
-    }
-
-    #[tokio::test]
-    async fn exchange_writes_user_assistant_and_audit() {
-        let store = MemoryConversationStore::new();
-        scenario::exchange_writes_user_assistant_and_audit(&store, &store).await;
-    }
-
-    #[tokio::test]
-    async fn failed_model_writes_user_turn_and_audit_only() {
-        let store = MemoryConversationStore::new();
-        scenario::failed_model_writes_user_turn_and_audit_only(&store, &store).await;
-    }
-
-    #[tokio::test]
-    async fn same_request_twice_is_a_duplicate() {
-        let store = MemoryConversationStore::new();
-        scenario::same_request_twice_is_a_duplicate(&store, &store).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn concurrent_same_request_writes_once() {
+    crate::store_scenario_tests! {
         let store = Arc::new(MemoryConversationStore::new());
-        scenario::concurrent_same_request_writes_once(store.clone(), store.as_ref()).await;
-    }
-
-    #[tokio::test]
-    async fn sessions_are_isolated() {
-        scenario::sessions_are_isolated(&MemoryConversationStore::new()).await;
-    }
-
-    #[tokio::test]
-    async fn append_audit_is_idempotent() {
-        let store = MemoryConversationStore::new();
-        scenario::append_audit_is_idempotent(&store, &store).await;
-    }
-
-    #[tokio::test]
-    async fn mismatched_request_ids_are_rejected() {
-        let store = MemoryConversationStore::new();
-        scenario::mismatched_request_ids_are_rejected(&store, &store).await;
-    }
-
-    #[tokio::test]
-    async fn feedback_replaces_and_unknown_is_refused() {
-        let store = MemoryConversationStore::new();
-        scenario::feedback_replaces_and_unknown_is_refused(&store, &store).await;
+        store: store.clone(),
+        inspect: store.as_ref(),
     }
 
     #[tokio::test]

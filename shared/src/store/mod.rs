@@ -34,7 +34,7 @@ pub fn epoch_ms(t: SystemTime) -> u64 {
 pub async fn open_store(
     config: &crate::config::Config,
     ttl: Duration,
-    aws: &crate::config::aws::AwsClients,
+    aws: &crate::config::AwsClients,
 ) -> std::sync::Arc<dyn ConversationStore> {
     match (&config.conversations_table, &config.audit_table) {
         (Some(turns), Some(audit)) => {

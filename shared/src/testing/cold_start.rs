@@ -15,6 +15,24 @@ pub struct Exited {
     pub output: String,
 }
 
+impl Exited {
+    /// The `cold start failed` line a function logs when its start fails.
+    ///
+    /// # Panics
+    /// When the process exited successfully or logged no such line (naming its output).
+    pub fn cold_start_failure(&self) -> &str {
+        assert!(
+            !self.status.success(),
+            "the cold start succeeded:\n{}",
+            self.output
+        );
+        self.output
+            .lines()
+            .find(|l| l.contains("cold start failed"))
+            .unwrap_or_else(|| panic!("no cold start line in:\n{}", self.output))
+    }
+}
+
 /// Starts `exe` with exactly `env` (nothing inherited), waits up to `timeout` for it to
 /// exit, and returns how it ended with everything it printed.
 ///

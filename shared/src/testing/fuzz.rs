@@ -13,23 +13,20 @@ use lambda_http::aws_lambda_events::query_map::QueryMap;
 use lambda_http::http::Uri;
 use serde_json::{json, Value};
 
-use crate::chat::followup::retrieve;
 use crate::chat::{
-    is_valid_id, offline_answer, offline_deltas, ChatConfig, ChatRequest, OfflineReason,
+    is_valid_id, offline_answer, offline_deltas, retrieve_followup, ChatConfig, ChatRequest,
+    OfflineReason,
 };
-use crate::edge::http::{error_response, ApiError};
-use crate::edge::raw_query::escape_raw_query;
+use crate::edge::{error_response, escape_raw_query, ApiError};
 use crate::error::Error;
 use crate::ingest::{authorize, parse_put_body, Patch, Precondition, TokenHash};
-use crate::kb::diff::{fingerprint, summaries, KbDiff};
-use crate::kb::{parse_kb_bytes, split_passages, PASSAGE_MAX_CHARS};
+use crate::kb::{
+    fingerprint, parse_kb_bytes, split_passages, summaries, KbDiff, PASSAGE_MAX_CHARS,
+};
 use crate::llm::sse::{parse_completion, ChunkDecoder, SseParser};
 use crate::message::{ChatMessage, Role};
-use crate::prompt::context::context_blocks;
-use crate::prompt::tokens::estimate_tokens;
-use crate::prompt::{build_prompt, PromptInput, ANSWER_RESERVE};
-use crate::retrieval::lexicon::Lexicon;
-use crate::retrieval::tokenize::{is_han, runs, Analyzer, Script};
+use crate::prompt::{build_prompt, context_blocks, estimate_tokens, PromptInput, ANSWER_RESERVE};
+use crate::retrieval::{is_han, runs, Analyzer, Lexicon, Script};
 use crate::search::{content_version, SearchIndex, SearchRequest, MAX_QUERY_CHARS, MAX_TOP_K};
 
 /// The repository's sample knowledge base (29 documents and a glossary): what the
@@ -147,7 +144,7 @@ fn chat_body(data: &[u8]) {
 fn chat_pipeline(req: &ChatRequest, limits: &ChatConfig) {
     let index = &sample().index;
     let top_k = req.top_k.unwrap_or(DEFAULT_TOP_K);
-    let found = retrieve(index, &req.question, &req.history, top_k, MIN_SCORE);
+    let found = retrieve_followup(index, &req.question, &req.history, top_k, MIN_SCORE);
     assert!(found.hits.len() <= top_k);
     let blocks = context_blocks(index, &found.hits);
     let prompt = build_prompt(&PromptInput {
@@ -170,12 +167,12 @@ fn chat_pipeline(req: &ChatRequest, limits: &ChatConfig) {
             "{b:?}"
         );
     }
-    // The question goes last, neutralized like all visitor text (crate::prompt::untrusted).
+    // The question goes last, neutralized like all visitor text (crate::prompt::neutralize).
     assert_eq!(
         prompt.messages.last(),
         Some(&ChatMessage::new(
             Role::User,
-            crate::prompt::untrusted::neutralize(&req.question).into_owned()
+            crate::prompt::neutralize(&req.question).into_owned()
         ))
     );
     let answer = offline_answer(index, &found.hits, &req.question, OfflineReason::NoModel);

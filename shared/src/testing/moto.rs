@@ -101,7 +101,7 @@ impl MotoServer {
     }
 
     /// An SDK configuration for this server: static dummy credentials, region `us-east-1`,
-    /// the retries and timeouts of [`crate::config::aws::sdk_config_from_env`]. Built explicitly, so
+    /// the retries and timeouts of [`crate::config::sdk_config_from_env`]. Built explicitly, so
     /// nothing is read from (or written to) the environment. S3 clients built from it also
     /// need `force_path_style(true)`.
     pub fn sdk_config(&self) -> aws_config::SdkConfig {
@@ -111,8 +111,8 @@ impl MotoServer {
             .endpoint_url(self.endpoint())
             .region(Region::new("us-east-1"))
             .credentials_provider(SharedCredentialsProvider::new(credentials))
-            .retry_config(crate::config::aws::retry_config())
-            .timeout_config(crate::config::aws::timeouts())
+            .retry_config(crate::config::retry_config())
+            .timeout_config(crate::config::timeouts())
             .build()
     }
 
@@ -177,6 +177,28 @@ impl MotoServer {
         {
             panic!("cannot write s3://{bucket}/{key}: {e:?}");
         }
+    }
+
+    /// Reads an object straight from S3: its bytes and its ETag, unquoted.
+    ///
+    /// # Panics
+    /// When the object cannot be read (naming it and why).
+    pub async fn get_object(&self, bucket: &str, key: &str) -> (Vec<u8>, String) {
+        let read = async {
+            let out = self
+                .s3_client()
+                .get_object()
+                .bucket(bucket)
+                .key(key)
+                .send()
+                .await
+                .map_err(|e| format!("{e:?}"))?;
+            let etag = out.e_tag().ok_or("no ETag")?.trim_matches('"').to_owned();
+            let bytes = out.body.collect().await.map_err(|e| format!("{e:?}"))?;
+            Ok::<_, String>((bytes.into_bytes().to_vec(), etag))
+        };
+        read.await
+            .unwrap_or_else(|e| panic!("cannot read s3://{bucket}/{key}: {e}"))
     }
 
     /// Drops every resource the server holds (`POST /moto-api/reset`).

@@ -37,6 +37,60 @@ impl StoreInspector for MemoryConversationStore {
     }
 }
 
+/// Defines one `#[tokio::test]` per scenario of this module, for a backend: each test
+/// runs `let $f = $setup;` (it may `.await`), then the scenario on `$store` (an `Arc` of
+/// the store) and, where it counts items, `$inspect` (a `&dyn StoreInspector`). Every
+/// backend so runs every scenario, under the scenario's own name.
+///
+/// ```ignore
+/// shared::store_scenario_tests! {
+///     let store = Arc::new(MemoryConversationStore::new());
+///     store: store.clone(),
+///     inspect: store.as_ref(),
+/// }
+/// ```
+#[macro_export]
+macro_rules! store_scenario_tests {
+    (let $f:ident = $setup:expr; store: $store:expr, inspect: $inspect:expr $(,)?) => {
+        $crate::store_scenario_tests!(@store $f = $setup; $store;
+            turns_come_back_in_order,
+            latest_n_returns_the_newest_oldest_first,
+            unknown_session_has_no_turns,
+            sessions_are_isolated,
+        );
+        $crate::store_scenario_tests!(@inspect $f = $setup; $store; $inspect;
+            exchange_writes_user_assistant_and_audit,
+            failed_model_writes_user_turn_and_audit_only,
+            same_request_twice_is_a_duplicate,
+            append_audit_is_idempotent,
+            mismatched_request_ids_are_rejected,
+            feedback_replaces_and_unknown_is_refused,
+        );
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn concurrent_same_request_writes_once() {
+            let $f = $setup;
+            $crate::testing::store_scenarios::concurrent_same_request_writes_once(
+                $store, $inspect,
+            )
+            .await;
+        }
+    };
+    (@store $f:ident = $setup:expr; $store:expr; $($name:ident),* $(,)?) => {$(
+        #[tokio::test]
+        async fn $name() {
+            let $f = $setup;
+            $crate::testing::store_scenarios::$name(&*$store).await;
+        }
+    )*};
+    (@inspect $f:ident = $setup:expr; $store:expr; $inspect:expr; $($name:ident),* $(,)?) => {$(
+        #[tokio::test]
+        async fn $name() {
+            let $f = $setup;
+            $crate::testing::store_scenarios::$name(&*$store, $inspect).await;
+        }
+    )*};
+}
+
 /// A chat exchange with a fully populated audit record (every optional field set).
 pub fn exchange(
     session_id: &str,

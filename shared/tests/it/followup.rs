@@ -3,7 +3,7 @@
 //! self-contained new question is not.
 #![allow(clippy::unwrap_used)] // a missing sample knowledge base should fail loudly
 
-use shared::chat::followup::retrieve;
+use shared::chat::retrieve_followup;
 use shared::{ChatMessage, Role, SearchIndex};
 
 const TOP_K: usize = 3;
@@ -28,7 +28,7 @@ fn history(questions: &[&str]) -> Vec<ChatMessage> {
 }
 
 fn ids(index: &SearchIndex, earlier: &[&str], question: &str) -> (Vec<String>, bool) {
-    let r = retrieve(index, question, &history(earlier), TOP_K, MIN_SCORE);
+    let r = retrieve_followup(index, question, &history(earlier), TOP_K, MIN_SCORE);
     let ids = r
         .hits
         .iter()
@@ -147,7 +147,7 @@ fn follow_ups_retrieve_the_earlier_topic() {
 #[test]
 fn partial_fc_code_follow_up_finds_both_partial_fc_papers_with_a_wider_k() {
     let index = index();
-    let r = retrieve(
+    let r = retrieve_followup(
         &index,
         "它的代码在哪里？",
         &history(&["请介绍一下 Partial FC"]),
@@ -236,7 +236,7 @@ fn self_contained_new_questions_do_not_drag_the_old_topic_in() {
 #[test]
 fn first_question_is_never_a_follow_up() {
     let index = index();
-    let r = retrieve(&index, "它的代码在哪里？", &[], TOP_K, MIN_SCORE);
+    let r = retrieve_followup(&index, "它的代码在哪里？", &[], TOP_K, MIN_SCORE);
     assert!(!r.followup);
     assert_eq!(r.query, "它的代码在哪里？");
 }

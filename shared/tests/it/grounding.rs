@@ -7,7 +7,7 @@
 
 use serde::Deserialize;
 use shared::grounding::{check, Grounding};
-use shared::prompt::context::context_blocks;
+use shared::prompt::context_blocks;
 use shared::SearchIndex;
 
 /// The deployed defaults (`TOP_K`, `MIN_SCORE`).

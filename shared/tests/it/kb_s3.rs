@@ -9,19 +9,11 @@ use std::time::Duration;
 
 use shared::kb::{Fetched, KbSourceError, WriteCondition, Written};
 use shared::search::Refresh;
+use shared::testing::kb_s3::{KB_V1, KB_V2};
 use shared::testing::MotoServer;
 use shared::{KbHandle, KbSource, S3KbSource};
 
 const KEY: &str = "kb/knowledge_base.json";
-const KB_V1: &str = r#"{"documents": [
-  {"id": "pfc", "type": "publication", "title": "Partial FC: Training 10 Million Identities",
-   "summary": "Face recognition training at scale."}
-]}"#;
-const KB_V2: &str = r#"{"documents": [
-  {"id": "pfc", "type": "publication", "title": "Partial FC: Training 10 Million Identities",
-   "summary": "Face recognition training at scale."},
-  {"id": "kiwi", "type": "page", "title": "Kiwi growing notes", "content": "Kiwifruit vines need a trellis."}
-]}"#;
 
 struct Fixture {
     moto: MotoServer,

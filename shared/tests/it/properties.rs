@@ -8,9 +8,8 @@ use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{json, Map, Value};
 use shared::chat::{ChatConfig, ChatRequest};
-use shared::edge::http::ApiError;
-use shared::retrieval::lexicon::Lexicon;
-use shared::retrieval::tokenize::{fold_char, is_han, runs, Analyzer, Script};
+use shared::edge::ApiError;
+use shared::retrieval::{fold_char, is_han, runs, Analyzer, Lexicon, Script};
 use shared::{ChatMessage, Error, KnowledgeBase, Retriever, Role, SearchIndex};
 
 fn cases(n: u32) -> Config {

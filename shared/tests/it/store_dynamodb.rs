@@ -224,10 +224,10 @@ fn now_secs() -> u64 {
         .as_secs()
 }
 
-#[tokio::test]
-async fn feedback_replaces_and_unknown_is_refused() {
+shared::store_scenario_tests! {
     let f = Fixture::start().await;
-    scenario::feedback_replaces_and_unknown_is_refused(f.store.as_ref(), &f).await;
+    store: f.store.clone(),
+    inspect: &f,
 }
 
 /// The report's read: a scan of one time range, records parsed back whole (the store's own
@@ -284,30 +284,6 @@ async fn scan_audit_reads_back_the_records_of_a_time_range() {
 }
 
 #[tokio::test]
-async fn turns_come_back_in_order() {
-    let f = Fixture::start().await;
-    scenario::turns_come_back_in_order(f.store.as_ref()).await;
-}
-
-#[tokio::test]
-async fn latest_n_returns_the_newest_oldest_first() {
-    let f = Fixture::start().await;
-    scenario::latest_n_returns_the_newest_oldest_first(f.store.as_ref()).await;
-}
-
-#[tokio::test]
-async fn unknown_session_has_no_turns() {
-    let f = Fixture::start().await;
-    scenario::unknown_session_has_no_turns(f.store.as_ref()).await;
-}
-
-#[tokio::test]
-async fn exchange_writes_user_assistant_and_audit() {
-    let f = Fixture::start().await;
-    scenario::exchange_writes_user_assistant_and_audit(f.store.as_ref(), &f).await;
-}
-
-#[tokio::test]
 async fn turn_items_carry_the_documented_attributes() {
     let f = Fixture::start().await;
     let (session, request) = (unique_name("s"), unique_name("req"));
@@ -336,42 +312,6 @@ async fn turn_items_carry_the_documented_attributes() {
         assert_eq!(n(item, "expires_at"), Some(at_ms / 1000 + TTL.as_secs()));
         assert_eq!(item.len(), 7, "no other attributes: {item:?}");
     }
-}
-
-#[tokio::test]
-async fn failed_model_writes_user_turn_and_audit_only() {
-    let f = Fixture::start().await;
-    scenario::failed_model_writes_user_turn_and_audit_only(f.store.as_ref(), &f).await;
-}
-
-#[tokio::test]
-async fn same_request_twice_is_a_duplicate() {
-    let f = Fixture::start().await;
-    scenario::same_request_twice_is_a_duplicate(f.store.as_ref(), &f).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concurrent_same_request_writes_once() {
-    let f = Fixture::start().await;
-    scenario::concurrent_same_request_writes_once(f.store.clone(), &f).await;
-}
-
-#[tokio::test]
-async fn sessions_are_isolated() {
-    let f = Fixture::start().await;
-    scenario::sessions_are_isolated(f.store.as_ref()).await;
-}
-
-#[tokio::test]
-async fn append_audit_is_idempotent() {
-    let f = Fixture::start().await;
-    scenario::append_audit_is_idempotent(f.store.as_ref(), &f).await;
-}
-
-#[tokio::test]
-async fn mismatched_request_ids_are_rejected() {
-    let f = Fixture::start().await;
-    scenario::mismatched_request_ids_are_rejected(f.store.as_ref(), &f).await;
 }
 
 #[tokio::test]

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)] // a broken fixture should fail loudly
 
 use serde_json::Value;
-use shared::prompt::tokens::{estimate_tokens, visitor_ceiling};
+use shared::prompt::{estimate_tokens, visitor_ceiling};
 
 struct Measured {
     name: String,
@@ -185,7 +185,7 @@ fn crafted_history_cannot_push_the_prompt_past_the_context_window() {
     // makes them cheaper: the original's count bounds the kept text's.
     let real_of = |text: &str| {
         adv.iter()
-            .find(|m| shared::prompt::untrusted::neutralize(&m.text) == text)
+            .find(|m| shared::prompt::neutralize(&m.text) == text)
             .map_or(0, |m| m.qwen3)
     };
     let max_context_tokens = 8192;

@@ -43,7 +43,7 @@ async fn assert_rejected(req: Request, status: u16, code: &str, needle: &str) {
 
 /// Asserts that `question` (sent as `message`) is answered, reaches the model as the
 /// prompt's neutralization leaves it (invisible and direction-override characters removed,
-/// see `shared::prompt::untrusted`) and is stored unchanged; returns the response body.
+/// see `shared::prompt::neutralize`) and is stored unchanged; returns the response body.
 async fn assert_answered_intact(question: &str) -> Value {
     let (fake, state, store) = echoing().await;
     let (status, body, _) =
@@ -51,7 +51,7 @@ async fn assert_answered_intact(question: &str) -> Value {
     assert_eq!(status, 200, "{body}");
     let sent = &fake.requests()[0].body["messages"];
     let last = sent.as_array().unwrap().last().unwrap();
-    let to_model = shared::prompt::untrusted::neutralize(question.trim()).into_owned();
+    let to_model = shared::prompt::neutralize(question.trim()).into_owned();
     assert_eq!(last["content"], to_model, "the model got another question");
     assert!(
         body["reply"].as_str().unwrap().ends_with(&to_model),

@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 use chat::AppState;
 use common::*;
 use serde_json::{json, Value};
-use shared::chat::{bot_check, ChatConfig};
+use shared::chat::{issue_challenge, solve_challenge, ChatConfig};
 use shared::limits::MemoryCounters;
 use shared::testing::{Behavior, FakeLlm};
 use shared::{
@@ -101,7 +101,7 @@ async fn challenge(state: &AppState, ip: &str) -> (u16, Value, String) {
 async fn solved(state: &AppState, ip: &str) -> String {
     let (status, c, _) = challenge(state, ip).await;
     assert_eq!(status, 200, "{c}");
-    bot_check::solve(
+    solve_challenge(
         c["challenge"].as_str().unwrap(),
         c["difficulty"].as_u64().unwrap() as u8,
     )
@@ -187,7 +187,7 @@ async fn a_solved_challenge_is_answered_and_may_be_sent_again_from_the_same_addr
         "a new nonce every time"
     );
 
-    let proof = bot_check::solve(c["challenge"].as_str().unwrap(), 10);
+    let proof = solve_challenge(c["challenge"].as_str().unwrap(), 10);
     for turn in 1..=2 {
         let (status, body, _) = call_json(&state, ask(VISITOR, Some(&proof))).await;
         assert_eq!(status, 200, "turn {turn}: {body}");
@@ -218,14 +218,14 @@ async fn a_proof_from_another_address_another_deployment_or_an_expired_challenge
 
     // Issued by another deployment (another secret) to the same address.
     let client = state.chat.client_key(Some(VISITOR)).await.unwrap();
-    let foreign = bot_check::issue(
+    let foreign = issue_challenge(
         &Secret::new("another deployment"),
         &client,
         8,
         Duration::from_secs(300),
         SystemTime::now(),
     );
-    let foreign = bot_check::solve(&foreign.challenge, 8);
+    let foreign = solve_challenge(&foreign.challenge, 8);
     let (status, body, _) = call_json(&state, ask(VISITOR, Some(&foreign))).await;
     assert_eq!(
         (status, error_code(&body)),
@@ -234,14 +234,14 @@ async fn a_proof_from_another_address_another_deployment_or_an_expired_challenge
     );
 
     // Issued here to this address, but ten minutes ago with a five-minute lifetime.
-    let old = bot_check::issue(
+    let old = issue_challenge(
         &Secret::new(SALT),
         &client,
         8,
         Duration::from_secs(300),
         SystemTime::now() - Duration::from_secs(600),
     );
-    let old = bot_check::solve(&old.challenge, 8);
+    let old = solve_challenge(&old.challenge, 8);
     let (status, body, _) = call_json(&state, ask(VISITOR, Some(&old))).await;
     assert_eq!(
         (status, error_code(&body)),

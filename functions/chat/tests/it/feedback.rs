@@ -11,7 +11,7 @@ use std::sync::Arc;
 use aws_sdk_dynamodb::types::AttributeValue;
 use common::*;
 use serde_json::{json, Value};
-use shared::chat::feedback::feedback_token;
+use shared::chat::feedback_token;
 use shared::chat::ChatConfig;
 use shared::store::Rating;
 use shared::testing::moto::unique_name;

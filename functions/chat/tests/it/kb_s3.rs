@@ -15,19 +15,11 @@ use serde_json::{json, Value};
 use shared::chat::ChatConfig;
 use shared::testing::cold_start::run_to_exit;
 use shared::testing::fault_proxy::{Fault, Match, Times};
-use shared::testing::{FaultProxy, MotoServer};
-use shared::{KbHandle, MemoryConversationStore, S3KbSource};
+use shared::testing::kb_s3::{ProxiedKb, KB_V1, KB_V2};
+use shared::testing::MotoServer;
+use shared::MemoryConversationStore;
 
 const KEY: &str = "site/knowledge_base.json";
-const KB_V1: &str = r#"{"documents": [
-  {"id": "pfc", "type": "publication", "title": "Partial FC: Training 10 Million Identities",
-   "summary": "Face recognition training at scale."}
-]}"#;
-const KB_V2: &str = r#"{"documents": [
-  {"id": "pfc", "type": "publication", "title": "Partial FC: Training 10 Million Identities",
-   "summary": "Face recognition training at scale."},
-  {"id": "kiwi", "type": "page", "title": "Kiwi growing notes", "content": "Kiwifruit vines need a trellis."}
-]}"#;
 /// The refresh budget here: long enough for the SDK's three attempts at a failing S3,
 /// a third of the production one ([`shared::search::REFRESH_BUDGET`]).
 const REFRESH: Duration = Duration::from_secs(1);
@@ -56,12 +48,7 @@ async fn a_cold_start_without_a_good_knowledge_base_exits_naming_the_object_and_
             moto.put_object(&bucket, KEY, body).await;
         }
         let exited = cold_start(&moto, &bucket);
-        assert!(!exited.status.success(), "{}", exited.output);
-        let log = exited
-            .output
-            .lines()
-            .find(|l| l.contains("cold start failed"))
-            .unwrap_or_else(|| panic!("no cold start line in:\n{}", exited.output));
+        let log = exited.cold_start_failure();
         assert!(
             log.contains(&format!("cannot load the knowledge base from {location}"))
                 && log.contains(cause),
@@ -90,19 +77,9 @@ async fn health(state: &chat::AppState) -> Value {
 
 #[tokio::test]
 async fn bad_uploads_and_s3_faults_keep_the_last_good_index_answering_until_a_good_upload() {
-    let moto = MotoServer::shared();
-    let bucket = moto.create_bucket("kb").await;
-    moto.put_object(&bucket, KEY, KB_V1).await;
-    // Reads go through a proxy (forwarding until told otherwise); uploads go straight to S3.
-    let proxy = FaultProxy::start(&moto).await;
-    let source = S3KbSource::from_sdk_config(&proxy.sdk_config(&moto), &bucket, KEY);
-    // Interval zero: every request re-checks the object.
-    let kb = KbHandle::load(Arc::new(source), Duration::ZERO)
-        .await
-        .unwrap()
-        .with_refresh_budget(REFRESH);
+    let (site, kb) = ProxiedKb::start(&MotoServer::shared(), KEY, KB_V1).await;
     let state = chat::AppState::new(
-        kb,
+        kb.with_refresh_budget(REFRESH),
         None,
         Arc::new(MemoryConversationStore::new()),
         &config(),
@@ -120,7 +97,7 @@ async fn bad_uploads_and_s3_faults_keep_the_last_good_index_answering_until_a_go
         r#"{"documents": [{"id": "x", "type": "page"}]}"#,
         "",
     ] {
-        moto.put_object(&bucket, KEY, bad).await;
+        site.upload(bad).await;
         let h = health(&state).await;
         assert_eq!(
             (h["kb_version"].as_str(), h["documents"].as_u64()),
@@ -130,7 +107,7 @@ async fn bad_uploads_and_s3_faults_keep_the_last_good_index_answering_until_a_go
         assert_eq!(cited(&state, "Partial FC training").await, ["pfc"], "{bad}");
     }
 
-    moto.put_object(&bucket, KEY, KB_V2).await;
+    site.upload(KB_V2).await;
     let h = health(&state).await;
     let v2 = h["kb_version"].as_str().unwrap().to_owned();
     assert_ne!(v2, v1);
@@ -146,16 +123,17 @@ async fn bad_uploads_and_s3_faults_keep_the_last_good_index_answering_until_a_go
             .map(|l| l["error"].as_str().unwrap().to_owned())
             .collect()
     };
-    proxy.inject(Match::Any, Fault::Stall, Times::Always);
+    site.proxy.inject(Match::Any, Fault::Stall, Times::Always);
     let start = Instant::now();
     assert_eq!(cited(&state, "kiwi trellis").await, ["kiwi"]);
     assert!(start.elapsed() >= REFRESH, "{:?}", start.elapsed());
     assert_eq!(failures(), [format!("no answer within {REFRESH:?}")]);
     // S3 fails outright: the same, on S3's error rather than the budget.
-    proxy.clear();
-    proxy.inject(Match::Any, Fault::Status(500), Times::Always);
+    site.proxy.clear();
+    site.proxy
+        .inject(Match::Any, Fault::Status(500), Times::Always);
     assert_eq!(health(&state).await["kb_version"], v2.as_str());
-    assert!(proxy.faulted(&Match::Any) > 0, "S3 was not asked");
+    assert!(site.proxy.faulted(&Match::Any) > 0, "S3 was not asked");
     let failures = failures();
     assert_eq!(failures.len(), 2, "{failures:?}");
     assert!(!failures[1].starts_with("no answer within"), "{failures:?}");

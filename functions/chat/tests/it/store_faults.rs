@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use serde_json::{json, Value};
 use shared::chat::{idempotency_key, StoreBudgets};
-use shared::config::aws::MAX_ATTEMPTS;
+use shared::config::AWS_MAX_ATTEMPTS;
 use shared::store::create_tables;
 use shared::testing::fault_proxy::{Fault, Match, Times};
 use shared::testing::moto::unique_name;
@@ -218,7 +218,7 @@ async fn persistent_throttling_delivers_the_answer_and_logs_a_turn_that_replays_
     assert_eq!(status, 200, "{body}");
     let reply = body["reply"].as_str().unwrap().to_owned();
     assert!(
-        r.proxy.seen(&write) > MAX_ATTEMPTS as usize,
+        r.proxy.seen(&write) > AWS_MAX_ATTEMPTS as usize,
         "retried beyond the SDK's attempts: {}",
         r.proxy.seen(&write)
     );
@@ -373,7 +373,7 @@ async fn a_failing_history_query_is_answered_without_history_and_still_recorded(
     assert_eq!(body["budget"]["history_kept"], 0);
     assert_eq!(body["retrieval"]["followup"], false);
     assert!(
-        r.proxy.seen(&query) > MAX_ATTEMPTS as usize,
+        r.proxy.seen(&query) > AWS_MAX_ATTEMPTS as usize,
         "retried beyond the SDK's attempts: {}",
         r.proxy.seen(&query)
     );

@@ -87,18 +87,8 @@ impl Fixture {
 
     /// The stored object's bytes and unquoted ETag, read directly from S3.
     async fn stored(&self) -> (String, String) {
-        let out = self
-            .moto
-            .s3_client()
-            .get_object()
-            .bucket(&self.bucket)
-            .key(KEY)
-            .send()
-            .await
-            .unwrap();
-        let etag = out.e_tag().unwrap().trim_matches('"').to_owned();
-        let bytes = out.body.collect().await.unwrap().into_bytes();
-        (String::from_utf8(bytes.to_vec()).unwrap(), etag)
+        let (bytes, etag) = self.moto.get_object(&self.bucket, KEY).await;
+        (String::from_utf8(bytes).unwrap(), etag)
     }
 
     async fn get(&self, state: &AppState) -> Value {
@@ -441,16 +431,8 @@ async fn ingest_writes_the_index_beside_the_kb_and_a_refresh_uses_both() {
     let (stored, stored_etag) = f.stored().await;
     let index_key = shared::index::index_name(KEY);
     assert_eq!(index_key, "knowledge_base.index");
-    let out = f
-        .moto
-        .s3_client()
-        .get_object()
-        .bucket(&f.bucket)
-        .key(&index_key)
-        .send()
-        .await
-        .expect("ingest wrote the index");
-    let index = out.body.collect().await.unwrap().into_bytes();
+    // Panics (naming the key) unless ingest wrote the index.
+    let (index, _) = f.moto.get_object(&f.bucket, &index_key).await;
     let built = shared::index::built_from(&index).unwrap();
     assert_eq!(
         built.version, stored_etag,

@@ -69,18 +69,8 @@ impl Fixture {
 
     /// The live object's bytes and ETag, read straight from S3.
     async fn live(&self) -> (String, String) {
-        let out = self
-            .moto
-            .s3_client()
-            .get_object()
-            .bucket(&self.bucket)
-            .key(KEY)
-            .send()
-            .await
-            .unwrap();
-        let etag = out.e_tag().unwrap().trim_matches('"').to_owned();
-        let bytes = out.body.collect().await.unwrap().into_bytes();
-        (String::from_utf8(bytes.to_vec()).unwrap(), etag)
+        let (bytes, etag) = self.moto.get_object(&self.bucket, KEY).await;
+        (String::from_utf8(bytes).unwrap(), etag)
     }
 
     /// Every key under `staging/`.

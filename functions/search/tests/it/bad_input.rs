@@ -220,7 +220,7 @@ async fn through_the_runtime_adapter(raw_query: &str) -> (u16, Value) {
     use lambda_http::request::LambdaRequest;
     use lambda_http::tower::Service;
     use lambda_http::{lambda_runtime::Context, service_fn, Adapter, LambdaEvent};
-    use shared::edge::raw_query::RawQueryGuard;
+    use shared::edge::RawQueryGuard;
 
     let mut ev: Value = serde_json::from_str(GET_EVENT).unwrap();
     ev["rawQueryString"] = json!(raw_query);

@@ -4,7 +4,6 @@
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use lambda_http::{Body, Request};
@@ -12,20 +11,12 @@ use search::{function_handler, AppState};
 use serde_json::{json, Value};
 use shared::testing::cold_start::run_to_exit;
 use shared::testing::fault_proxy::{Fault, Match, Times};
-use shared::testing::{FaultProxy, MotoServer};
-use shared::{Config, KbHandle, S3KbSource};
+use shared::testing::kb_s3::{ProxiedKb, KB_V1, KB_V2};
+use shared::testing::MotoServer;
+use shared::Config;
 
 const GET_EVENT: &str = include_str!("../data/function_url_get.json");
 const KEY: &str = "site/knowledge_base.json";
-const KB_V1: &str = r#"{"documents": [
-  {"id": "pfc", "type": "publication", "title": "Partial FC: Training 10 Million Identities",
-   "summary": "Face recognition training at scale."}
-]}"#;
-const KB_V2: &str = r#"{"documents": [
-  {"id": "pfc", "type": "publication", "title": "Partial FC: Training 10 Million Identities",
-   "summary": "Face recognition training at scale."},
-  {"id": "kiwi", "type": "page", "title": "Kiwi growing notes", "content": "Kiwifruit vines need a trellis."}
-]}"#;
 
 #[tokio::test]
 async fn a_cold_start_without_a_good_knowledge_base_exits_naming_the_object_and_the_cause() {
@@ -49,12 +40,7 @@ async fn a_cold_start_without_a_good_knowledge_base_exits_naming_the_object_and_
             &env,
             Duration::from_secs(30),
         );
-        assert!(!exited.status.success(), "{}", exited.output);
-        let log = exited
-            .output
-            .lines()
-            .find(|l| l.contains("cold start failed"))
-            .unwrap_or_else(|| panic!("no cold start line in:\n{}", exited.output));
+        let log = exited.cold_start_failure();
         assert!(
             log.contains(&format!("cannot load the knowledge base from {location}"))
                 && log.contains(cause),
@@ -91,14 +77,7 @@ async fn hit_ids(state: &AppState, query: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn bad_uploads_and_s3_failures_keep_the_last_good_index_until_a_good_upload() {
-    let moto = MotoServer::shared();
-    let bucket = moto.create_bucket("kb").await;
-    moto.put_object(&bucket, KEY, KB_V1).await;
-    let proxy = FaultProxy::start(&moto).await;
-    let source = S3KbSource::from_sdk_config(&proxy.sdk_config(&moto), &bucket, KEY);
-    let kb = KbHandle::load(Arc::new(source), Duration::ZERO)
-        .await
-        .unwrap();
+    let (site, kb) = ProxiedKb::start(&MotoServer::shared(), KEY, KB_V1).await;
     let config = Config::from_lookup(|_| None).unwrap();
     let state = AppState::new(kb, &config);
     let v1 = state.kb.snapshot().version().to_owned();
@@ -106,17 +85,18 @@ async fn bad_uploads_and_s3_failures_keep_the_last_good_index_until_a_good_uploa
     assert!(hit_ids(&state, "kiwi trellis").await.is_empty());
 
     for bad in ["{\"documents\": [", ""] {
-        moto.put_object(&bucket, KEY, bad).await;
+        site.upload(bad).await;
         assert_eq!(hit_ids(&state, "partial fc").await, ["pfc"], "{bad:?}");
         assert_eq!(state.kb.snapshot().version(), v1, "{bad:?}");
     }
 
-    moto.put_object(&bucket, KEY, KB_V2).await;
+    site.upload(KB_V2).await;
     assert_eq!(hit_ids(&state, "kiwi trellis").await, ["kiwi"]);
     let v2 = state.kb.snapshot().version().to_owned();
 
-    proxy.inject(Match::Any, Fault::Status(503), Times::Always);
+    site.proxy
+        .inject(Match::Any, Fault::Status(503), Times::Always);
     assert_eq!(hit_ids(&state, "kiwi trellis").await, ["kiwi"]);
     assert_eq!(state.kb.snapshot().version(), v2);
-    assert!(proxy.faulted(&Match::Any) > 0, "S3 was not asked");
+    assert!(site.proxy.faulted(&Match::Any) > 0, "S3 was not asked");
 }

@@ -23,9 +23,7 @@ mod documents;
 use codec::{Input, Writer};
 use std::io::Read;
 
-use crate::retrieval::bm25::{Bm25Index, TermTable, EMPTY};
-use crate::retrieval::tokenize::Analyzer;
-use crate::retrieval::Retriever;
+use crate::retrieval::{Analyzer, Bm25Index, Retriever, TermTable, EMPTY};
 use crate::search::SearchIndex;
 use crate::KnowledgeBase;
 
@@ -122,7 +120,7 @@ pub enum IndexError {
     Malformed(&'static str),
 }
 
-pub use crate::kb::hash::{content_hash, ContentHasher};
+pub use crate::kb::{content_hash, ContentHasher};
 
 pub use crate::kb::index_name;
 
@@ -344,7 +342,7 @@ fn read_parts(
         return Err(IndexError::Malformed("passage list order"));
     }
     // None, or one per document, each another document (or none).
-    let paired = |&v: &u32| v == crate::retrieval::versions::NONE || (v as usize) < n_docs;
+    let paired = |&v: &u32| v == crate::retrieval::NO_VERSION || (v as usize) < n_docs;
     if !(versions.is_empty() || versions.len() == n_docs) || !versions.iter().all(paired) {
         return Err(IndexError::Malformed("language versions"));
     }
