@@ -9,11 +9,15 @@
 //! `#[global_allocator] static A: CountingAlloc = CountingAlloc;`; without it [`measure`]
 //! reports nothing and callers fall back to an estimate.
 //!
+//! [`record`] splits a measurement by the [`mark`]s the work passes: the JSON build path
+//! marks its phases, and `shared/examples/build_memory.rs` prints where its peak is.
+//!
 //! The counters are process-wide: a measurement is exact when nothing else allocates at
 //! the same time, as in a Lambda instance, which runs one request at a time.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
@@ -89,4 +93,67 @@ pub fn measure<T>(f: impl FnOnce() -> T) -> (T, Option<HeapUse>) {
         retained: live.saturating_sub(before),
     };
     (out, Some(used))
+}
+
+/// The heap at one [`mark`] of a [`record`]ed run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark {
+    /// What had just finished.
+    pub label: &'static str,
+    /// The most held at once since the previous mark (or the start), above the start.
+    pub peak: usize,
+    /// What was held at the mark, above the start.
+    pub live: usize,
+}
+
+/// Whether [`mark`] records (only inside [`record`]).
+static RECORDING: AtomicBool = AtomicBool::new(false);
+static MARKS: Mutex<Vec<Mark>> = Mutex::new(Vec::new());
+/// Live bytes when the recording started.
+static BASE: AtomicUsize = AtomicUsize::new(0);
+
+/// Most marks one recording keeps (their room is reserved up front, so recording a mark
+/// allocates nothing and the figures are not disturbed).
+const MAX_MARKS: usize = 64;
+
+/// Notes the heap at the end of a phase of the work [`record`] runs: the build marks its
+/// phases so a measurement can tell where the peak is. Costs one atomic load otherwise.
+pub fn mark(label: &'static str) {
+    if !RECORDING.load(Ordering::Relaxed) {
+        return;
+    }
+    let base = BASE.load(Ordering::Relaxed);
+    let live = LIVE.load(Ordering::Relaxed);
+    let peak = PEAK.swap(live, Ordering::Relaxed);
+    let mut marks = MARKS.lock().unwrap_or_else(|e| e.into_inner());
+    if marks.len() < MAX_MARKS {
+        marks.push(Mark {
+            label,
+            peak: peak.saturating_sub(base),
+            live: live.saturating_sub(base),
+        });
+    }
+}
+
+/// Runs `f`, returning the [`mark`]s it passed (and a last one, `"end"`); empty when
+/// [`CountingAlloc`] is not this process's allocator. One recording at a time: the
+/// counters are process-wide.
+pub fn record<T>(f: impl FnOnce() -> T) -> (T, Vec<Mark>) {
+    {
+        let mut marks = MARKS.lock().unwrap_or_else(|e| e.into_inner());
+        marks.clear();
+        marks.reserve(MAX_MARKS);
+    }
+    let before = LIVE.load(Ordering::Relaxed);
+    BASE.store(before, Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    RECORDING.store(true, Ordering::Relaxed);
+    let out = f();
+    mark("end");
+    RECORDING.store(false, Ordering::Relaxed);
+    let marks = std::mem::take(&mut *MARKS.lock().unwrap_or_else(|e| e.into_inner()));
+    if !INSTALLED.load(Ordering::Relaxed) {
+        return (out, Vec::new());
+    }
+    (out, marks)
 }

@@ -22,6 +22,7 @@ mod file;
 mod hash;
 mod memory;
 mod passages;
+mod read;
 // `sdk_error` and `status` are shared with ingest's S3 staging area, inside the crate only.
 pub(crate) mod s3;
 mod source;
@@ -180,43 +181,56 @@ impl KnowledgeBase {
     }
 
     /// Parses and validates knowledge-base JSON; `origin` names the input in errors.
+    ///
+    /// The documents are read one at a time ([`read`]): each is validated and moved into its
+    /// [`Document`] before the next is parsed, so the input is never held whole as a tree
+    /// of JSON values beside its text.
     pub fn from_json_str(text: &str, origin: &str) -> Result<Self> {
-        let mut value: Value = serde_json::from_str(text).map_err(|source| Error::Json {
+        let top = read::top_level(text).map_err(|source| Error::Json {
             what: origin.to_owned(),
             source,
         })?;
-        Self::take_from(&mut value).map_err(Error::InvalidKb)
+        Self::validate(top).map_err(Error::InvalidKb)
     }
 
     /// Validates an already parsed JSON value, listing every problem.
     pub fn from_value(value: &Value) -> std::result::Result<Self, Problems> {
-        Self::take_from(&mut value.clone())
+        let mut value = value.clone();
+        // The documents' text is moved out of the copy instead of copied again.
+        let top = match &mut value {
+            Value::Array(docs) => Top::Documents(Collector::of(docs)),
+            Value::Object(top) => Top::Object {
+                documents: match top.get_mut("documents") {
+                    Some(Value::Array(docs)) => Some(Some(Collector::of(docs))),
+                    Some(_) => Some(None),
+                    None => None,
+                },
+                glossary: top.get("glossary").cloned(),
+            },
+            _ => Top::Other,
+        };
+        Self::validate(top)
     }
 
-    /// [`KnowledgeBase::from_value`], moving the documents' text out of `value` instead of
-    /// copying it (a large knowledge base is then never held twice), which leaves empty
-    /// strings in its place.
-    fn take_from(value: &mut Value) -> std::result::Result<Self, Problems> {
+    /// The knowledge base the top level holds, or every problem found in it.
+    fn validate(top: Top) -> std::result::Result<Self, Problems> {
         let mut problems = Vec::new();
-        let (docs, glossary) = match value {
-            Value::Array(docs) => (Some(docs), None),
-            Value::Object(top) => {
-                // Small: copied, so the documents can be borrowed mutably.
-                let glossary = top.get("glossary").cloned();
-                let docs = match top.get_mut("documents") {
-                    Some(Value::Array(d)) => Some(d),
-                    Some(_) => {
-                        problems.push(Problem::new("documents", "must be an array of documents"));
-                        None
+        let (collector, glossary) = match top {
+            Top::Documents(c) => (Some(c), None),
+            Top::Object {
+                documents,
+                glossary,
+            } => {
+                match &documents {
+                    None => problems.push(Problem::new("documents", "is required")),
+                    Some(None) => {
+                        problems.push(Problem::new("documents", "must be an array of documents"))
                     }
-                    None => {
-                        problems.push(Problem::new("documents", "is required"));
-                        None
-                    }
-                };
-                (docs, glossary)
+                    Some(Some(_)) => {}
+                }
+                (documents.flatten(), glossary)
             }
-            _ => {
+            Top::Other => {
                 problems.push(Problem::new(
                     "",
                     "must be an object with \"documents\" or an array of documents",
@@ -225,29 +239,14 @@ impl KnowledgeBase {
             }
         };
         let mut documents = Vec::new();
-        if let Some(docs) = docs {
-            if docs.is_empty() {
+        if let Some(c) = collector {
+            if c.count == 0 {
                 problems.push(Problem::new("documents", "must hold at least one document"));
             }
-            // Ids are checked on the raw JSON, so a duplicate is reported even when either
-            // document has other problems too.
-            let mut seen: rustc_hash::FxHashMap<String, usize> = Default::default();
-            for (i, doc) in docs.iter_mut().enumerate() {
-                let path = format!("documents[{i}]");
-                let parsed = parse_document(doc, &path, &mut problems);
-                if let Some(Value::String(id)) = doc.get("id") {
-                    match seen.get(id.as_str()) {
-                        Some(first) => problems.push(Problem::new(
-                            format!("{path}.id"),
-                            format!("duplicate id {id:?} (first used by documents[{first}])"),
-                        )),
-                        None => {
-                            seen.insert(id.clone(), i);
-                        }
-                    }
-                }
-                documents.extend(parsed);
-            }
+            problems.extend(c.problems);
+            documents = c.documents;
+            // Its growth's slack: a large knowledge base is kept for the function's life.
+            documents.shrink_to_fit();
         }
         let glossary = match glossary {
             None | Some(Value::Null) => Vec::new(),
@@ -266,6 +265,76 @@ impl KnowledgeBase {
     /// The document with this id.
     pub fn get(&self, id: &str) -> Option<&Document> {
         self.documents.iter().find(|d| d.id == id)
+    }
+}
+
+/// What the top level of knowledge-base JSON holds, its documents already validated.
+enum Top {
+    /// A bare array of documents.
+    Documents(Collector),
+    /// An object: its `documents` (`Some(None)` when not an array) and `glossary`.
+    Object {
+        documents: Option<Option<Collector>>,
+        glossary: Option<Value>,
+    },
+    /// Anything else.
+    Other,
+}
+
+/// Documents validated one at a time, in order: the valid ones, and every problem found.
+#[derive(Default)]
+struct Collector {
+    documents: Vec<Document>,
+    problems: Vec<Problem>,
+    /// Each id seen, with the index of the document that used it first.
+    seen: rustc_hash::FxHashMap<String, usize>,
+    /// Documents seen, valid or not.
+    count: usize,
+}
+
+impl Collector {
+    /// The documents of an array, their text moved out of it.
+    fn of(docs: &mut [Value]) -> Self {
+        let mut c = Self {
+            documents: Vec::with_capacity(docs.len()),
+            ..Self::default()
+        };
+        for doc in docs {
+            c.add(doc);
+        }
+        c
+    }
+
+    /// Validates the next document, moving its text out of `doc` (which is left with
+    /// empty strings in its place).
+    fn add(&mut self, doc: &mut Value) {
+        let i = self.count;
+        self.count += 1;
+        let path = format!("documents[{i}]");
+        let parsed = parse_document(doc, &path, &mut self.problems);
+        // Ids are checked on the raw JSON, so a duplicate is reported even when either
+        // document has other problems too.
+        if let Some(Value::String(id)) = doc.get("id") {
+            match self.seen.get(id.as_str()) {
+                Some(first) => self.problems.push(Problem::new(
+                    format!("{path}.id"),
+                    format!("duplicate id {id:?} (first used by documents[{first}])"),
+                )),
+                None => {
+                    self.seen.insert(id.clone(), i);
+                }
+            }
+        }
+        if let Some(d) = parsed {
+            // Grown by an eighth rather than doubled: read one at a time, the documents'
+            // number is not known ahead, and doubling could leave half the vector empty
+            // at the parse's peak.
+            if self.documents.len() == self.documents.capacity() {
+                self.documents
+                    .reserve_exact(self.documents.capacity() / 8 + 16);
+            }
+            self.documents.push(d);
+        }
     }
 }
 

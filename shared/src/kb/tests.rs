@@ -1,8 +1,25 @@
 use super::*;
 use serde_json::json;
 
+/// [`KnowledgeBase::from_value`], checked against reading the same JSON text one document
+/// at a time ([`KnowledgeBase::from_json_str`]): the two give the same knowledge base or
+/// the same problems.
+fn parsed(v: &Value) -> std::result::Result<KnowledgeBase, Problems> {
+    let from_value = KnowledgeBase::from_value(v);
+    let listed = |p: &Problems| p.0.iter().map(ToString::to_string).collect::<Vec<_>>();
+    match (
+        &from_value,
+        KnowledgeBase::from_json_str(&v.to_string(), "t"),
+    ) {
+        (Ok(kb), Ok(read)) => assert_eq!(kb, &read),
+        (Err(p), Err(Error::InvalidKb(read))) => assert_eq!(listed(p), listed(&read)),
+        (value, read) => panic!("from a value: {value:?}; read from text: {read:?}"),
+    }
+    from_value
+}
+
 fn problems(v: Value) -> Vec<String> {
-    match KnowledgeBase::from_value(&v) {
+    match parsed(&v) {
         Ok(_) => panic!("expected problems"),
         Err(p) => p.0.iter().map(ToString::to_string).collect(),
     }
@@ -10,14 +27,14 @@ fn problems(v: Value) -> Vec<String> {
 
 /// The problems of `v`, none when it is valid.
 fn problems_or_none(v: Value) -> Vec<String> {
-    KnowledgeBase::from_value(&v)
+    parsed(&v)
         .err()
         .map_or_else(Vec::new, |p| p.0.iter().map(ToString::to_string).collect())
 }
 
 #[test]
 fn parses_the_seed_format_with_glossary() {
-    let kb = KnowledgeBase::from_value(&json!({
+    let kb = parsed(&json!({
         "documents": [
             {"id": "p1", "type": "publication", "title": "Partial FC", "year": 2021,
              "keywords": ["face recognition"], "paper_url": "https://arxiv.org/abs/2010.05222"},
@@ -45,7 +62,7 @@ fn parses_the_seed_format_with_glossary() {
 
 #[test]
 fn the_content_hash_is_kept_out_of_the_indexed_and_shown_fields() {
-    let kb = KnowledgeBase::from_value(&json!([
+    let kb = parsed(&json!([
         {"id": "pg", "type": "page", "title": "About", "content_hash": "sha256:00ff", "lab": "X"}
     ]))
     .unwrap();
@@ -58,8 +75,7 @@ fn the_content_hash_is_kept_out_of_the_indexed_and_shown_fields() {
 
 #[test]
 fn accepts_a_bare_array_of_documents() {
-    let kb =
-        KnowledgeBase::from_value(&json!([{"id": "a", "type": "note", "title": "T"}])).unwrap();
+    let kb = parsed(&json!([{"id": "a", "type": "note", "title": "T"}])).unwrap();
     assert_eq!(kb.documents[0].kind(), DocKind::Page);
     assert!(kb.glossary.is_empty());
 }
@@ -197,7 +213,7 @@ fn the_sample_knowledge_base_is_valid() {
 
 #[test]
 fn authors_may_be_a_string_or_an_array_of_names() {
-    let kb = KnowledgeBase::from_value(&json!([
+    let kb = parsed(&json!([
         {"id": "s", "type": "publication", "title": "A", "authors": "Xiang An, Jiankang Deng"},
         {"id": "a", "type": "publication", "title": "B", "authors": ["Xiang An", " Jiankang Deng ", ""]},
         {"id": "e", "type": "publication", "title": "C", "authors": []}
@@ -231,5 +247,37 @@ fn authors_of_another_shape_say_what_is_accepted() {
             "documents[2].authors[1]: must be a string",
             "documents[2].authors[2]: must be a string",
         ]
+    );
+}
+
+#[test]
+fn read_from_text_a_repeated_key_counts_as_its_last_value_and_others_are_ignored() {
+    let text = r#"{"documents": [{"id": "a"}], "note": {"x": [1, 2]},
+        "documents": [{"id": "b", "type": "page", "title": "B"}], "glossary": null}"#;
+    let kb = KnowledgeBase::from_json_str(text, "t").unwrap();
+    assert_eq!(kb.documents.len(), 1);
+    assert_eq!(kb.documents[0].id, "b");
+    let text = r#"{"documents": [{"id": "b", "type": "page", "title": "B"}], "documents": 3}"#;
+    let err = KnowledgeBase::from_json_str(text, "t").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        Error::InvalidKb(Problems(vec![Problem::new(
+            "documents",
+            "must be an array of documents"
+        )]))
+        .to_string()
+    );
+}
+
+#[test]
+fn read_from_text_trailing_garbage_is_invalid_json() {
+    let err = KnowledgeBase::from_json_str(
+        r#"[{"id": "a", "type": "page", "title": "A"}] x"#,
+        "kb.json",
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().starts_with("invalid JSON in kb.json"),
+        "{err}"
     );
 }

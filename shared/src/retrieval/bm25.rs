@@ -6,8 +6,6 @@
 //! query weight depends only on the corpus, so each posting stores its finished
 //! `idf · tf-part` and a query is a weighted sum over posting lists.
 
-use rustc_hash::FxHashMap;
-
 /// BM25 parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bm25Params {
@@ -74,25 +72,48 @@ pub(crate) fn term_hash(term: &[u8]) -> u64 {
 }
 
 impl TermTable {
-    /// The table of `terms`, numbered in the order given (which must hold no duplicates).
-    fn new<'a>(terms: impl ExactSizeIterator<Item = &'a str>) -> Self {
-        let n = terms.len();
-        let mut table = Self {
-            bytes: Vec::new(),
-            ends: Vec::with_capacity(n),
-            slots: vec![EMPTY; (n * 2).next_power_of_two().max(2)],
-        };
-        for (id, term) in terms.enumerate() {
-            table.bytes.extend_from_slice(term.as_bytes());
-            table.ends.push(table.bytes.len() as u32);
-            let mask = table.slots.len() - 1;
-            let mut i = term_hash(term.as_bytes()) as usize & mask;
-            while table.slots[i] != EMPTY {
-                i = (i + 1) & mask;
+    /// The id of `term`, added as the next id when it is new. The slots are kept at the
+    /// size [`TermTable::slots`] asks for the current number of terms (rebuilt in id order
+    /// when that grows), so a table built term by term is the one a table of all its terms
+    /// at once would be, slot for slot: the stored index does not depend on how it was built.
+    fn intern(&mut self, term: &str) -> u32 {
+        let hash = term_hash(term.as_bytes()) as usize;
+        let mut i = 0;
+        if !self.slots.is_empty() {
+            let mask = self.slots.len() - 1;
+            i = hash & mask;
+            loop {
+                match self.slots[i] {
+                    EMPTY => break,
+                    t if self.term(t) == term.as_bytes() => return t,
+                    _ => i = (i + 1) & mask,
+                }
             }
-            table.slots[i] = id as u32;
         }
-        table
+        let id = self.ends.len() as u32;
+        self.bytes.extend_from_slice(term.as_bytes());
+        self.ends.push(self.bytes.len() as u32);
+        let wanted = (self.ends.len() * 2).next_power_of_two().max(2);
+        if wanted == self.slots.len() {
+            self.slots[i] = id;
+        } else {
+            self.slots.clear();
+            self.slots.resize(wanted, EMPTY);
+            for t in 0..=id {
+                self.place(t);
+            }
+        }
+        id
+    }
+
+    /// Puts term `t` in the first free slot from its hash.
+    fn place(&mut self, t: u32) {
+        let mask = self.slots.len() - 1;
+        let mut i = term_hash(self.term(t)) as usize & mask;
+        while self.slots[i] != EMPTY {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = t;
     }
 
     /// Number of terms.
@@ -128,52 +149,164 @@ impl TermTable {
     }
 }
 
-/// Builds a [`Bm25Index`] one unit at a time: each unit's terms go straight into the
-/// postings, so no unit's terms outlive it, and each distinct term string is allocated
-/// once (postings hold integer ids).
+/// Builds a [`Bm25Index`] one unit at a time: each unit's terms go straight into a
+/// compact record of the unit, so no unit's terms outlive it, and each distinct term is
+/// stored once, in the term table the index keeps (postings hold integer ids).
+///
+/// The postings are laid out by term only at the end, so until then they are kept by unit:
+/// each unit's distinct term ids ascending, as gaps, each with its frequency, all as
+/// variable-length integers in blocks of bytes. That takes under 2 bytes a posting, where a
+/// growing list of (unit, frequency) pairs per term took 8 and more; the build's peak is
+/// this record plus the finished arrays (8 bytes a posting), which [`Bm25Builder::finish`]
+/// fills in place from it.
 #[derive(Debug, Default)]
 pub struct Bm25Builder {
-    vocab: FxHashMap<Box<str>, u32>,
-    /// Per term: (unit, tf) pairs, units ascending because units arrive in order.
-    lists: Vec<Vec<(u32, u32)>>,
+    terms: TermTable,
+    /// Per unit: its number of distinct terms, then per term (ascending) the gap from the
+    /// previous term's id, shifted left by one with the low bit set when the term occurs
+    /// once, and else its frequency, each a LEB128 varint. A unit's record is never split
+    /// across blocks.
+    by_unit: Vec<Vec<u8>>,
     lens: Vec<u32>,
+    /// Per term id: its counts so far.
+    counts: Vec<TermCounts>,
+    /// The unit being added's distinct term ids (reused from unit to unit).
+    ids: Vec<u32>,
+    /// The unit being added's record, before it goes into a block.
+    record: Vec<u8>,
+}
+
+/// What the builder counts for one term.
+#[derive(Debug, Clone, Copy, Default)]
+struct TermCounts {
+    /// The last unit that had the term, plus one (0: none yet).
+    seen: u32,
+    /// Its frequency in that unit.
+    tf: u32,
+    /// Number of units that have it.
+    df: u32,
+}
+
+/// Most bytes of a [`Bm25Builder::by_unit`] block. Blocks start small and double up to
+/// this size, so a small index takes little and a large one wastes at most one block's
+/// tail, where one growing array would be up to half empty.
+const BLOCK: usize = 1 << 20;
+/// Bytes of the first block.
+const FIRST_BLOCK: usize = 4 << 10;
+
+/// Appends `v` as a LEB128 varint (7 bits a byte, low first).
+fn put_varint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Reads a varint [`put_varint`] wrote at `*at`, moving `*at` past it.
+fn get_varint(bytes: &[u8], at: &mut usize) -> u32 {
+    let mut v = 0u32;
+    let mut shift = 0;
+    loop {
+        let b = bytes[*at];
+        *at += 1;
+        v |= u32::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+/// Calls `each(unit, term, tf)` for every posting of a [`Bm25Builder::by_unit`] record, in
+/// unit order and, within a unit, term order.
+fn for_each_posting(by_unit: &[Vec<u8>], mut each: impl FnMut(u32, u32, u32)) {
+    let mut unit = 0;
+    for block in by_unit {
+        let mut at = 0;
+        while at < block.len() {
+            let distinct = get_varint(block, &mut at);
+            let mut term = 0;
+            for _ in 0..distinct {
+                let gap = get_varint(block, &mut at);
+                term += gap >> 1;
+                let tf = if gap & 1 == 1 {
+                    1
+                } else {
+                    get_varint(block, &mut at)
+                };
+                each(unit, term, tf);
+            }
+            unit += 1;
+        }
+    }
 }
 
 impl Bm25Builder {
     /// Adds the next unit (units are numbered in the order added).
     pub fn add<S: AsRef<str>>(&mut self, terms: impl IntoIterator<Item = S>) {
-        let u = self.lens.len() as u32;
-        let mut len = 0u32;
+        let seen = self.lens.len() as u32 + 1;
+        let mut len = 0;
+        self.ids.clear();
         for term in terms {
-            let term = term.as_ref();
             len += 1;
-            let id = match self.vocab.get(term) {
-                Some(&id) => id,
-                None => {
-                    let id = self.lists.len() as u32;
-                    self.vocab.insert(term.into(), id);
-                    self.lists.push(Vec::new());
-                    id
-                }
-            };
-            let list = &mut self.lists[id as usize];
-            match list.last_mut() {
-                Some((last, tf)) if *last == u => *tf += 1,
-                _ => list.push((u, 1)),
+            let id = self.terms.intern(term.as_ref());
+            if id as usize == self.counts.len() {
+                self.counts.push(TermCounts::default());
             }
+            let counts = &mut self.counts[id as usize];
+            if counts.seen != seen {
+                *counts = TermCounts {
+                    seen,
+                    tf: 0,
+                    df: counts.df + 1,
+                };
+                self.ids.push(id);
+            }
+            counts.tf += 1;
         }
         self.lens.push(len);
+        self.ids.sort_unstable();
+        let record = &mut self.record;
+        record.clear();
+        put_varint(record, self.ids.len() as u32);
+        let mut previous = 0;
+        for &id in &self.ids {
+            // Most terms occur once in a unit: that is the gap's low bit, and only a
+            // frequency above one follows it.
+            let tf = self.counts[id as usize].tf;
+            put_varint(record, (id - previous) << 1 | u32::from(tf == 1));
+            if tf > 1 {
+                put_varint(record, tf);
+            }
+            previous = id;
+        }
+        match self.by_unit.last_mut() {
+            Some(block) if block.capacity() - block.len() >= record.len() => {
+                block.extend_from_slice(record)
+            }
+            last => {
+                let size = last.map_or(FIRST_BLOCK, |b| (2 * b.capacity()).min(BLOCK));
+                let mut block = Vec::with_capacity(size.max(record.len()));
+                block.extend_from_slice(record);
+                self.by_unit.push(block);
+            }
+        }
     }
 
     /// The finished index.
     pub fn finish(self, params: Bm25Params) -> Bm25Index {
-        let Self { vocab, lists, lens } = self;
-        let mut by_id: Vec<&str> = vec![""; lists.len()];
-        for (term, &id) in &vocab {
-            by_id[id as usize] = term;
-        }
-        let terms = TermTable::new(by_id.into_iter());
-        drop(vocab);
+        let Self {
+            mut terms,
+            by_unit,
+            lens,
+            counts,
+            ids,
+            record,
+        } = self;
+        drop((ids, record));
+        terms.bytes.shrink_to_fit();
+        terms.ends.shrink_to_fit();
         let n_units = lens.len();
         let total: u64 = lens.iter().map(|&l| u64::from(l)).sum();
         let avgdl = if n_units == 0 {
@@ -181,24 +314,35 @@ impl Bm25Builder {
         } else {
             (total as f32 / n_units as f32).max(1.0)
         };
-        let postings: usize = lists.iter().map(Vec::len).sum();
-        let mut offsets = Vec::with_capacity(lists.len() + 1);
-        let mut unit = Vec::with_capacity(postings);
-        let mut weight = Vec::with_capacity(postings);
-        offsets.push(0);
-        let Bm25Params { k1, b } = params;
-        // Each list is freed as soon as it is copied, so the lists and the flat arrays
-        // are not both whole at once.
-        for list in lists {
-            let idf = idf(n_units, list.len());
-            for (u, tf) in list {
-                let tf = tf as f32;
-                let norm = k1 * (1.0 - b + b * lens[u as usize] as f32 / avgdl);
-                unit.push(u);
-                weight.push(idf * tf * (k1 + 1.0) / (tf + norm));
-            }
-            offsets.push(unit.len() as u32);
+        // Where each term's postings start (CSR offsets), from the document frequencies.
+        let n_terms = terms.len();
+        let mut offsets = Vec::with_capacity(n_terms + 1);
+        offsets.push(0u32);
+        for c in &counts {
+            offsets.push(offsets[offsets.len() - 1] + c.df);
         }
+        let idfs: Vec<f32> = counts.iter().map(|c| idf(n_units, c.df as usize)).collect();
+        drop(counts);
+        let postings = offsets[n_terms] as usize;
+        let mut unit = vec![0u32; postings];
+        let mut weight = vec![0f32; postings];
+        // Where each term's next posting goes: units arrive in order, so each term's
+        // postings come out ascending.
+        let mut next: Vec<u32> = offsets[..n_terms].to_vec();
+        let Bm25Params { k1, b } = params;
+        let mut norm = 0.0;
+        let mut current = u32::MAX;
+        for_each_posting(&by_unit, |u, t, tf| {
+            if u != current {
+                current = u;
+                norm = k1 * (1.0 - b + b * lens[u as usize] as f32 / avgdl);
+            }
+            let at = &mut next[t as usize];
+            let tf = tf as f32;
+            unit[*at as usize] = u;
+            weight[*at as usize] = idfs[t as usize] * tf * (k1 + 1.0) / (tf + norm);
+            *at += 1;
+        });
         Bm25Index {
             terms,
             offsets,
@@ -449,6 +593,68 @@ mod tests {
         let ranked = top_k(vec![(3, 1.0), (1, 2.0), (0, 1.0), (2, 0.5)], 3);
         assert_eq!(ranked, vec![(1, 2.0), (0, 1.0), (3, 1.0)]);
         assert!(top_k(vec![(0, 1.0)], 0).is_empty());
+    }
+
+    #[test]
+    fn a_table_interned_term_by_term_is_the_table_of_all_its_terms_at_once() {
+        let words: Vec<String> = (0..1000).map(|i| format!("w{}", i * 7919 % 1009)).collect();
+        let mut table = TermTable::default();
+        let ids: Vec<u32> = words.iter().map(|w| table.intern(w)).collect();
+        // Repeats get their first id; new terms the next one.
+        for (w, &id) in words.iter().zip(&ids) {
+            assert_eq!(table.get(w), Some(id));
+            assert_eq!(table.term(id), w.as_bytes());
+        }
+        // What a table of the same terms built at once holds: each placed in id order by
+        // linear probing into twice as many slots, rounded up to a power of two.
+        let n = table.len();
+        let mut slots = vec![EMPTY; (2 * n).next_power_of_two()];
+        for t in 0..n as u32 {
+            let mut i = term_hash(table.term(t)) as usize & (slots.len() - 1);
+            while slots[i] != EMPTY {
+                i = (i + 1) & (slots.len() - 1);
+            }
+            slots[i] = t;
+        }
+        assert_eq!(table.slots, slots);
+    }
+
+    #[test]
+    fn varints_round_trip_at_every_width() {
+        let values = [
+            0,
+            1,
+            0x7f,
+            0x80,
+            0x3fff,
+            0x4000,
+            0x1f_ffff,
+            0x20_0000,
+            u32::MAX,
+        ];
+        let mut bytes = Vec::new();
+        for v in values {
+            put_varint(&mut bytes, v);
+        }
+        let mut at = 0;
+        let read: Vec<u32> = values.iter().map(|_| get_varint(&bytes, &mut at)).collect();
+        assert_eq!(read, values);
+        assert_eq!(at, bytes.len());
+    }
+
+    #[test]
+    fn units_without_terms_keep_their_numbers() {
+        let idx = Bm25Index::build(
+            [toks(""), toks("b a b"), toks(""), toks("a")],
+            Bm25Params::default(),
+        );
+        assert_eq!(idx.len(), 4);
+        let a = idx.term_id("a").unwrap();
+        let b = idx.term_id("b").unwrap();
+        assert_eq!(idx.postings(a).0, &[1, 3]);
+        assert_eq!(idx.postings(b).0, &[1]);
+        // Ids in order of first appearance.
+        assert_eq!((b, a), (0, 1));
     }
 
     #[test]

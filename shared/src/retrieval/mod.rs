@@ -318,11 +318,15 @@ impl Retriever {
                 has_han = has_han || text.chars().any(tokenize::is_han);
             }
         }
-        let index = builder.finish(Bm25Params::default());
+        crate::memory::mark("analyze+postings");
+        // The names before the postings are laid out, so the word counts are gone by then.
         let names: Vec<(String, String)> = counter
             .names()
             .filter_map(|w| analyzer.latin_term(&w).map(|t| (w, t)))
             .collect();
+        crate::memory::mark("names");
+        let index = builder.finish(Bm25Params::default());
+        crate::memory::mark("finish");
         Self::assemble(
             analyzer, index, units, n_docs, has_han, names, glossary, None,
         )
@@ -353,11 +357,13 @@ impl Retriever {
             }
         }
         let lexicon = Lexicon::new(glossary);
+        crate::memory::mark("glossary");
         let versions = match versions {
             Some(stored) => stored,
             None if has_han => versions::pair(&index, &units, n_docs, &lexicon),
             None => Vec::new(),
         };
+        crate::memory::mark("versions");
         Self {
             analyzer,
             lexicon,

@@ -118,6 +118,7 @@ impl SearchIndex {
 
     fn assemble(kb: KnowledgeBase, version: String) -> Self {
         let chunks: Vec<Chunks> = kb.documents.iter().map(Chunks::of).collect();
+        crate::memory::mark("passages");
         let texts = kb
             .documents
             .iter()
@@ -126,6 +127,7 @@ impl SearchIndex {
         let retriever = Retriever::build(texts, &kb.glossary);
         let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
         let vocabulary = Vocabulary::of(&kb, &facets);
+        crate::memory::mark("facets");
         Self {
             kb,
             chunks,

@@ -1,0 +1,86 @@
+//! Where the heap goes when a function indexes a knowledge base from its JSON (no prebuilt
+//! index): reads, parses and indexes one file exactly as the search function does, under
+//! the counting allocator, and prints the peak and what was held at the end of each phase
+//! the build marks ([`shared::memory::mark`]), both above what was live before the read.
+//!
+//! Usage: `cargo run -p shared --example build_memory -- KB.json` (a large one from
+//! `infra/gen_kb.py 10000 kb.json`).
+
+use shared::memory::{measure, record, CountingAlloc};
+use shared::retrieval::Analyzer;
+
+#[global_allocator]
+static ALLOC: CountingAlloc = CountingAlloc;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+fn mib(bytes: usize) -> f64 {
+    bytes as f64 / (1 << 20) as f64
+}
+
+fn main() -> Result<(), BoxError> {
+    let path = std::env::args()
+        .nth(1)
+        .ok_or("usage: build_memory <knowledge_base.json>")?;
+    let json_len = std::fs::metadata(&path)?.len() as usize;
+    let started = std::time::Instant::now();
+    let (index, marks) = record(|| -> Result<_, BoxError> {
+        let bytes = std::fs::read(&path)?;
+        shared::memory::mark("read");
+        let kb = shared::kb::parse_kb_bytes(&bytes, &path)?;
+        shared::memory::mark("parse");
+        drop(bytes);
+        shared::memory::mark("drop json");
+        Ok(shared::search::SearchIndex::new(kb, "measured"))
+    });
+    let index = index?;
+    let took = started.elapsed();
+    if marks.is_empty() {
+        return Err("the counting allocator is not installed".into());
+    }
+    println!(
+        "{path}: JSON {:.1} MiB, {} documents, {} passages, {} terms, built in {:.2} s",
+        mib(json_len),
+        index.kb().documents.len(),
+        index.retriever().passages(),
+        index.retriever().index().vocabulary_size(),
+        took.as_secs_f64()
+    );
+    println!("{:<18} {:>10} {:>10}", "phase", "peak MiB", "live MiB");
+    for m in &marks {
+        println!(
+            "{:<18} {:>10.1} {:>10.1}",
+            m.label,
+            mib(m.peak),
+            mib(m.live)
+        );
+    }
+    let peak = marks.iter().map(|m| m.peak).max().unwrap_or(0);
+    println!(
+        "overall peak {:.1} MiB = {:.2}x the JSON; held after {:.1} MiB = {:.2}x",
+        mib(peak),
+        peak as f64 / json_len as f64,
+        mib(marks.last().map_or(0, |m| m.live)),
+        marks.last().map_or(0, |m| m.live) as f64 / json_len as f64,
+    );
+
+    // The analyzer's memo of the corpus's words on its own (part of "analyze+postings" and
+    // kept for queries): learned again here from every document's text.
+    let (memo, used) = measure(|| {
+        let mut analyzer = Analyzer::new();
+        for doc in &index.kb().documents {
+            analyzer.learn_terms(&doc.metadata_text());
+            analyzer.learn_terms(doc.content.as_deref().unwrap_or(""));
+        }
+        analyzer
+    });
+    if let Some(used) = used {
+        println!(
+            "analyzer memo alone: peak {:.1} MiB, held {:.1} MiB",
+            mib(used.peak),
+            mib(used.retained)
+        );
+    }
+    drop(memo);
+    Ok(())
+}
