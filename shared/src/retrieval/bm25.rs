@@ -289,10 +289,17 @@ impl Bm25Index {
     /// Scores every unit matching at least one query term; returns `(unit, score)` for
     /// units with a positive score, in unit order. Unknown terms are ignored.
     pub fn score<'a>(&self, query: impl IntoIterator<Item = (&'a str, f32)>) -> Vec<(u32, f32)> {
-        let lists: Vec<(u32, f32)> = query
-            .into_iter()
-            .filter_map(|(term, w)| self.terms.get(term).map(|t| (t, w)))
-            .collect();
+        self.score_ids(
+            query
+                .into_iter()
+                .filter_map(|(term, w)| self.terms.get(term).map(|t| (t, w))),
+        )
+    }
+
+    /// [`Bm25Index::score`] for query terms given by id (as [`Bm25Index::term_id`] gives
+    /// them), when the caller has looked them up already.
+    pub fn score_ids(&self, query: impl IntoIterator<Item = (u32, f32)>) -> Vec<(u32, f32)> {
+        let lists: Vec<(u32, f32)> = query.into_iter().collect();
         let total: usize = lists.iter().map(|&(t, _)| self.postings(t).0.len()).sum();
         let mut acc = vec![0f32; self.n_units];
         // Two strategies for listing the matched units in order: when the postings cover
