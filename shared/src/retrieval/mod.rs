@@ -289,6 +289,8 @@ struct QueryScratch {
     /// Their indexed alternatives: ranges of `weighed_ids`.
     weighed_alts: Vec<(u32, u32)>,
     weighed_ids: Vec<u32>,
+    /// Ranking's buffers.
+    score: bm25::ScoreScratch,
 }
 
 thread_local! {
@@ -697,6 +699,9 @@ impl Retriever {
             ..
         } = scratch;
         terms.clear();
+        // The terms are handed to the caller at the end, so this is a new buffer: room
+        // for a typical question's terms at once rather than growing it four times.
+        terms.terms.reserve(16);
         shares.clear();
         translated_few.clear();
         run_spans(query, folded, spans);
@@ -809,8 +814,10 @@ impl Retriever {
                                     range
                                 }
                             };
+                            // The shares come in translation order: one pass over the groups.
+                            let mut groups = ex.translation_terms().enumerate();
                             for &(k, w) in &shares[a as usize..b as usize] {
-                                if let Some(group) = ex.translation_terms().nth(k) {
+                                if let Some((_, group)) = groups.find(|&(j, _)| j == k) {
                                     let phrase = group.split(' ').filter(|t| !t.is_empty());
                                     terms.add_phrase(phrase, w, Some(ex.word), index);
                                 }
@@ -1074,7 +1081,7 @@ impl Retriever {
         }
         // Best passage per document; units of one document are contiguous and ascending,
         // so one pass with a "current document" slot suffices.
-        let mut best: Vec<Ranked> = Vec::new();
+        let mut best: Vec<Ranked> = Vec::with_capacity(scored.len().min(self.n_docs));
         for (u, score) in scored {
             let (doc, passage) = self.units[u as usize];
             match best.last_mut() {
@@ -1142,11 +1149,12 @@ impl Retriever {
             self.analyze_into(query, scratch);
             let set = &scratch.terms;
             // The terms' index ids were looked up as they were added.
-            let scored = self.index.score_ids(
+            let scored = self.index.score_into(
                 set.ids
                     .iter()
                     .zip(&set.terms)
                     .filter_map(|(id, t)| id.map(|id| (id, t.weight))),
+                &mut scratch.score,
             );
             let mut ranked = self.rank_scored(scored, k, min_score);
             if min_coverage > 0.0 && !ranked.is_empty() {
