@@ -107,9 +107,17 @@ struct GlossaryEntry {
 #[derive(Debug, Clone, Default)]
 pub struct Lexicon {
     glossary: FxHashMap<String, GlossaryEntry>,
-    /// Longest glossary key in characters, so segmentation knows how far to try.
-    glossary_max_chars: usize,
+    /// Every prefix of a glossary key (the keys included) and what it is: [`GLOSSARY_WORD`]
+    /// and/or [`GLOSSARY_LONGER`]. One probe tells segmentation both whether a glossary
+    /// word ends here and whether a longer one may, so it stops trying longer prefixes as
+    /// soon as neither the glossary nor the tables can extend them.
+    glossary_prefixes: FxHashMap<String, u8>,
 }
+
+/// Flag of [`Lexicon::glossary_prefixes`]: the prefix is a glossary word.
+const GLOSSARY_WORD: u8 = 1;
+/// Flag of [`Lexicon::glossary_prefixes`]: a longer glossary word starts with the prefix.
+const GLOSSARY_LONGER: u8 = 2;
 
 impl Lexicon {
     /// A lexicon with the compiled-in tables and the given glossary (Chinese word →
@@ -139,14 +147,16 @@ impl Lexicon {
                 )
             })
             .collect();
-        let glossary_max_chars = glossary
-            .keys()
-            .map(|k| k.chars().count())
-            .max()
-            .unwrap_or(0);
+        let mut glossary_prefixes: FxHashMap<String, u8> = FxHashMap::default();
+        for key in glossary.keys() {
+            *glossary_prefixes.entry(key.clone()).or_default() |= GLOSSARY_WORD;
+            for (end, _) in key.char_indices().skip(1) {
+                *glossary_prefixes.entry(key[..end].to_owned()).or_default() |= GLOSSARY_LONGER;
+            }
+        }
         Self {
             glossary,
-            glossary_max_chars,
+            glossary_prefixes,
         }
     }
 
@@ -215,10 +225,11 @@ impl Lexicon {
                 let prefix = &run[at(i)..at(i + len)];
                 let entry = probe(prefix);
                 let flags = entry.map_or(0, |e| e.flags);
-                let more = len < self.glossary_max_chars || flags & LONGER != 0;
+                let glossary = self.glossary_prefixes.get(prefix).copied().unwrap_or(0);
+                let more = glossary & GLOSSARY_LONGER != 0 || flags & LONGER != 0;
                 let matched = if flags & STOP != 0 {
                     Some(Kind::Stop)
-                } else if len <= self.glossary_max_chars && self.glossary.contains_key(prefix) {
+                } else if glossary & GLOSSARY_WORD != 0 {
                     Some(Kind::Glossary)
                 } else {
                     let source = match flags >> SOURCE_SHIFT {
