@@ -433,18 +433,42 @@ impl Bm25Index {
     /// Scores every unit matching at least one query term; returns `(unit, score)` for
     /// units with a positive score, in unit order. Unknown terms are ignored.
     pub fn score<'a>(&self, query: impl IntoIterator<Item = (&'a str, f32)>) -> Vec<(u32, f32)> {
-        let lists: Vec<(u32, f32)> = query
-            .into_iter()
-            .filter_map(|(term, w)| self.terms.get(term).map(|t| (t, w)))
-            .collect();
+        self.score_into(
+            query
+                .into_iter()
+                .filter_map(|(term, w)| self.terms.get(term).map(|t| (t, w))),
+            &mut ScoreScratch::default(),
+        )
+    }
+
+    /// [`Bm25Index::score`] for query terms given by id (as [`Bm25Index::term_id`] gives
+    /// them, when the caller has looked them up already), with the working buffers in
+    /// `scratch`, which a caller scoring many queries keeps, so the accumulator is not
+    /// allocated (and freed) per query.
+    pub(crate) fn score_into(
+        &self,
+        query: impl IntoIterator<Item = (u32, f32)>,
+        scratch: &mut ScoreScratch,
+    ) -> Vec<(u32, f32)> {
+        let ScoreScratch {
+            lists,
+            acc,
+            touched,
+        } = scratch;
+        lists.clear();
+        lists.extend(query);
+        // `acc` is all zeros between queries (reset below, as cheaply as it was filled).
+        if acc.len() != self.n_units {
+            acc.clear();
+            acc.resize(self.n_units, 0.0);
+        }
+        touched.clear();
         let total: usize = lists.iter().map(|&(t, _)| self.postings(t).0.len()).sum();
-        let mut acc = vec![0f32; self.n_units];
         // Two strategies for listing the matched units in order: when the postings cover
         // a good part of the corpus, one pass over the accumulator beats tracking and
         // sorting the touched units; when they are few, tracking avoids the full pass.
         let dense = total * 16 > self.n_units;
-        let mut touched: Vec<u32> = Vec::new();
-        for &(t, w) in &lists {
+        for &(t, w) in lists.iter() {
             let (units, weights) = self.postings(t);
             if dense {
                 for (&u, &pw) in units.iter().zip(weights) {
@@ -461,15 +485,37 @@ impl Bm25Index {
             }
         }
         let positive = |u: u32| Some((u, acc[u as usize])).filter(|&(_, s)| s > 0.0);
-        if dense {
+        let out = if dense {
             let mut out = Vec::with_capacity(total.min(self.n_units));
             out.extend((0..self.n_units as u32).filter_map(positive));
             out
         } else {
             touched.sort_unstable();
-            touched.into_iter().filter_map(positive).collect()
+            touched.iter().copied().filter_map(positive).collect()
+        };
+        if dense {
+            acc.fill(0.0);
+        } else {
+            // The units the postings reached, as many as were added to.
+            for &(t, _) in lists.iter() {
+                for &u in self.postings(t).0 {
+                    acc[u as usize] = 0.0;
+                }
+            }
         }
+        out
     }
+}
+
+/// The working buffers of [`Bm25Index::score_into`].
+#[derive(Debug, Default)]
+pub(crate) struct ScoreScratch {
+    /// The query's (term id, weight) pairs.
+    lists: Vec<(u32, f32)>,
+    /// Each unit's score so far.
+    acc: Vec<f32>,
+    /// Units scored, when they are few.
+    touched: Vec<u32>,
 }
 
 /// Keeps the `k` best `(id, score)` pairs: score descending, ties by id ascending (so

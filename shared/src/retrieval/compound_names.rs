@@ -4,7 +4,7 @@
 //! Jackson where the page says Jacksonville. Here consecutive segments spelled only with
 //! name characters are read together and matched exactly against the site's proper nouns.
 
-use super::lexicon::Expansion;
+use super::lexicon::Segment;
 use super::translit::{han_skeleton, is_translit_char, MAX_NAME_CHARS};
 use super::{Retriever, TermSet};
 
@@ -18,7 +18,7 @@ impl Retriever {
     /// tried costs one unit of `probes`.
     pub(super) fn match_compound_names(
         &self,
-        exps: &[Expansion],
+        exps: &[Segment<'_>],
         is_name: &mut [bool],
         terms: &mut TermSet,
         probes: &mut usize,
@@ -26,7 +26,7 @@ impl Retriever {
         if self.names.is_empty() || exps.len() < 2 {
             return;
         }
-        let spelled = |e: &Expansion| {
+        let spelled = |e: &Segment<'_>| {
             !e.stopword && !e.word.is_empty() && e.word.chars().all(is_translit_char)
         };
         let mut i = 0;
@@ -45,7 +45,7 @@ impl Retriever {
     /// characters.
     fn match_segments(
         &self,
-        span: &[Expansion],
+        span: &[Segment<'_>],
         is_name: &mut [bool],
         terms: &mut TermSet,
         probes: &mut usize,
@@ -76,7 +76,7 @@ impl Retriever {
                 continue;
             }
             *probes -= 1;
-            let word: String = span[start..end].iter().map(|e| e.word.as_str()).collect();
+            let word: String = span[start..end].iter().map(|e| e.word).collect();
             let chars: Vec<char> = word.chars().collect();
             let Some(skeleton) = han_skeleton(&chars) else {
                 continue;
@@ -90,7 +90,7 @@ impl Retriever {
             terms.begin_word(false);
             terms.mark_literal();
             for t in names {
-                terms.add(&t, share, Some(&word));
+                terms.add(&t, share, Some(&word), &self.index);
             }
             terms.end_word();
         }

@@ -80,8 +80,9 @@ impl Expansion {
     }
 }
 
-/// A match's translations before the winner is known: a glossary entry, or a table's
-/// precomputed entry (split only if it wins).
+/// A word's translations: a glossary entry, or a table's precomputed record (its raw
+/// value and its terms, split only when used).
+#[derive(Debug, Clone, Copy)]
 enum Translations<'a> {
     Glossary(&'a GlossaryEntry),
     Table(&'static str, &'static str),
@@ -106,9 +107,17 @@ struct GlossaryEntry {
 #[derive(Debug, Clone, Default)]
 pub struct Lexicon {
     glossary: FxHashMap<String, GlossaryEntry>,
-    /// Longest glossary key in characters, so segmentation knows how far to try.
-    glossary_max_chars: usize,
+    /// Every prefix of a glossary key (the keys included) and what it is: [`GLOSSARY_WORD`]
+    /// and/or [`GLOSSARY_LONGER`]. One probe tells segmentation both whether a glossary
+    /// word ends here and whether a longer one may, so it stops trying longer prefixes as
+    /// soon as neither the glossary nor the tables can extend them.
+    glossary_prefixes: FxHashMap<String, u8>,
 }
+
+/// Flag of [`Lexicon::glossary_prefixes`]: the prefix is a glossary word.
+const GLOSSARY_WORD: u8 = 1;
+/// Flag of [`Lexicon::glossary_prefixes`]: a longer glossary word starts with the prefix.
+const GLOSSARY_LONGER: u8 = 2;
 
 impl Lexicon {
     /// A lexicon with the compiled-in tables and the given glossary (Chinese word →
@@ -138,14 +147,16 @@ impl Lexicon {
                 )
             })
             .collect();
-        let glossary_max_chars = glossary
-            .keys()
-            .map(|k| k.chars().count())
-            .max()
-            .unwrap_or(0);
+        let mut glossary_prefixes: FxHashMap<String, u8> = FxHashMap::default();
+        for key in glossary.keys() {
+            *glossary_prefixes.entry(key.clone()).or_default() |= GLOSSARY_WORD;
+            for (end, _) in key.char_indices().skip(1) {
+                *glossary_prefixes.entry(key[..end].to_owned()).or_default() |= GLOSSARY_LONGER;
+            }
+        }
         Self {
             glossary,
-            glossary_max_chars,
+            glossary_prefixes,
         }
     }
 
@@ -176,30 +187,50 @@ impl Lexicon {
     /// The tables are probed (one hash lookup) at most once per prefix length, at most
     /// `MAX_KEY_CHARS` per character, so the work is linear in the run's length.
     pub fn expand_in(&self, run: &str, attested: impl Fn(&str) -> bool) -> Vec<Expansion> {
-        let starts: Vec<usize> = run
-            .char_indices()
-            .map(|(i, _)| i)
-            .chain([run.len()])
-            .collect();
+        let mut scratch = Scratch::default();
+        let mut segments = Vec::new();
+        self.segment_in(run, attested, &mut scratch, &mut segments);
+        segments.into_iter().map(Segment::to_expansion).collect()
+    }
+
+    /// [`Lexicon::expand_in`] without allocating per word: appends to `out` the run's
+    /// segments, borrowing each word from `run` and its translations from the tables (or
+    /// the glossary); `scratch` holds the working arrays, reused from call to call.
+    pub(crate) fn segment_in<'a>(
+        &'a self,
+        run: &'a str,
+        attested: impl Fn(&str) -> bool,
+        scratch: &mut Scratch,
+        out: &mut Vec<Segment<'a>>,
+    ) {
+        let Scratch {
+            starts,
+            words,
+            first,
+            best,
+        } = scratch;
+        starts.clear();
+        starts.extend(run.char_indices().map(|(i, _)| i as u32));
+        starts.push(run.len() as u32);
+        let at = |i: usize| starts[i] as usize;
         let n = starts.len() - 1;
-        // Every word starting at each character: (start, length, cost, match), grouped by
-        // start in ascending order; `first[i]` is where start i's words begin.
-        let mut words: Vec<(usize, f32, Found<'_>)> = Vec::with_capacity(2 * n);
-        let mut first: Vec<usize> = Vec::with_capacity(n + 1);
+        // Every word starting at each character: (length, cost, match), grouped by start
+        // in ascending order; `first[i]` is where start i's words begin. A match is kept
+        // as its kind (see `Kind`): for a table word, its record.
+        words.clear();
+        first.clear();
         for i in 0..n {
-            first.push(words.len());
+            first.push(words.len() as u32);
             for len in 1..=MAX_KEY_CHARS.min(n - i) {
-                let prefix = &run[starts[i]..starts[i + len]];
+                let prefix = &run[at(i)..at(i + len)];
                 let entry = probe(prefix);
                 let flags = entry.map_or(0, |e| e.flags);
-                let more = len < self.glossary_max_chars || flags & LONGER != 0;
+                let glossary = self.glossary_prefixes.get(prefix).copied().unwrap_or(0);
+                let more = glossary & GLOSSARY_LONGER != 0 || flags & LONGER != 0;
                 let matched = if flags & STOP != 0 {
-                    Some(Found::Stop)
-                } else if let Some(g) = (len <= self.glossary_max_chars)
-                    .then(|| self.glossary.get(prefix))
-                    .flatten()
-                {
-                    Some(Found::Word(Source::Glossary, Translations::Glossary(g)))
+                    Some(Kind::Stop)
+                } else if glossary & GLOSSARY_WORD != 0 {
+                    Some(Kind::Glossary)
                 } else {
                     let source = match flags >> SOURCE_SHIFT {
                         1 => Some(Source::Research),
@@ -209,74 +240,71 @@ impl Lexicon {
                     };
                     source
                         .zip(entry)
-                        .map(|(s, e)| Found::Word(s, Translations::Table(e.value, e.terms)))
+                        .map(|(s, e)| Kind::Table(s, e.value, e.terms))
                 };
                 if let Some(m) = matched {
                     let cost = match (&m, len) {
-                        (Found::Stop, 1) => 0.8,
+                        (Kind::Stop, 1) => 0.8,
                         (_, 1) => 1.5,
-                        (Found::Word(Source::Glossary, _), _) => 0.9,
+                        (Kind::Glossary, _) => 0.9,
                         _ if attested(prefix) => 0.75,
                         _ => 1.0,
                     };
-                    words.push((len, cost, m));
+                    words.push((len as u32, cost, m));
                 } else if len == 1 {
-                    words.push((1, 2.0, Found::Unknown));
+                    words.push((1, 2.0, Kind::Unknown));
                 }
                 if !more {
                     break;
                 }
             }
         }
-        first.push(words.len());
+        first.push(words.len() as u32);
         // best[i]: the cheapest segmentation of the run's suffix from character i, and the
         // index (into words) of its first word.
-        let mut best: Vec<(f32, usize)> = vec![(0.0, 0); n + 1];
+        best.clear();
+        best.resize(n + 1, (0.0, 0));
         for i in (0..n).rev() {
             let mut pick = (f32::INFINITY, 0);
             // Longest first, so a tie keeps the longer word.
-            for k in (first[i]..first[i + 1]).rev() {
-                let (len, cost, _) = &words[k];
-                let total = cost + best[i + len].0;
+            for k in (first[i] as usize..first[i + 1] as usize).rev() {
+                let (len, cost, _) = words[k];
+                let total = cost + best[i + len as usize].0;
                 if total < pick.0 {
-                    pick = (total, k);
+                    pick = (total, k as u32);
                 }
             }
             best[i] = pick;
         }
-        let mut out = Vec::new();
         let mut i = 0;
         while i < n {
-            let (len, _, found) = &words[best[i].1];
-            let len = *len;
-            let word = run[starts[i]..starts[i + len]].to_owned();
-            // Translations are split into strings only for the words on the chosen path.
-            let (source, translations, terms, stopword) = match found {
-                Found::Word(s, Translations::Glossary(g)) => (
-                    Some(*s),
-                    g.translations.clone(),
-                    Cow::Owned(g.terms.clone()),
-                    false,
-                ),
-                Found::Word(s, Translations::Table(value, terms)) => (
-                    Some(*s),
-                    split_translations(value),
-                    Cow::Borrowed(*terms),
-                    false,
-                ),
-                Found::Stop => (None, Vec::new(), Cow::Borrowed(""), true),
-                Found::Unknown => (None, Vec::new(), Cow::Borrowed(""), false),
+            let k = best[i].1 as usize;
+            let len = words[k].0 as usize;
+            let word = &run[at(i)..at(i + len)];
+            let (source, translations, stopword) = match words[k].2 {
+                // The glossary entry is looked up again only for the words chosen.
+                Kind::Glossary => match self.glossary.get(word) {
+                    Some(g) => (
+                        Some(Source::Glossary),
+                        Some(Translations::Glossary(g)),
+                        false,
+                    ),
+                    None => (None, None, false),
+                },
+                Kind::Table(s, value, terms) => {
+                    (Some(s), Some(Translations::Table(value, terms)), false)
+                }
+                Kind::Stop => (None, None, true),
+                Kind::Unknown => (None, None, false),
             };
-            out.push(Expansion {
+            out.push(Segment {
                 word,
-                translations,
                 source,
                 stopword,
-                terms,
+                translations,
             });
             i += len;
         }
-        out
     }
 
     /// The expansion (translations and their precomputed terms) of exactly the folded
@@ -322,11 +350,99 @@ fn probe(prefix: &str) -> Option<super::dict::Entry> {
     ZH.get(prefix)
 }
 
-/// What a candidate word is: a stopword, a dictionary word, or an unknown character.
-enum Found<'a> {
+/// What a candidate word is: a stopword, a glossary word (its entry is looked up again
+/// if it wins, so [`Scratch`] borrows nothing between queries), a table word (its source,
+/// raw value and terms), or an unknown character.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
     Stop,
-    Word(Source, Translations<'a>),
+    Glossary,
+    Table(Source, &'static str, &'static str),
     Unknown,
+}
+
+/// The working arrays of [`Lexicon::segment_in`], kept between calls so segmenting a run
+/// allocates nothing once they have grown.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    /// Byte offset of each character of the run, and the run's length.
+    starts: Vec<u32>,
+    /// Candidate words: (length in characters, cost, what it is).
+    words: Vec<(u32, f32, Kind)>,
+    /// Where each start's candidates begin in `words`.
+    first: Vec<u32>,
+    /// Cheapest cost from each character on, and its first word's index in `words`.
+    best: Vec<(f32, u32)>,
+}
+
+/// One segment of a Han run, borrowed from the run and the dictionaries (what
+/// [`Expansion`] owns).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Segment<'a> {
+    /// The Chinese word as matched.
+    pub(crate) word: &'a str,
+    /// Which source matched, if any.
+    pub(crate) source: Option<Source>,
+    /// Whether the word is a stopword (see [`Expansion::stopword`]).
+    pub(crate) stopword: bool,
+    /// Its translations, when a source has it.
+    translations: Option<Translations<'a>>,
+}
+
+impl<'a> Segment<'a> {
+    /// Whether it has any translation (as [`Expansion::translations`] is non-empty).
+    pub(crate) fn has_translations(&self) -> bool {
+        match self.translations {
+            Some(Translations::Glossary(g)) => !g.translations.is_empty(),
+            Some(Translations::Table(value, _)) => value.split('|').any(|t| !t.is_empty()),
+            None => false,
+        }
+    }
+
+    /// The index terms of each translation, as [`Expansion::translation_terms`] gives them.
+    pub(crate) fn translation_terms(&self) -> impl Iterator<Item = &'a str> + use<'a> {
+        let (glossary, table) = match self.translations {
+            Some(Translations::Glossary(g)) => (Some(g), None),
+            Some(Translations::Table(value, terms)) => (None, Some((value, terms))),
+            None => (None, None),
+        };
+        let glossary = glossary.into_iter().flat_map(|g| {
+            g.terms.split('|').zip(&g.translations).map(|(group, tr)| {
+                if group == SAME {
+                    tr.as_str()
+                } else {
+                    group
+                }
+            })
+        });
+        let table = table.into_iter().flat_map(|(value, terms)| {
+            terms
+                .split('|')
+                .zip(value.split('|').filter(|t| !t.is_empty()))
+                .map(|(group, tr)| if group == SAME { tr } else { group })
+        });
+        glossary.chain(table)
+    }
+
+    /// The owned [`Expansion`] of this segment.
+    pub(crate) fn to_expansion(self) -> Expansion {
+        let (translations, terms) = match self.translations {
+            Some(Translations::Glossary(g)) => {
+                (g.translations.clone(), Cow::Owned(g.terms.clone()))
+            }
+            Some(Translations::Table(value, terms)) => {
+                (split_translations(value), Cow::Borrowed(terms))
+            }
+            None => (Vec::new(), Cow::Borrowed("")),
+        };
+        Expansion {
+            word: self.word.to_owned(),
+            translations,
+            source: self.source,
+            stopword: self.stopword,
+            terms,
+        }
+    }
 }
 
 /// True for a Chinese function or question word that expansion skips.

@@ -24,12 +24,12 @@ mod zh_stopwords;
 
 pub(crate) use bm25::{idf, Bm25Index, Bm25Params, TermTable, EMPTY};
 use bm25::{top_k, Bm25Builder};
-use lexicon::Expansion;
+use lexicon::Segment;
 pub use lexicon::{is_zh_stopword, Lexicon};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::hash::BuildHasher;
-use tokenize::{compounds, han_bigram_slices};
+use tokenize::{compounds, han_bigram_slices, run_spans};
 pub use tokenize::{fold_char, is_han, runs, Analyzer, Script};
 pub use translit::MAX_NAME_CHARS;
 use translit::{han_skeleton, is_translit_char, NameCounter, NameMatcher};
@@ -100,26 +100,63 @@ pub const RARE_MIN_SHARE: f32 = 0.4;
 
 /// Query terms being collected: equal terms merged (weights added), at most
 /// [`MAX_QUERY_TERMS`] distinct ones, found by hash so a long query stays linear; and the
-/// query's words, each the set of terms that stand for it.
+/// query's words, each the set of terms that stand for it, kept flat (three arrays of
+/// offsets rather than a `Vec` per word and per alternative) so collecting them allocates
+/// nothing once the buffers of the thread's [`QueryScratch`] have grown.
 #[derive(Default)]
 struct TermSet {
     terms: Vec<QueryTerm>,
+    /// The index id of each term (`None` when no unit has it), looked up once, when the
+    /// term is first added.
+    ids: Vec<Option<u32>>,
     /// An open-addressing table over `terms`: index + 1 (0 for a free slot), probed
     /// linearly from the term's hash. Its own table rather than a map keyed by `String`
     /// so a new term is not allocated twice; [`TERM_SLOTS`] keeps its load at most one half.
     slots: Vec<u16>,
-    /// The query's words (see [`Analysis::words`]).
-    words: Vec<Word>,
+    /// The slots taken, so clearing the table costs what filling it did.
+    taken: Vec<u16>,
+    /// The query's words (see [`Analysis::words`]): each one's flags and where its
+    /// alternatives begin in `alts`.
+    words: Vec<FlatWord>,
+    /// Each alternative: where its terms begin in `alt_terms`.
+    alts: Vec<u32>,
+    /// The terms of every alternative, end to end, as indexes into `terms`.
+    alt_terms: Vec<u32>,
     /// Whether terms being added belong to the last word of `words`.
     in_word: bool,
 }
 
+/// One word of [`TermSet`]: [`Word`] with its alternatives as offsets.
+#[derive(Debug, Clone, Copy)]
+struct FlatWord {
+    /// Where its alternatives begin in [`TermSet::alts`] (they end where the next word's do).
+    first_alt: u32,
+    single: bool,
+    neutral: bool,
+    literal: bool,
+}
+
 impl TermSet {
+    /// Empties the set, keeping its buffers.
+    fn clear(&mut self) {
+        self.terms.clear();
+        self.ids.clear();
+        for &slot in &self.taken {
+            self.slots[slot as usize] = 0;
+        }
+        self.taken.clear();
+        self.words.clear();
+        self.alts.clear();
+        self.alt_terms.clear();
+        self.in_word = false;
+    }
+
     /// Adds `weight` to `term`, appending it if new and there is room; within a word, the
     /// term becomes one of the word's alternatives.
-    fn add(&mut self, term: &str, weight: f32, from: Option<&str>) {
-        if let Some(i) = self.merge(term, weight, from) {
-            self.alternative(vec![i]);
+    fn add(&mut self, term: &str, weight: f32, from: Option<&str>, index: &Bm25Index) {
+        if let Some(i) = self.merge(term, weight, from, index) {
+            self.alt_terms.push(i);
+            self.close_alternative(self.alt_terms.len() - 1);
         }
     }
 
@@ -130,27 +167,38 @@ impl TermSet {
         phrase: impl IntoIterator<Item = &'t str>,
         weight: f32,
         from: Option<&str>,
+        index: &Bm25Index,
     ) {
-        let ids: Vec<u32> = phrase
-            .into_iter()
-            .filter_map(|t| self.merge(t, weight, from))
-            .collect();
-        if !ids.is_empty() {
-            self.alternative(ids);
+        let start = self.alt_terms.len();
+        for t in phrase {
+            if let Some(i) = self.merge(t, weight, from, index) {
+                self.alt_terms.push(i);
+            }
+        }
+        if self.alt_terms.len() > start {
+            self.close_alternative(start);
         }
     }
 
-    fn alternative(&mut self, ids: Vec<u32>) {
-        if self.in_word {
-            if let Some(word) = self.words.last_mut() {
-                word.alternatives.push(ids);
-            }
+    /// Makes the terms from `start` on in `alt_terms` an alternative of the current word,
+    /// or drops them when terms belong to no word.
+    fn close_alternative(&mut self, start: usize) {
+        if self.in_word && !self.words.is_empty() {
+            self.alts.push(start as u32);
+        } else {
+            self.alt_terms.truncate(start);
         }
     }
 
     /// Merges `term` into the set; its index, or `None` when the set is full. A term
     /// already there costs no allocation.
-    fn merge(&mut self, term: &str, weight: f32, from: Option<&str>) -> Option<u32> {
+    fn merge(
+        &mut self,
+        term: &str,
+        weight: f32,
+        from: Option<&str>,
+        index: &Bm25Index,
+    ) -> Option<u32> {
         if self.slots.is_empty() {
             self.slots = vec![0; TERM_SLOTS];
         }
@@ -168,11 +216,13 @@ impl TermSet {
             i
         } else if self.terms.len() < MAX_QUERY_TERMS {
             self.slots[slot] = self.terms.len() as u16 + 1;
+            self.taken.push(slot as u16);
             self.terms.push(QueryTerm {
                 term: term.to_owned(),
                 weight,
                 from: from.map(str::to_owned),
             });
+            self.ids.push(index.term_id(term));
             self.terms.len() - 1
         } else {
             return None;
@@ -184,8 +234,8 @@ impl TermSet {
     /// `single` marks a single Chinese character.
     fn begin_word(&mut self, single: bool) {
         if self.words.len() < MAX_QUERY_TERMS {
-            self.words.push(Word {
-                alternatives: Vec::new(),
+            self.words.push(FlatWord {
+                first_alt: self.alts.len() as u32,
                 single,
                 neutral: false,
                 literal: false,
@@ -211,6 +261,113 @@ impl TermSet {
     /// Ends the current word (terms added next stand for no word in particular).
     fn end_word(&mut self) {
         self.in_word = false;
+    }
+
+    /// The alternatives of word `w`, as ranges of `alt_terms`.
+    fn alternatives(&self, w: usize) -> impl Iterator<Item = &[u32]> + '_ {
+        let first = self.words[w].first_alt as usize;
+        let end = self
+            .words
+            .get(w + 1)
+            .map_or(self.alts.len(), |next| next.first_alt as usize);
+        (first..end).map(move |a| {
+            let start = self.alts[a] as usize;
+            let stop = self
+                .alts
+                .get(a + 1)
+                .map_or(self.alt_terms.len(), |&next| next as usize);
+            &self.alt_terms[start..stop]
+        })
+    }
+
+    /// The words as [`Analysis::words`] gives them.
+    fn nested_words(&self) -> Vec<Word> {
+        (0..self.words.len())
+            .map(|w| {
+                let f = self.words[w];
+                Word {
+                    alternatives: self.alternatives(w).map(<[u32]>::to_vec).collect(),
+                    single: f.single,
+                    neutral: f.neutral,
+                    literal: f.literal,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Working memory of query analysis, one per thread, reused from query to query: the
+/// folded query, the segmentation's arrays and the term set's buffers.
+#[derive(Default)]
+struct QueryScratch {
+    folded: String,
+    spans: Vec<(Script, std::ops::Range<u32>)>,
+    segments: lexicon::Scratch,
+    is_name: Vec<bool>,
+    lone: Vec<(usize, usize)>,
+    /// Translation shares of the words translated so far (see [`Translated`]).
+    shares: Vec<(usize, f32)>,
+    /// See [`Translated::few`].
+    translated_few: Vec<(u32, u32, u32, u32)>,
+    /// Translation work: candidates and term ids.
+    candidates: Vec<(usize, usize, f32)>,
+    ids: Vec<u32>,
+    terms: TermSet,
+    /// Words of the query as the no-answer test weighs them.
+    weighed: Vec<Weighed>,
+    /// Their indexed alternatives: ranges of `weighed_ids`, each with the number of
+    /// passages holding it.
+    weighed_alts: Vec<(u32, u32, u32)>,
+    weighed_ids: Vec<u32>,
+    /// Ranking's buffers.
+    score: bm25::ScoreScratch,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<QueryScratch> = std::cell::RefCell::default();
+}
+
+/// Runs `f` with this thread's [`QueryScratch`] (a fresh one if it is in use).
+fn with_scratch<R>(f: impl FnOnce(&mut QueryScratch) -> R) -> R {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => f(&mut scratch),
+        Err(_) => f(&mut QueryScratch::default()),
+    })
+}
+
+/// Words already translated in one query (a long query repeats its words): word → range
+/// of [`QueryScratch::shares`]. A short query's few words are compared one by one (kept as
+/// ranges of the folded query, in the thread's scratch); past [`Translated::LINEAR`] of
+/// them, a hash map keeps a long query linear.
+struct Translated<'q> {
+    folded: &'q str,
+    /// (word start, word end, shares start, shares end).
+    few: &'q mut Vec<(u32, u32, u32, u32)>,
+    many: FxHashMap<&'q str, (u32, u32)>,
+}
+
+impl<'q> Translated<'q> {
+    const LINEAR: usize = 16;
+
+    fn get(&self, word: &str) -> Option<(u32, u32)> {
+        let found = self
+            .few
+            .iter()
+            .find(|&&(s, e, _, _)| &self.folded[s as usize..e as usize] == word);
+        match found {
+            Some(&(_, _, a, b)) => Some((a, b)),
+            None => self.many.get(word).copied(),
+        }
+    }
+
+    /// Records the shares of `word`, which starts at byte `at` of the folded query.
+    fn insert(&mut self, word: &'q str, at: usize, range: (u32, u32)) {
+        if self.few.len() < Self::LINEAR {
+            self.few
+                .push((at as u32, (at + word.len()) as u32, range.0, range.1));
+        } else {
+            self.many.insert(word, range);
+        }
     }
 }
 
@@ -252,10 +409,9 @@ pub struct Word {
 struct Weighed {
     /// Its IDF on this site (see [`Retriever::search`]).
     weight: f32,
-    /// Its alternatives whose terms are all indexed, as term ids.
-    alts: Vec<Vec<u32>>,
-    /// For each of `alts`, the number of passages holding it.
-    dfs: Vec<usize>,
+    /// Its alternatives whose terms are all indexed: a range of the scratch's
+    /// alternatives, each a range of term ids with the number of passages holding it.
+    alts: (u32, u32),
     /// See [`Word::literal`].
     literal: bool,
 }
@@ -438,47 +594,63 @@ impl Retriever {
     /// the site never uses is as specific as a word can be) and the ids of its indexed
     /// terms. Words without terms, and single characters the site has no term for, are
     /// left out.
-    fn word_weights(&self, analysis: &Analysis) -> Vec<Weighed> {
+    ///
+    /// Fills `weighed` (the alternatives as ranges of `alt_ids` with their passage counts,
+    /// in `alts`) from the term set of an analysed query.
+    fn word_weights(
+        &self,
+        set: &TermSet,
+        weighed: &mut Vec<Weighed>,
+        alts: &mut Vec<(u32, u32, u32)>,
+        alt_ids: &mut Vec<u32>,
+    ) {
+        weighed.clear();
+        alts.clear();
+        alt_ids.clear();
         let n = self.index.len();
-        analysis
-            .words
-            .iter()
-            .filter_map(|w| {
-                // Alternatives whose terms are all indexed, as term ids.
-                let alts: Vec<Vec<u32>> = w
-                    .alternatives
-                    .iter()
-                    .filter_map(|alt| {
-                        alt.iter()
-                            .map(|&i| self.index.term_id(&analysis.terms[i as usize].term))
-                            .collect::<Option<Vec<u32>>>()
-                    })
-                    .collect();
-                if w.alternatives.is_empty() || w.single || (w.neutral && alts.is_empty()) {
-                    return None;
-                }
-                let dfs: Vec<usize> = alts
-                    .iter()
-                    .map(|alt| match alt.as_slice() {
+        for (w, word) in set.words.iter().enumerate() {
+            // Alternatives whose terms are all indexed, as term ids.
+            let first = alts.len();
+            let mut any = false;
+            for alt in set.alternatives(w) {
+                any = true;
+                let start = alt_ids.len();
+                let all = alt.iter().all(|&i| match set.ids[i as usize] {
+                    Some(id) => {
+                        alt_ids.push(id);
+                        true
+                    }
+                    None => false,
+                });
+                if all {
+                    let df = match &alt_ids[start..] {
                         &[t] => self.index.doc_freq_of(t),
                         ids => self.index.co_occurrence(ids),
-                    })
-                    .collect();
-                let weight = dfs
-                    .iter()
-                    .copied()
-                    .filter(|&df| df > 0)
-                    .map(|df| idf(n, df))
-                    .fold(None, |m: Option<f32>, x| Some(m.map_or(x, |m| m.max(x))))
-                    .unwrap_or_else(|| idf(n, 0));
-                Some(Weighed {
-                    weight,
-                    alts,
-                    dfs,
-                    literal: w.literal,
-                })
-            })
-            .collect()
+                    };
+                    // Passages are counted in u32 throughout the index.
+                    alts.push((start as u32, alt_ids.len() as u32, df as u32));
+                } else {
+                    alt_ids.truncate(start);
+                }
+            }
+            let indexed = &alts[first..];
+            if !any || word.single || (word.neutral && indexed.is_empty()) {
+                alts.truncate(first);
+                continue;
+            }
+            let weight = indexed
+                .iter()
+                .map(|&(_, _, df)| df as usize)
+                .filter(|&df| df > 0)
+                .map(|df| idf(n, df))
+                .fold(None, |m: Option<f32>, x| Some(m.map_or(x, |m| m.max(x))))
+                .unwrap_or_else(|| idf(n, 0));
+            weighed.push(Weighed {
+                weight,
+                alts: (first as u32, alts.len() as u32),
+                literal: word.literal,
+            });
+        }
     }
 
     /// Number of documents.
@@ -539,67 +711,112 @@ impl Retriever {
 
     /// Like [`Retriever::analyze_query`], also telling which terms stand for which word.
     pub fn analyze(&self, query: &str) -> Analysis {
-        let mut terms = TermSet::default();
+        with_scratch(|scratch| {
+            self.analyze_into(query, scratch);
+            Analysis {
+                words: scratch.terms.nested_words(),
+                terms: std::mem::take(&mut scratch.terms.terms),
+            }
+        })
+    }
+
+    /// Analyses `query` into `scratch.terms` (see [`Retriever::analyze`]), reusing the
+    /// scratch's buffers.
+    fn analyze_into(&self, query: &str, scratch: &mut QueryScratch) {
+        let QueryScratch {
+            folded,
+            spans,
+            segments: seg_scratch,
+            is_name,
+            lone,
+            shares,
+            candidates,
+            ids,
+            terms,
+            translated_few,
+            ..
+        } = scratch;
+        terms.clear();
+        // The terms are handed to the caller at the end, so this is a new buffer: room
+        // for a typical question's terms at once rather than growing it four times.
+        terms.terms.reserve(16);
+        shares.clear();
+        translated_few.clear();
+        run_spans(query, folded, spans);
+        let folded: &str = folded;
+        let index = &self.index;
         let mut name_probes = MAX_NAME_PROBES;
         let mut han_left = MAX_ANALYSED_HAN_CHARS;
         // Per query: words already looked up (a long query repeats its words).
-        let mut translated: FxHashMap<String, Vec<(usize, f32)>> = FxHashMap::default();
-        for run in runs(query) {
-            match run.script {
+        let mut translated = Translated {
+            folded,
+            few: translated_few,
+            many: FxHashMap::default(),
+        };
+        let mut segments: Vec<lexicon::Segment<'_>> = Vec::new();
+        for (script, range) in spans.iter() {
+            let (run_start, run) = (
+                range.start as usize,
+                &folded[range.start as usize..range.end as usize],
+            );
+            match script {
                 Script::Latin => {
-                    if let Some(t) = self.analyzer.latin_term_ref(&run.text) {
+                    if let Some(t) = self.analyzer.latin_term_ref(run) {
                         terms.begin_word(false);
-                        if t.chars().count() <= 2
-                            || !run.text.chars().any(|c| c.is_ascii_alphabetic())
-                        {
+                        if t.chars().count() <= 2 || !run.chars().any(|c| c.is_ascii_alphabetic()) {
                             terms.mark_neutral();
                         }
                         if self.has_han {
-                            self.add_chinese(&t, &run.text, &mut terms);
+                            self.add_chinese(&t, run, terms);
                         }
-                        terms.add(&t, 1.0, None);
+                        terms.add(&t, 1.0, None, index);
                         terms.end_word();
                     }
                 }
                 Script::Han => {
                     // Past the budget, only bigrams (added last, standing for no word in
                     // particular), the first one joining the analysed part to the rest.
-                    let (head, tail) = split_chars(&run.text, han_left);
+                    let (head, tail) = split_chars(run, han_left);
                     han_left -= head.chars().count();
-                    let expansions = self.lexicon.expand_in(head, |w| self.han_attested(w));
-                    let mut is_name = vec![false; expansions.len()];
-                    self.match_compound_names(
-                        &expansions,
-                        &mut is_name,
-                        &mut terms,
-                        &mut name_probes,
+                    segments.clear();
+                    self.lexicon.segment_in(
+                        head,
+                        |w| self.han_attested(w),
+                        seg_scratch,
+                        &mut segments,
                     );
-                    self.match_names(&expansions, &mut is_name, &mut terms, &mut name_probes);
+                    is_name.clear();
+                    is_name.resize(segments.len(), false);
+                    self.match_compound_names(&segments, is_name, terms, &mut name_probes);
+                    self.match_names(&segments, is_name, terms, &mut name_probes);
                     // Bigrams (for Chinese documents) of the content words only: the
                     // characters of question and filler words (是什么, 怎么, 的话) are cut
                     // out, so those do not match every Chinese page. A word's own bigrams
                     // and translations stand for it; a bigram across two words for neither.
                     let mut prev: Option<char> = None;
-                    let whole_run = expansions.len() == 1 && tail.is_empty();
-                    let spans = lone_spans(&expansions, &is_name);
-                    for (i, (ex, &name)) in expansions.iter().zip(&is_name).enumerate() {
-                        if let Some(&(start, end)) = spans.iter().find(|s| s.0 == i) {
+                    let whole_run = segments.len() == 1 && tail.is_empty();
+                    lone_spans(&segments, is_name, lone);
+                    // Where the segment starts in `folded`.
+                    let mut at = run_start;
+                    for (i, (ex, &name)) in segments.iter().zip(is_name.iter()).enumerate() {
+                        let word_at = at;
+                        at += ex.word.len();
+                        if let Some(&(start, end)) = lone.iter().find(|s| s.0 == i) {
                             // Characters the dictionary could not join (a Chinese name:
                             // 李会晟, 元英宗) are one word as written, matched by its
                             // bigrams together; neutral, since single-character words in
-                            // a row are often just that.
-                            let text: String = expansions[start..end]
-                                .iter()
-                                .map(|x| x.word.as_str())
-                                .collect();
+                            // a row are often just that. They lie end to end in `folded`.
+                            let len: usize =
+                                segments[start..end].iter().map(|x| x.word.len()).sum();
+                            let text = &folded[word_at..word_at + len];
                             terms.begin_word(false);
                             terms.mark_neutral();
                             terms.mark_literal();
-                            terms.add_phrase(han_bigram_slices(&text), 1.0, None);
+                            terms.add_phrase(han_bigram_slices(text), 1.0, None, index);
                             terms.end_word();
                         }
                         // Inside a span its bigrams are already in.
-                        let inside = spans.iter().any(|&(start, end)| i > start && i < end);
+                        let inside = lone.iter().any(|&(start, end)| i > start && i < end);
                         if ex.stopword {
                             prev = None;
                             continue;
@@ -613,26 +830,35 @@ impl Retriever {
                             let la = a.encode_utf8(&mut buf).len();
                             let lb = b.encode_utf8(&mut buf[la..]).len();
                             let bigram = std::str::from_utf8(&buf[..la + lb]).unwrap_or_default();
-                            terms.add(bigram, 1.0, None);
+                            terms.add(bigram, 1.0, None, index);
                         }
                         prev = ex.word.chars().last();
                         terms.begin_word(single);
                         // A lone character is a term only when it is the whole run (as
                         // the index keeps it); inside a run only bigrams are indexed.
                         if !single || whole_run {
-                            for t in han_bigram_slices(&ex.word) {
-                                terms.add(t, 1.0, None);
+                            for t in han_bigram_slices(ex.word) {
+                                terms.add(t, 1.0, None, index);
                             }
                         }
                         if !name {
                             // A word repeated in the query is translated once.
-                            if !translated.contains_key(ex.word.as_str()) {
-                                translated.insert(ex.word.clone(), self.translations_of(ex));
-                            }
-                            for &(k, w) in translated.get(ex.word.as_str()).into_iter().flatten() {
-                                if let Some(group) = ex.translation_terms().nth(k) {
+                            let (a, b) = match translated.get(ex.word) {
+                                Some(range) => range,
+                                None => {
+                                    let a = shares.len() as u32;
+                                    self.translations_of(ex, candidates, ids, shares);
+                                    let range = (a, shares.len() as u32);
+                                    translated.insert(ex.word, word_at, range);
+                                    range
+                                }
+                            };
+                            // The shares come in translation order: one pass over the groups.
+                            let mut groups = ex.translation_terms().enumerate();
+                            for &(k, w) in &shares[a as usize..b as usize] {
+                                if let Some((_, group)) = groups.find(|&(j, _)| j == k) {
                                     let phrase = group.split(' ').filter(|t| !t.is_empty());
-                                    terms.add_phrase(phrase, w, Some(&ex.word));
+                                    terms.add_phrase(phrase, w, Some(ex.word), index);
                                 }
                             }
                         }
@@ -640,9 +866,9 @@ impl Retriever {
                     }
                     if !tail.is_empty() {
                         let joined = head.chars().last().map_or(0, char::len_utf8);
-                        let rest = &run.text[head.len() - joined..];
+                        let rest = &run[head.len() - joined..];
                         for t in han_bigram_slices(rest) {
-                            terms.add(t, 1.0, None);
+                            terms.add(t, 1.0, None, index);
                         }
                     }
                 }
@@ -651,13 +877,9 @@ impl Retriever {
         // Identifiers as written (`v-if`, `sys_platform`), beside their parts.
         compounds(query, &mut |t| {
             terms.begin_word(false);
-            terms.add(&t, 1.0, None);
+            terms.add(&t, 1.0, None, index);
             terms.end_word();
         });
-        Analysis {
-            terms: terms.terms,
-            words: terms.words,
-        }
     }
 
     /// True when the corpus writes the Han `word` (every bigram of it is indexed), which
@@ -681,21 +903,28 @@ impl Retriever {
     /// loose words alone ("weight" in a paper) would be another meaning. Its words divide
     /// its share by the square root of its length: together they say more than one word,
     /// but are not independent evidence either.
-    fn translations_of(&self, ex: &lexicon::Expansion) -> Vec<(usize, f32)> {
-        if ex.translations.is_empty() {
-            return Vec::new();
+    ///
+    /// Appends `(translation's index, weight)` pairs to `out`; `candidates` and `ids` are
+    /// working buffers.
+    fn translations_of(
+        &self,
+        ex: &Segment<'_>,
+        candidates: &mut Vec<(usize, usize, f32)>,
+        ids: &mut Vec<u32>,
+        out: &mut Vec<(usize, f32)>,
+    ) {
+        if !ex.has_translations() {
+            return;
         }
         // (translation's index, its number of terms, evidence); the terms come precomputed.
-        let mut candidates: Vec<(usize, usize, f32)> = Vec::new();
-        let mut ids: Vec<u32> = Vec::new();
+        candidates.clear();
         for (k, group) in ex.translation_terms().enumerate() {
-            let n = self.term_ids(group.split(' ').filter(|t| !t.is_empty()), &mut ids);
-            candidates.push((k, n, (self.df_of(&ids, n) as f32).ln_1p()));
+            let n = self.term_ids(group.split(' ').filter(|t| !t.is_empty()), ids);
+            candidates.push((k, n, (self.df_of(ids, n) as f32).ln_1p()));
         }
         let evidence: f32 = candidates.iter().map(|(_, _, e)| e).sum();
         let singles = candidates.iter().filter(|(_, n, _)| *n == 1).count();
-        let mut out = Vec::new();
-        for (k, n, e) in candidates {
+        for &(k, n, e) in candidates.iter() {
             let share = if evidence > 0.0 {
                 e / evidence
             } else if n == 1 {
@@ -709,7 +938,6 @@ impl Retriever {
             let w = CROSS_WEIGHT * share / (n as f32).sqrt();
             out.push((k, w));
         }
-        out
     }
 
     /// Fills `ids` with the index ids of `terms` and returns how many terms there were;
@@ -763,7 +991,7 @@ impl Retriever {
         let evidence: f32 = candidates.iter().map(|(_, _, e)| e).sum();
         for (zh, n, e) in candidates {
             let w = CROSS_WEIGHT * e / evidence / (n as f32).sqrt();
-            terms.add_phrase(han_bigram_slices(zh), w, Some(word));
+            terms.add_phrase(han_bigram_slices(zh), w, Some(word), &self.index);
         }
     }
 
@@ -773,7 +1001,7 @@ impl Retriever {
     /// Each skeleton tried costs one unit of `probes`; none are tried once it is spent.
     fn match_names(
         &self,
-        exps: &[Expansion],
+        exps: &[Segment<'_>],
         is_name: &mut [bool],
         terms: &mut TermSet,
         probes: &mut usize,
@@ -781,7 +1009,7 @@ impl Retriever {
         if self.names.is_empty() {
             return;
         }
-        let single = |e: &Expansion| {
+        let single = |e: &Segment<'_>| {
             let mut chars = e.word.chars();
             matches!((chars.next(), chars.next()), (Some(c), None) if is_translit_char(c))
         };
@@ -803,7 +1031,7 @@ impl Retriever {
     /// n × MAX_NAME_CHARS of them, each probed once.
     fn match_span(
         &self,
-        span: &[Expansion],
+        span: &[Segment<'_>],
         is_name: &mut [bool],
         terms: &mut TermSet,
         probes: &mut usize,
@@ -847,7 +1075,7 @@ impl Retriever {
                 terms.mark_literal();
             }
             for t in names {
-                terms.add(&t, share, Some(&word));
+                terms.add(&t, share, Some(&word), &self.index);
             }
             terms.end_word();
         }
@@ -870,6 +1098,11 @@ impl Retriever {
         let scored = self
             .index
             .score(terms.iter().map(|t| (t.term.as_str(), t.weight)));
+        self.rank_scored(scored, k, min_score)
+    }
+
+    /// [`Retriever::rank`] for units already scored.
+    fn rank_scored(&self, scored: Vec<(u32, f32)>, k: usize, min_score: f32) -> Vec<Ranked> {
         if self.units.len() == self.n_docs {
             // One passage per document (short entries, BEIR corpora): units are documents.
             let candidates = scored
@@ -887,7 +1120,7 @@ impl Retriever {
         }
         // Best passage per document; units of one document are contiguous and ascending,
         // so one pass with a "current document" slot suffices.
-        let mut best: Vec<Ranked> = Vec::new();
+        let mut best: Vec<Ranked> = Vec::with_capacity(scored.len().min(self.n_docs));
         for (u, score) in scored {
             let (doc, passage) = self.units[u as usize];
             match best.last_mut() {
@@ -952,69 +1185,92 @@ impl Retriever {
         min_score: f32,
         min_coverage: f32,
     ) -> (Vec<QueryTerm>, Vec<Ranked>) {
-        let analysis = self.analyze(query);
-        let mut ranked = self.rank(&analysis.terms, k, min_score);
-        if min_coverage > 0.0 && !ranked.is_empty() {
-            let words = self.word_weights(&analysis);
-            let n = self.index.len();
-            let total: f32 = words.iter().map(|w| w.weight).sum();
-            // (share of the weight, number of words) a hit's passage matches; a literal name
-            // counts as enough words by itself.
-            let coverage = |hit: &Ranked| {
-                let Ok(unit) = self.units.binary_search(&(hit.doc, hit.passage)) else {
-                    return (0.0, 0);
-                };
-                let holds =
-                    |alt: &Vec<u32>| alt.iter().all(|&t| self.index.contains(t, unit as u32));
-                let (matched, count) = words.iter().fold((0.0, 0), |(m, c), w| {
-                    // The fewest passages among the word's alternatives this one holds.
-                    let held = w
-                        .alts
-                        .iter()
-                        .zip(&w.dfs)
-                        .filter(|(alt, _)| holds(alt))
-                        .map(|(_, &df)| df)
-                        .min();
-                    match held {
-                        None => (m, c),
-                        Some(df)
-                            if w.literal
-                                || (df * RARE_PASSAGES <= n
-                                    && w.weight >= RARE_MIN_SHARE * total) =>
-                        {
-                            (m + w.weight, c + MIN_WORDS_IF_UNKNOWN)
+        with_scratch(|scratch| {
+            self.analyze_into(query, scratch);
+            let set = &scratch.terms;
+            // The terms' index ids were looked up as they were added.
+            let scored = self.index.score_into(
+                set.ids
+                    .iter()
+                    .zip(&set.terms)
+                    .filter_map(|(id, t)| id.map(|id| (id, t.weight))),
+                &mut scratch.score,
+            );
+            let mut ranked = self.rank_scored(scored, k, min_score);
+            if min_coverage > 0.0 && !ranked.is_empty() {
+                self.word_weights(
+                    set,
+                    &mut scratch.weighed,
+                    &mut scratch.weighed_alts,
+                    &mut scratch.weighed_ids,
+                );
+                let (words, alts, ids) = (
+                    &scratch.weighed,
+                    &scratch.weighed_alts,
+                    &scratch.weighed_ids,
+                );
+                let n = self.index.len();
+                let total: f32 = words.iter().map(|w| w.weight).sum();
+                // (share of the weight, number of words) a hit's passage matches; a literal
+                // name counts as enough words by itself.
+                let coverage = |hit: &Ranked| {
+                    let Ok(unit) = self.units.binary_search(&(hit.doc, hit.passage)) else {
+                        return (0.0, 0);
+                    };
+                    let holds = |&(a, b, _): &(u32, u32, u32)| {
+                        ids[a as usize..b as usize]
+                            .iter()
+                            .all(|&t| self.index.contains(t, unit as u32))
+                    };
+                    let (matched, count) = words.iter().fold((0.0, 0), |(m, c), w| {
+                        // The fewest passages among the word's alternatives this one holds.
+                        let held = alts[w.alts.0 as usize..w.alts.1 as usize]
+                            .iter()
+                            .filter(|alt| holds(alt))
+                            .map(|&(_, _, df)| df as usize)
+                            .min();
+                        match held {
+                            None => (m, c),
+                            Some(df)
+                                if w.literal
+                                    || (df * RARE_PASSAGES <= n
+                                        && w.weight >= RARE_MIN_SHARE * total) =>
+                            {
+                                (m + w.weight, c + MIN_WORDS_IF_UNKNOWN)
+                            }
+                            Some(_) => (m + w.weight, c + 1),
                         }
-                        Some(_) => (m + w.weight, c + 1),
-                    }
-                });
-                (matched / total, count)
-            };
-            // Words the site never uses anywhere (no alternative indexed).
-            let unknown: f32 = words
-                .iter()
-                .filter(|w| w.alts.is_empty())
-                .map(|w| w.weight)
-                .sum();
-            let mostly_unknown = unknown > MAX_UNKNOWN * total;
-            let answerable = total <= 0.0
-                || ranked.iter().any(|hit| {
-                    let (share, count) = coverage(hit);
-                    share >= min_coverage && (!mostly_unknown || count >= MIN_WORDS_IF_UNKNOWN)
-                });
-            if !answerable {
-                ranked.clear();
+                    });
+                    (matched / total, count)
+                };
+                // Words the site never uses anywhere (no alternative indexed).
+                let unknown: f32 = words
+                    .iter()
+                    .filter(|w| w.alts.0 == w.alts.1)
+                    .map(|w| w.weight)
+                    .sum();
+                let mostly_unknown = unknown > MAX_UNKNOWN * total;
+                let answerable = total <= 0.0
+                    || ranked.iter().any(|hit| {
+                        let (share, count) = coverage(hit);
+                        share >= min_coverage && (!mostly_unknown || count >= MIN_WORDS_IF_UNKNOWN)
+                    });
+                if !answerable {
+                    ranked.clear();
+                }
             }
-        }
-        (analysis.terms, self.with_versions(ranked, k))
+            let terms = std::mem::take(&mut scratch.terms.terms);
+            (terms, self.with_versions(ranked, k))
+        })
     }
 }
 
 /// Runs of two or more single-character segments in a row (not matched as names), without
 /// the stopwords at their ends, as `(first, end)` indexes into `expansions`: what
 /// segmentation leaves of a word no dictionary has, such as a person's name.
-fn lone_spans(expansions: &[Expansion], is_name: &[bool]) -> Vec<(usize, usize)> {
+fn lone_spans(expansions: &[Segment<'_>], is_name: &[bool], out: &mut Vec<(usize, usize)>) {
     let lone = |k: usize| !is_name[k] && expansions[k].word.chars().nth(1).is_none();
-    let mut out = Vec::new();
+    out.clear();
     let mut i = 0;
     while i < expansions.len() {
         if !lone(i) {
@@ -1037,7 +1293,6 @@ fn lone_spans(expansions: &[Expansion], is_name: &[bool]) -> Vec<(usize, usize)>
         }
         i = j;
     }
-    out
 }
 
 /// `text` cut after its first `n` characters.

@@ -57,8 +57,30 @@ pub fn is_han(c: char) -> bool {
 /// there ("6600万年 前", "该公司 安装了") is a typing habit, not a word boundary, and the
 /// bigram across it is kept.
 pub fn runs(text: &str) -> Vec<Run> {
-    let mut out: Vec<Run> = Vec::new();
-    let mut current: Option<Run> = None;
+    let mut folded = String::new();
+    let mut spans = Vec::new();
+    run_spans(text, &mut folded, &mut spans);
+    spans
+        .into_iter()
+        .map(|(script, range)| Run {
+            script,
+            text: folded[range.start as usize..range.end as usize].to_owned(),
+        })
+        .collect()
+}
+
+/// [`runs`] without a string per run: clears `folded` and `spans`, then writes the runs'
+/// folded texts end to end into `folded` and, per run, its script and byte range there
+/// (buffers a query reuses from call to call).
+pub(crate) fn run_spans(
+    text: &str,
+    folded: &mut String,
+    spans: &mut Vec<(Script, std::ops::Range<u32>)>,
+) {
+    folded.clear();
+    spans.clear();
+    // The open run: its script and where it starts in `folded`.
+    let mut current: Option<(Script, usize)> = None;
     // Spaces seen right after a Han character, not yet known to be inside a Han run.
     let mut spaced = false;
     for raw in text.chars() {
@@ -70,33 +92,32 @@ pub fn runs(text: &str) -> Vec<Run> {
         } else {
             None
         };
-        match (script, current.as_mut()) {
-            (Some(s), Some(run)) if run.script == s && (!spaced || s == Script::Han) => {
-                run.text.push(c)
+        match (script, current) {
+            (Some(s), Some((open, _))) if open == s && (!spaced || s == Script::Han) => {
+                folded.push(c)
             }
             (Some(s), _) => {
-                if let Some(run) = current.take() {
-                    out.push(run);
+                if let Some((open, start)) = current.take() {
+                    spans.push((open, start as u32..folded.len() as u32));
                 }
-                current = Some(Run {
-                    script: s,
-                    text: c.to_string(),
-                });
+                current = Some((s, folded.len()));
+                folded.push(c);
             }
-            (None, Some(run)) if run.script == Script::Han && c.is_whitespace() => {
+            (None, Some((Script::Han, _))) if c.is_whitespace() => {
                 spaced = true;
                 continue;
             }
             (None, _) => {
-                if let Some(run) = current.take() {
-                    out.push(run);
+                if let Some((open, start)) = current.take() {
+                    spans.push((open, start as u32..folded.len() as u32));
                 }
             }
         }
         spaced = false;
     }
-    out.extend(current);
-    out
+    if let Some((open, start)) = current {
+        spans.push((open, start as u32..folded.len() as u32));
+    }
 }
 
 /// True for the characters that join the parts of a code identifier or file name
