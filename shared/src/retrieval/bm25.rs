@@ -22,7 +22,7 @@ impl Default for Bm25Params {
 }
 
 /// The Lucene BM25 inverse document frequency.
-pub fn idf(n_docs: usize, df: usize) -> f32 {
+pub(crate) fn idf(n_docs: usize, df: usize) -> f32 {
     let (n, df) = (n_docs as f64, df as f64);
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32
 }
@@ -160,7 +160,7 @@ impl TermTable {
 /// this record plus the finished arrays (8 bytes a posting), which [`Bm25Builder::finish`]
 /// fills in place from it.
 #[derive(Debug, Default)]
-pub struct Bm25Builder {
+pub(crate) struct Bm25Builder {
     terms: TermTable,
     /// Per unit: its number of distinct terms, then per term (ascending) the gap from the
     /// previous term's id, shifted left by one with the low bit set when the term occurs
@@ -244,7 +244,7 @@ fn for_each_posting(by_unit: &[Vec<u8>], mut each: impl FnMut(u32, u32, u32)) {
 
 impl Bm25Builder {
     /// Adds the next unit (units are numbered in the order added).
-    pub fn add<S: AsRef<str>>(&mut self, terms: impl IntoIterator<Item = S>) {
+    pub(crate) fn add<S: AsRef<str>>(&mut self, terms: impl IntoIterator<Item = S>) {
         let seen = self.lens.len() as u32 + 1;
         let mut len = 0;
         self.ids.clear();
@@ -295,7 +295,7 @@ impl Bm25Builder {
     }
 
     /// The finished index.
-    pub fn finish(self, params: Bm25Params) -> Bm25Index {
+    pub(crate) fn finish(self, params: Bm25Params) -> Bm25Index {
         let Self {
             mut terms,
             by_unit,
@@ -520,7 +520,7 @@ pub(crate) struct ScoreScratch {
 
 /// Keeps the `k` best `(id, score)` pairs: score descending, ties by id ascending (so
 /// equal scores rank in document order, deterministically). Scores must not be negative.
-pub fn top_k(scored: Vec<(u32, f32)>, k: usize) -> Vec<(u32, f32)> {
+pub(crate) fn top_k(scored: Vec<(u32, f32)>, k: usize) -> Vec<(u32, f32)> {
     if k == 0 {
         return Vec::new();
     }

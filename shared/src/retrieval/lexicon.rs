@@ -32,7 +32,7 @@ mod counts {
 
 /// The Chinese words (2–4 characters) of the compiled-in tables whose first senses are the
 /// English word with Snowball stem `stem`, curated tables first.
-pub fn chinese_for(stem: &str) -> impl Iterator<Item = &'static str> + use<> {
+pub(crate) fn chinese_for(stem: &str) -> impl Iterator<Item = &'static str> + use<> {
     let words = REVERSE.get(stem).map_or("", |e| e.value);
     words.split('|').filter(|w| !w.is_empty())
 }

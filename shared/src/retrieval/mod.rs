@@ -3,22 +3,14 @@
 //! [`Retriever`] owns an index over numbered units (passages). Callers map units back to
 //! their documents; [`Retriever::search`] does that for units grouped by document.
 
-// Private: what other modules need is re-exported below. The `unreachable_pub` allowances
-// keep these files untouched while other retrieval work is in flight; narrowing their `pub`
-// items to `pub(super)` is a follow-up once it has landed.
-#[allow(unreachable_pub)]
 mod bm25;
 mod compound_names;
 mod dict;
 mod dict_format;
-#[allow(unreachable_pub)]
 mod lexicon;
 mod table;
-#[allow(unreachable_pub)]
 mod tokenize;
-#[allow(unreachable_pub)]
 mod translit;
-#[allow(unreachable_pub)]
 mod versions;
 mod zh_stopwords;
 

@@ -131,7 +131,7 @@ fn is_connector(c: char) -> bool {
 /// Their parts are terms anyway ([`runs`] splits at the connectors); the whole form lets a
 /// query naming `v-if` find the page that writes it rather than every page with a "v".
 /// Connectors at either end are dropped, so a sentence's full stop is not part of a word.
-pub fn compounds(text: &str, emit: &mut impl FnMut(String)) {
+pub(crate) fn compounds(text: &str, emit: &mut impl FnMut(String)) {
     let mut token = String::new();
     let mut flush = |token: &mut String| {
         let whole = token.trim_matches(is_connector);
@@ -300,7 +300,7 @@ const STOPWORDS: &[&str] = &[
 ];
 
 /// True when `word` (lowercase) is an English stopword.
-pub fn is_stopword(word: &str) -> bool {
+pub(crate) fn is_stopword(word: &str) -> bool {
     // Hashed once: this runs for every token of every document and query.
     static SET: LazyLock<FxHashSet<&'static str>> =
         LazyLock::new(|| STOPWORDS.iter().copied().collect());
@@ -312,7 +312,7 @@ pub fn is_stopword(word: &str) -> bool {
 /// without this a page saying "who sang" never matches "sing", which is also what the
 /// dictionaries translate 演唱 to (translations are base forms). Forms with a common
 /// meaning of their own ("left", "found", "saw", "felt", "bound") are not in the table.
-pub fn base_form(word: &str) -> &str {
+pub(crate) fn base_form(word: &str) -> &str {
     static FORMS: LazyLock<FxHashMap<&'static str, &'static str>> = LazyLock::new(|| {
         include_str!("../../data/english_forms.tsv")
             .lines()
@@ -432,7 +432,7 @@ impl Analyzer {
 
 /// Like [`han_bigrams`], as slices of `run` instead of new strings: a query's bigrams are
 /// looked up and merged without allocating.
-pub fn han_bigram_slices(run: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn han_bigram_slices(run: &str) -> impl Iterator<Item = &str> {
     let one = run.chars().nth(1).is_none();
     let whole = (one && !run.is_empty()).then_some(run);
     // Each character's start paired with the end of the character after it.
@@ -450,7 +450,7 @@ pub fn han_bigram_slices(run: &str) -> impl Iterator<Item = &str> {
 }
 
 /// Overlapping character bigrams of a Han run; a run of one character is its own term.
-pub fn han_bigrams(run: &str, emit: &mut impl FnMut(String)) {
+pub(crate) fn han_bigrams(run: &str, emit: &mut impl FnMut(String)) {
     let chars: Vec<char> = run.chars().collect();
     if chars.len() == 1 {
         emit(chars[0].to_string());

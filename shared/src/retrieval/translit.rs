@@ -124,7 +124,7 @@ fn pinyin_of(c: char) -> Option<&'static str> {
 /// True for a character mostly used to spell foreign names (德, 贾, 诺, 曼...). Only runs
 /// of these are tried as names: ordinary words (黑豹队, 首歌) would otherwise match
 /// proper nouns by accident.
-pub fn is_translit_char(c: char) -> bool {
+pub(crate) fn is_translit_char(c: char) -> bool {
     reading(c).is_some_and(|(_, name)| name)
 }
 
@@ -137,7 +137,7 @@ fn reading(c: char) -> Option<(&'static str, bool)> {
 }
 
 /// The skeleton of a run of Han characters, or `None` if a character has no reading.
-pub fn han_skeleton(chars: &[char]) -> Option<String> {
+pub(crate) fn han_skeleton(chars: &[char]) -> Option<String> {
     #[cfg(test)]
     steps::SKELETONS.with(|n| n.set(n.get() + 1));
     let mut out = Skeleton::default();
@@ -162,7 +162,7 @@ const MAX_MATCHES: usize = 3;
 /// Proper nouns of a corpus, indexed by skeleton and by each single-deletion variant of
 /// it, so a lookup finds everything within one edit without scanning the names.
 #[derive(Debug, Clone, Default)]
-pub struct NameMatcher {
+pub(crate) struct NameMatcher {
     /// Skeleton → index terms of names with exactly that skeleton.
     exact: FxHashMap<String, Vec<String>>,
     /// Deletion variant (or the skeleton itself) → (skeleton, term) pairs.
@@ -171,7 +171,7 @@ pub struct NameMatcher {
 
 impl NameMatcher {
     /// Builds the matcher from `(lowercase word, index term)` pairs of proper nouns.
-    pub fn new(names: impl IntoIterator<Item = (String, String)>) -> Self {
+    pub(crate) fn new(names: impl IntoIterator<Item = (String, String)>) -> Self {
         let mut m = Self::default();
         for (word, term) in names {
             let sk = english_skeleton(&word);
@@ -195,12 +195,12 @@ impl NameMatcher {
     }
 
     /// True when the corpus has no proper nouns.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.exact.is_empty()
     }
 
     /// Index terms of the names with exactly this skeleton (none if ambiguous).
-    pub fn exact(&self, skeleton: &str) -> Vec<String> {
+    pub(crate) fn exact(&self, skeleton: &str) -> Vec<String> {
         match self.exact.get(skeleton) {
             Some(terms) if skeleton.len() >= MIN_EXACT && terms.len() <= MAX_MATCHES => {
                 terms.clone()
@@ -211,7 +211,7 @@ impl NameMatcher {
 
     /// Index terms of the names one insertion, deletion or substitution away from a long
     /// skeleton (none if ambiguous).
-    pub fn near(&self, skeleton: &str) -> Vec<String> {
+    pub(crate) fn near(&self, skeleton: &str) -> Vec<String> {
         if skeleton.len() < MIN_FUZZY {
             return Vec::new();
         }
@@ -257,13 +257,13 @@ fn within_one_edit(a: &str, b: &str) -> bool {
 /// Collects proper-noun candidates from raw text: words (≥ 3 ASCII letters) whose
 /// capitalised occurrences are at least as frequent as their lowercase ones.
 #[derive(Debug, Default)]
-pub struct NameCounter {
+pub(crate) struct NameCounter {
     counts: FxHashMap<String, (u32, u32)>,
 }
 
 impl NameCounter {
     /// Counts the words of one text.
-    pub fn add(&mut self, text: &str) {
+    pub(crate) fn add(&mut self, text: &str) {
         for word in text.split(|c: char| !c.is_ascii_alphabetic()) {
             if word.len() < 3 {
                 continue;
@@ -279,7 +279,7 @@ impl NameCounter {
     }
 
     /// The lowercase words that look like proper nouns.
-    pub fn names(self) -> impl Iterator<Item = String> {
+    pub(crate) fn names(self) -> impl Iterator<Item = String> {
         self.counts
             .into_iter()
             .filter(|(_, (cap, low))| cap >= low && *cap > 0)

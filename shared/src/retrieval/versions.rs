@@ -41,28 +41,33 @@ pub const NONE: u32 = u32::MAX;
 /// articles, and with English science abstracts): translations score 0.18–0.73; unrelated
 /// pages that are each other's best match 0.07–0.33, the high ones paragraphs of one
 /// article sharing its names and numbers, which [`MIN_MARGIN`] tells apart.
-pub const MIN_SIMILARITY: f32 = 0.12;
+pub(crate) const MIN_SIMILARITY: f32 = 0.12;
 
 /// How many times the Chinese page's next most similar English page a pair must score.
 /// In the same measurement a translation scored 1.8–9.7 times the runner-up (median
 /// 3.6), an unrelated best match 1.0–3.1 times (median 1.2): with both rules, 118 of 120
 /// translations paired and 2 of 158 unrelated best matches did (before
 /// [`MIN_SHARED_TERMS`] was added, which only removes pairs).
-pub const MIN_MARGIN: f32 = 2.0;
+pub(crate) const MIN_MARGIN: f32 = 2.0;
 
 /// The fewest terms a Chinese page and an English page must share to be compared at all:
 /// on a small site one shared word can be a large share of a short page, and a
 /// translation shares most of its words.
-pub const MIN_SHARED_TERMS: u32 = 3;
+pub(crate) const MIN_SHARED_TERMS: u32 = 3;
 
 /// English terms held by more than this share of the English pages are skipped when
 /// comparing: they say little about which page is which, and their long postings would
 /// make pairing cost grow with the square of the site's size.
-pub const MAX_COMMON_SHARE: f32 = 0.2;
+pub(crate) const MAX_COMMON_SHARE: f32 = 0.2;
 
 /// For each document, its version in the other language, or [`NONE`]. `units[u]` is the
 /// (document, passage) of index unit `u`, ascending.
-pub fn pair(index: &Bm25Index, units: &[(u32, u32)], n_docs: usize, lexicon: &Lexicon) -> Vec<u32> {
+pub(crate) fn pair(
+    index: &Bm25Index,
+    units: &[(u32, u32)],
+    n_docs: usize,
+    lexicon: &Lexicon,
+) -> Vec<u32> {
     let mut partner = vec![NONE; n_docs];
     let n_terms = index.vocabulary_size();
     let han_term: Vec<bool> = (0..n_terms as u32)
