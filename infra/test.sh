@@ -28,6 +28,10 @@ cargo fmt --all --check
 echo "==> cargo clippy"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 
+echo "==> cargo doc (broken or private intra-doc links)"
+# After clippy, whose check builds it reuses: only the workspace's own docs are written.
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --quiet
+
 echo "==> cargo test"
 cargo test --workspace --all-features
 

@@ -23,7 +23,7 @@ pub(crate) fn line(args: std::fmt::Arguments<'_>) {
     }
 }
 
-/// `println!` through [`line`]: quiet on a closed pipe.
+/// `println!` through [`line()`]: quiet on a closed pipe.
 macro_rules! outln {
     ($($arg:tt)*) => {
         $crate::out::line(format_args!($($arg)*))

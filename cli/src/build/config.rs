@@ -23,7 +23,7 @@ pub(crate) struct BuildArgs {
     /// Where to write the knowledge base (default: knowledge_base.json).
     #[arg(long, short = 'o')]
     pub(crate) out: Option<PathBuf>,
-    /// The site's public base URL, e.g. https://example.org/.
+    /// The site's public base URL, e.g. <https://example.org/>.
     #[arg(long)]
     pub(crate) base_url: Option<String>,
     /// A built site directory (Hugo public/, Jekyll _site/, MkDocs site/, ...).

@@ -182,7 +182,7 @@ impl KnowledgeBase {
 
     /// Parses and validates knowledge-base JSON; `origin` names the input in errors.
     ///
-    /// The documents are read one at a time ([`read`]): each is validated and moved into its
+    /// The documents are read one at a time: each is validated and moved into its
     /// [`Document`] before the next is parsed, so the input is never held whole as a tree
     /// of JSON values beside its text.
     pub fn from_json_str(text: &str, origin: &str) -> Result<Self> {
