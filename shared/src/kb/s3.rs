@@ -158,10 +158,7 @@ impl S3KbSource {
 /// A new file in the temporary directory, already unlinked: it lives as long as the
 /// handle, and nothing else can open it.
 fn spool_file() -> std::io::Result<std::fs::File> {
-    let name: String = crate::secret::random_bytes::<8>()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let name = hex::encode(crate::secret::random_bytes::<8>());
     let path = std::env::temp_dir().join(format!("rag-index-{name}.spool"));
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -181,14 +178,29 @@ async fn read_body(
     // The announced length only sizes the first allocation; at most 1 GiB of it.
     let announced = out.content_length().unwrap_or(0).clamp(0, 1 << 30);
     let mut bytes = Vec::with_capacity(announced as usize);
+    for_each_chunk(out, &location, |chunk| {
+        bytes.extend_from_slice(chunk);
+        Ok(())
+    })
+    .await?;
+    Ok(bytes)
+}
+
+/// Hands each chunk of a GET's body to `sink` as it arrives; a body cut off is
+/// `Unavailable` (worth retrying), a failing sink's error is returned as it is.
+async fn for_each_chunk(
+    out: aws_sdk_s3::operation::get_object::GetObjectOutput,
+    location: &str,
+    mut sink: impl FnMut(&[u8]) -> Result<(), KbSourceError>,
+) -> Result<(), KbSourceError> {
     let mut body = out.body;
     loop {
         match body.try_next().await {
-            Ok(Some(chunk)) => bytes.extend_from_slice(&chunk),
-            Ok(None) => return Ok(bytes),
+            Ok(Some(chunk)) => sink(&chunk)?,
+            Ok(None) => return Ok(()),
             Err(e) => {
                 return Err(KbSourceError::Unavailable {
-                    location,
+                    location: location.to_owned(),
                     message: "GetObject: the body was cut off".to_owned(),
                     source: Some(Box::new(e)),
                 })
@@ -323,30 +335,17 @@ impl KbSource for S3KbSource {
         let Some((out, location)) = self.get_index_object().await? else {
             return Ok(None);
         };
-        let other = |what: &str, e: std::io::Error| KbSourceError::Other {
+        let spool_error = |e: std::io::Error| KbSourceError::Other {
             location: location.clone(),
-            message: format!("{what}: {e}"),
+            message: format!("cannot spool the index: {e}"),
             source: Some(Box::new(e)),
         };
-        let mut file = spool_file().map_err(|e| other("cannot spool the index", e))?;
-        let mut body = out.body;
-        loop {
-            match body.try_next().await {
-                Ok(Some(chunk)) => file
-                    .write_all(&chunk)
-                    .map_err(|e| other("cannot spool the index", e))?,
-                Ok(None) => break,
-                Err(e) => {
-                    return Err(KbSourceError::Unavailable {
-                        location,
-                        message: "GetObject: the body was cut off".to_owned(),
-                        source: Some(Box::new(e)),
-                    })
-                }
-            }
-        }
-        file.seek(SeekFrom::Start(0))
-            .map_err(|e| other("cannot spool the index", e))?;
+        let mut file = spool_file().map_err(spool_error)?;
+        for_each_chunk(out, &location, |chunk| {
+            file.write_all(chunk).map_err(spool_error)
+        })
+        .await?;
+        file.seek(SeekFrom::Start(0)).map_err(spool_error)?;
         Ok(Some(Box::new(BufReader::with_capacity(1 << 16, file))))
     }
 
