@@ -110,8 +110,8 @@ for size in $sizes; do
     for source in $sources; do
         if [[ "$source" == s3 ]]; then
             key="kb-$size.json"
-            # moto may not take the largest knowledge bases within the SDK's operation
-            # timeout; the file rows still stand, so say so and go on.
+            # A failed upload to moto (see runs.log) skips the S3 rows; the file rows still
+            # stand, so say so and go on.
             if ! env "${tables[@]}" KB_SOURCE="s3://rag-kb-local/$key" \
                 cargo run --quiet -p shared --example local_aws -- "$file" \
                 >>"$work/runs.log" 2>&1; then

@@ -9,9 +9,10 @@
 
 mod aws;
 
-// Only the moto test clients build an SDK configuration by hand.
+// The moto test clients build an SDK configuration by hand; uploads stretch the timeouts.
 #[cfg(any(test, feature = "test-util"))]
-pub(crate) use aws::{retry_config, timeouts};
+pub(crate) use aws::retry_config;
+pub(crate) use aws::timeouts;
 pub use aws::{sdk_config_from_env, AwsClients, AWS_MAX_ATTEMPTS, AWS_THROTTLING_BACKOFF};
 
 use crate::error::{Error, Result};

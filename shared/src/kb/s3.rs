@@ -281,6 +281,7 @@ impl KbSource for S3KbSource {
         bytes: Vec<u8>,
         condition: WriteCondition,
     ) -> Result<Written, KbSourceError> {
+        let upload = upload_config(bytes.len());
         let mut req = self
             .client
             .put_object()
@@ -292,7 +293,7 @@ impl KbSource for S3KbSource {
             WriteCondition::IfMatch(etag) => req.if_match(quoted(etag)),
             WriteCondition::IfAbsent => req.if_none_match("*"),
         };
-        match req.send().await {
+        match req.customize().config_override(upload).send().await {
             Ok(out) => {
                 let etag = out
                     .e_tag()
@@ -350,12 +351,15 @@ impl KbSource for S3KbSource {
     }
 
     async fn put_index(&self, bytes: Vec<u8>) -> Result<(), KbSourceError> {
+        let upload = upload_config(bytes.len());
         self.client
             .put_object()
             .bucket(&self.bucket)
             .key(super::source::index_name(&self.key))
             .content_type("application/octet-stream")
             .body(ByteStream::from(bytes))
+            .customize()
+            .config_override(upload)
             .send()
             .await
             .map_err(|err| self.error("PutObject (index)", err))?;
@@ -363,9 +367,67 @@ impl KbSource for S3KbSource {
     }
 }
 
+/// The slowest upload rate an upload's timeouts allow for, in bytes per second.
+///
+/// Conservative for a function in the bucket's region (tens of MB/s) and for an owner's
+/// home uplink seeding a bucket.
+const UPLOAD_FLOOR_BYTES_PER_SEC: u64 = 4 << 20;
+
+/// The client's timeouts, stretched for an upload of `len` bytes.
+///
+/// A PUT sends its body inside the attempt, so the client's 5 s per attempt (sized for
+/// small requests, [`crate::config::timeouts`]) would fail any upload of more than a few
+/// tens of MB: a 50k-page knowledge base's index is 182 MB. Each attempt gets the time the
+/// body takes at [`UPLOAD_FLOOR_BYTES_PER_SEC`] on top of the usual 5 s, and the call that
+/// many times over its attempts. A GET is unaffected: its body streams after the call.
+fn upload_timeouts(len: usize) -> aws_config::timeout::TimeoutConfig {
+    let base = crate::config::timeouts();
+    let transfer = std::time::Duration::from_secs(
+        u64::try_from(len).unwrap_or(u64::MAX) / UPLOAD_FLOOR_BYTES_PER_SEC,
+    );
+    let attempt = base
+        .operation_attempt_timeout()
+        .unwrap_or_default()
+        .saturating_add(transfer);
+    let operation = base
+        .operation_timeout()
+        .unwrap_or_default()
+        .saturating_add(transfer.saturating_mul(crate::config::AWS_MAX_ATTEMPTS));
+    let mut timeouts = aws_config::timeout::TimeoutConfig::builder()
+        .operation_attempt_timeout(attempt)
+        .operation_timeout(operation);
+    if let Some(connect) = base.connect_timeout() {
+        timeouts = timeouts.connect_timeout(connect);
+    }
+    timeouts.build()
+}
+
+/// The configuration override of an upload of `len` bytes: [`upload_timeouts`].
+fn upload_config(len: usize) -> aws_sdk_s3::config::Builder {
+    aws_sdk_s3::config::Builder::default().timeout_config(upload_timeouts(len))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_uploads_timeouts_grow_with_its_size() {
+        let base = crate::config::timeouts();
+        let small = upload_timeouts(1000);
+        assert_eq!(
+            small.operation_attempt_timeout(),
+            base.operation_attempt_timeout()
+        );
+        assert_eq!(small.operation_timeout(), base.operation_timeout());
+        assert_eq!(small.connect_timeout(), base.connect_timeout());
+        // A 50k-page index: 182 MB at 4 MiB/s is 43 s of transfer per attempt.
+        let index = upload_timeouts(182_000_000);
+        let attempt = index.operation_attempt_timeout().expect("attempt timeout");
+        assert_eq!(attempt.as_secs(), 5 + 43);
+        let operation = index.operation_timeout().expect("operation timeout");
+        assert_eq!(operation.as_secs(), 15 + 3 * 43);
+    }
 
     #[test]
     fn locations_are_s3_urls_and_etags_are_quoted_for_s3() {
