@@ -2,7 +2,7 @@
 //! tree): one page per file, drafts skipped, the URL from `permalink`/`url` or from a
 //! pattern over the file's path and front matter.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Map, Value};
 
@@ -37,9 +37,8 @@ pub(crate) fn read(opts: &MarkdownOptions<'_>, report: &mut Report) -> Result<Ve
             opts.dir.display()
         ));
     }
-    let mut files = Vec::new();
-    walk(opts.dir, &mut files).map_err(|e| format!("{}: {e}", opts.dir.display()))?;
-    files.sort();
+    let files = super::tree::files_with_extensions(opts.dir, &["md", "markdown"])
+        .map_err(|e| format!("{}: {e}", opts.dir.display()))?;
     let mut pages = Vec::new();
     for file in files {
         let rel = file
@@ -179,24 +178,6 @@ fn scalar(v: &Value) -> Option<String> {
 
 fn string(meta: &Map<String, Value>, key: &str) -> Option<String> {
     meta.get(key).and_then(scalar).filter(|s| !s.is_empty())
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let path = entry.path();
-        let kind = entry.file_type()?;
-        if kind.is_dir() {
-            walk(&path, out)?;
-        } else if kind.is_file()
-            && path
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("md") || e.eq_ignore_ascii_case("markdown"))
-        {
-            out.push(path);
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ mod page;
 mod robots;
 mod site;
 mod sitemap;
+mod tree;
 
 pub(crate) use config::BuildArgs;
 

@@ -38,10 +38,8 @@ pub(crate) fn read(opts: &SiteOptions<'_>, report: &mut Report) -> Result<Vec<Pa
     let files: Vec<(PathBuf, String)> = if opts.use_sitemap && sitemap_file.is_file() {
         from_sitemap(opts, &sitemap_file, report)?
     } else {
-        let mut files = Vec::new();
-        walk(opts.dir, &mut files).map_err(|e| format!("{}: {e}", opts.dir.display()))?;
-        files.sort();
-        files
+        super::tree::files_with_extensions(opts.dir, &["html", "htm"])
+            .map_err(|e| format!("{}: {e}", opts.dir.display()))?
             .into_iter()
             .filter(|f| f.file_name().is_some_and(|n| n != "404.html"))
             .filter_map(|f| {
@@ -172,22 +170,4 @@ fn percent_decode(text: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let path = entry.path();
-        let kind = entry.file_type()?;
-        if kind.is_dir() {
-            walk(&path, out)?;
-        } else if kind.is_file()
-            && path
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"))
-        {
-            out.push(path);
-        }
-    }
-    Ok(())
 }
