@@ -90,6 +90,17 @@ pub const RARE_PASSAGES: usize = 64;
 /// on a software manual that mentions a cost once) stays unanswered.
 pub const RARE_MIN_SHARE: f32 = 0.4;
 
+/// The weight of the bigram across two adjacent words of a Chinese query (演唱国歌 → 唱国
+/// is no word, but says the two words are written together). It says where the words
+/// stand, not a word of its own: at a word's
+/// full weight it counted the two words it joins a second time, so a passage repeating
+/// a phrase of the question outranked one holding more of its words. Half a word: a
+/// passage that writes the words together still ranks above one that holds them apart.
+/// Beside a single character (煮米饭: 煮 "cook"), the bigram keeps a word's weight: inside
+/// a run a lone character is not indexed, so the bigrams it is part of are all that
+/// stands for it on a Chinese page.
+pub const CROSS_BIGRAM_WEIGHT: f32 = 0.5;
+
 /// Query terms being collected: equal terms merged (weights added), at most
 /// [`MAX_QUERY_TERMS`] distinct ones, found by hash so a long query stays linear; and the
 /// query's words, each the set of terms that stand for it, kept flat (three arrays of
@@ -687,7 +698,9 @@ impl Retriever {
     }
 
     /// Analyzes a query: English words as they are (weight 1 each), Han runs as bigrams
-    /// (weight 1 each, for Chinese documents) plus their English translations (each
+    /// (for Chinese documents: the bigrams of one word share weight 1; the
+    /// bigram where two words meet weighs [`CROSS_BIGRAM_WEIGHT`]) plus their English
+    /// translations (each
     /// Chinese word's translations sharing weight 1, a phrase's words sharing a translation's
     /// share by √length) and any proper nouns of the corpus
     /// that a run of otherwise unmatched characters transliterates. Equal terms are
@@ -785,7 +798,10 @@ impl Retriever {
                     // characters of question and filler words (是什么, 怎么, 的话) are cut
                     // out, so those do not match every Chinese page. A word's own bigrams
                     // and translations stand for it; a bigram across two words for neither.
+                    // The last character of the previous content word, and whether that word
+                    // was a single character.
                     let mut prev: Option<char> = None;
+                    let mut prev_single = false;
                     let whole_run = segments.len() == 1 && tail.is_empty();
                     lone_spans(&segments, is_name, lone);
                     // Where the segment starts in `folded`.
@@ -822,15 +838,22 @@ impl Retriever {
                             let la = a.encode_utf8(&mut buf).len();
                             let lb = b.encode_utf8(&mut buf[la..]).len();
                             let bigram = std::str::from_utf8(&buf[..la + lb]).unwrap_or_default();
-                            terms.add(bigram, 1.0, None, index);
+                            let weight = if single || prev_single {
+                                1.0
+                            } else {
+                                CROSS_BIGRAM_WEIGHT
+                            };
+                            terms.add(bigram, weight, None, index);
                         }
                         prev = ex.word.chars().last();
+                        prev_single = single;
                         terms.begin_word(single);
                         // A lone character is a term only when it is the whole run (as
                         // the index keeps it); inside a run only bigrams are indexed.
                         if !single || whole_run {
+                            let weight = bigram_share(ex.word);
                             for t in han_bigram_slices(ex.word) {
-                                terms.add(t, 1.0, None, index);
+                                terms.add(t, weight, None, index);
                             }
                         }
                         if !name {
@@ -1287,6 +1310,17 @@ fn lone_spans(expansions: &[Segment<'_>], is_name: &[bool], out: &mut Vec<(usize
     }
 }
 
+/// The weight of each bigram of the Chinese word `word`: its bigrams share one word's
+/// weight, as its translations do. They overlap and a page that writes the word has them
+/// all, so they are one piece of evidence, not several: weighed 1 each, a word of four
+/// characters (杰克逊维尔 has four bigrams) counted four times as much as a word of two, and
+/// the name an article repeats in every paragraph drowned the words of the question that
+/// tell its paragraphs apart (which of them says who sang the anthem at the Super Bowl).
+fn bigram_share(word: &str) -> f32 {
+    let bigrams = word.chars().count().saturating_sub(1).max(1);
+    1.0 / bigrams as f32
+}
+
 /// `text` cut after its first `n` characters.
 fn split_chars(text: &str, n: usize) -> (&str, &str) {
     let at = text.char_indices().nth(n).map_or(text.len(), |(i, _)| i);
@@ -1321,8 +1355,8 @@ mod tests {
         assert!((weight(&terms, "beta") - third).abs() < 1e-6);
         assert!((weight(&terms, "gamma") - third / 2f32.sqrt()).abs() < 1e-6);
         assert!((weight(&terms, "delta") - third / 2f32.sqrt()).abs() < 1e-6);
-        // The Han bigrams stay, at weight 1, for Chinese documents.
-        assert_eq!(weight(&terms, "测试"), 1.0);
+        // The Han bigrams stay, for Chinese documents, sharing one word's weight.
+        assert_eq!(weight(&terms, "测试"), 0.5);
         assert!(
             terms
                 .iter()
@@ -1509,6 +1543,56 @@ mod tests {
         assert_eq!(weight(&terms, "face"), 2.0);
         assert_eq!(weight(&terms, "model"), 1.0);
         assert_eq!(weight(&terms, "the"), 0.0);
+    }
+
+    #[test]
+    fn a_chinese_words_bigrams_share_one_words_weight() {
+        let r = Retriever::build([["超级市场播放国歌".to_string()]], &[]);
+        let terms = r.analyze_query("超级市场国歌");
+        for bigram in ["超级", "级市", "市场"] {
+            assert!(
+                (weight(&terms, bigram) - 1.0 / 3.0).abs() < 1e-6,
+                "{terms:?}"
+            );
+        }
+        assert_eq!(weight(&terms, "国歌"), 1.0);
+        // Where the two words meet: half a word.
+        assert_eq!(weight(&terms, "场国"), CROSS_BIGRAM_WEIGHT);
+    }
+
+    #[test]
+    fn a_long_word_repeated_on_sibling_pages_does_not_drown_the_other_word() {
+        // An article's pages all name its subject (a word of four characters); only one
+        // has the other word of the question.
+        let r = Retriever::build(
+            [
+                ["超级市场开门了，超级市场很大。".to_string()],
+                ["开幕时歌手唱了国歌。".to_string()],
+                ["超级市场卖水果。".to_string()],
+                ["超级市场在河边。".to_string()],
+            ],
+            &[],
+        );
+        let (_, hits) = r.search("谁在超级市场唱了国歌？", 3, 0.0);
+        assert_eq!(hits.first().map(|h| h.doc), Some(1), "{hits:?}");
+    }
+
+    #[test]
+    fn a_passage_with_more_of_the_words_outranks_one_with_two_of_them_side_by_side() {
+        let r = Retriever::build(
+            [
+                ["河流污染很严重。".to_string()],
+                ["河流，污染，治理，都要认真谈。".to_string()],
+                ["河流很长。".to_string()],
+                ["今天天气好。".to_string()],
+            ],
+            &[],
+        );
+        let (_, hits) = r.search("河流污染治理", 3, 0.0);
+        assert_eq!(hits.first().map(|h| h.doc), Some(1), "{hits:?}");
+        // Written together, two words still outrank the same two words apart.
+        let (_, hits) = r.search("河流污染", 3, 0.0);
+        assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
     }
 
     #[test]
