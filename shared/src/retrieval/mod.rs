@@ -7,6 +7,7 @@ mod bm25;
 mod compound_names;
 mod dict;
 mod dict_format;
+mod dict_names;
 mod lexicon;
 mod table;
 mod tokenize;
@@ -233,6 +234,17 @@ impl TermSet {
                 literal: false,
             });
             self.in_word = true;
+        }
+    }
+
+    /// Whether the last alternative, if it begins at or after `start` in `alt_terms`, has
+    /// every term indexed.
+    fn last_alternative_indexed(&self, start: usize) -> bool {
+        match self.alts.last() {
+            Some(&a) if a as usize >= start => self.alt_terms[a as usize..]
+                .iter()
+                .all(|&i| self.ids[i as usize].is_some()),
+            _ => false,
         }
     }
 
@@ -847,11 +859,19 @@ impl Retriever {
                             };
                             // The shares come in translation order: one pass over the groups.
                             let mut groups = ex.translation_terms().enumerate();
+                            let mut known = false;
                             for &(k, w) in &shares[a as usize..b as usize] {
                                 if let Some((_, group)) = groups.find(|&(j, _)| j == k) {
                                     let phrase = group.split(' ').filter(|t| !t.is_empty());
+                                    let start = terms.alt_terms.len();
                                     terms.add_phrase(phrase, w, Some(ex.word), index);
+                                    known = known || terms.last_alternative_indexed(start);
                                 }
+                            }
+                            // None of its translations is on the site: perhaps a name the
+                            // dictionary spells another way.
+                            if !known && !single && ex.has_translations() {
+                                self.add_respelled_name(ex, terms);
                             }
                         }
                         terms.end_word();
