@@ -128,6 +128,11 @@ pub(crate) fn is_translit_char(c: char) -> bool {
     reading(c).is_some_and(|(_, name)| name)
 }
 
+/// True for a character with a reading, which a transliterated name may hold.
+pub(crate) fn has_reading(c: char) -> bool {
+    reading(c).is_some()
+}
+
 /// A character's `(syllable, transliteration flag)`.
 fn reading(c: char) -> Option<(&'static str, bool)> {
     let mut buf = [0u8; 4];
