@@ -1,7 +1,9 @@
 //! Names a dictionary spells differently from the site. CC-CEDICT writes 忽必烈 as
 //! "Khubilai Khan" where an English page says "Kublai Khan"; the transliteration matcher
 //! never sees such a word, because the dictionary joins its characters into one word with
-//! a translation. When none of a Chinese word's translations occurs on the site, each
+//! a translation. When neither a Chinese word nor any of its translations occurs on the
+//! site (on a Chinese page the word itself is matched, and its translations are absent
+//! as a rule, not because of a spelling), each
 //! absent word of a translation is looked up among the site's proper nouns by spelling
 //! (see [`super::translit::NameMatcher::respelling`]), and a translation whose every word
 //! is then on the site stands for the Chinese word as a name.
@@ -10,8 +12,8 @@ use super::lexicon::Segment;
 use super::{Retriever, TermSet, CROSS_WEIGHT};
 
 impl Retriever {
-    /// Adds to the word being collected (segment `ex`, none of whose translations the site
-    /// has) the first of its translations that the site writes once its absent words are
+    /// Adds to the word being collected (segment `ex`, which the site writes neither as
+    /// it is nor as any of its translations) the first of its translations that the site writes once its absent words are
     /// respelled as the site's proper nouns, as a phrase sharing [`CROSS_WEIGHT`] like any
     /// translation (by the square root of its length), and marks the word a name
     /// ([`super::Word::literal`]): a page naming it is about what the question names.
@@ -72,5 +74,12 @@ mod tests {
         let glossary = [("可汗".to_string(), vec!["khan".to_string()])];
         let r = Retriever::build([["Kublai Khan".to_string()]], &glossary);
         assert!(!r.analyze_query("可汗").iter().any(|t| t.term == "kublai"));
+        // So is a word a Chinese page writes as it is, whatever its translations.
+        let glossary = [("忽必烈".to_string(), vec!["khubilai khan".to_string()])];
+        let r = Retriever::build(
+            [["忽必烈 (Kublai Khan) 建立了元朝。".to_string()]],
+            &glossary,
+        );
+        assert!(!r.analyze_query("忽必烈").iter().any(|t| t.term == "kublai"));
     }
 }

@@ -241,13 +241,12 @@ impl TermSet {
         }
     }
 
-    /// Whether the last alternative, if it begins at or after `start` in `alt_terms`, has
-    /// every term indexed.
-    fn last_alternative_indexed(&self, start: usize) -> bool {
-        match self.alts.last() {
-            Some(&a) if a as usize >= start => self.alt_terms[a as usize..]
-                .iter()
-                .all(|&i| self.ids[i as usize].is_some()),
+    /// Whether some alternative of the word being collected has every term indexed.
+    fn word_indexed(&self) -> bool {
+        match (self.in_word, self.words.len()) {
+            (true, n) if n > 0 => self
+                .alternatives(n - 1)
+                .any(|alt| alt.iter().all(|&i| self.ids[i as usize].is_some())),
             _ => false,
         }
     }
@@ -863,18 +862,15 @@ impl Retriever {
                             };
                             // The shares come in translation order: one pass over the groups.
                             let mut groups = ex.translation_terms().enumerate();
-                            let mut known = false;
                             for &(k, w) in &shares[a as usize..b as usize] {
                                 if let Some((_, group)) = groups.find(|&(j, _)| j == k) {
                                     let phrase = group.split(' ').filter(|t| !t.is_empty());
-                                    let start = terms.alt_terms.len();
                                     terms.add_phrase(phrase, w, Some(ex.word), index);
-                                    known = known || terms.last_alternative_indexed(start);
                                 }
                             }
-                            // None of its translations is on the site: perhaps a name the
-                            // dictionary spells another way.
-                            if !known && !single && ex.has_translations() {
+                            // The site writes neither the word nor any of its translations:
+                            // perhaps a name the dictionary spells another way.
+                            if !single && ex.has_translations() && !terms.word_indexed() {
                                 self.add_respelled_name(ex, terms);
                             }
                         }
