@@ -26,8 +26,12 @@ Rules:
     skipped; all entries of one key are merged;
   * definitions that only point elsewhere (variants, "see", surnames, classifiers,
     abbreviations, pronunciations, radicals, particles, onomatopoeia...) are dropped;
-    parenthesised and bracketed parts are removed; a definition still holding
-    non-ASCII text is dropped; leading "to", "a", "an", "the" and the words "sth",
+    parenthesised and bracketed parts are removed; in a proper name of two or more
+    characters, a definition that starts with the name and then refers to another entry
+    in Chinese keeps the English before the reference ("Khubilai Khan, grandson of
+    Genghis Khan 成吉思汗" -> "Khubilai Khan", "United Kingdom 聯合王國|联合王国" ->
+    "United Kingdom"), unless that English only points to it ("PRC equivalent: ...");
+    any other definition still holding non-ASCII text is dropped; leading "to", "a", "an", "the" and the words "sth",
     "sb", "one's", "oneself", "etc" are removed; definitions are split on ";" and ","
     into translations (a ";"-part that is a sentence with commas, i.e. has a piece
     longer than 3 words, keeps only its first piece); translations that are empty,
@@ -132,6 +136,12 @@ LEADING_RE = re.compile(r"^(?:to|a|an|the|or|and|lit\.|fig\.)\s+")
 META_RE = re.compile(r"^(?:(?:old|ancient) )?place name$|(?:^| )surname(?: |$)")
 LINE_RE = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
 BRACKETS_RE = re.compile(r"\[[^\[\]]*\]")
+# A Chinese cross-reference inside an English definition, traditional|simplified:
+# "United Kingdom 聯合王國|联合王国[...]" (its pinyin is gone with the brackets).
+HAN_REF_RE = re.compile(r"[\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U000323af]")
+# The English before a cross-reference only points to it when it ends in one of these
+# ("same as X", "Taiwan equivalent of X", "also called X").
+POINTER_TAIL = frozenset("of as to for cf called see opposite written by from in".split())
 PARENS_RE = re.compile(r"\([^()]*\)")
 SPLIT_RE = re.compile(r"[;,]")
 DECIMAL_DOT_RE = re.compile(r"(?<=\d)\.(?=\d)")
@@ -201,8 +211,10 @@ def clean_translation(piece: str) -> str:
     return t
 
 
-def clean_definition(defn: str, proper: bool) -> list[str]:
-    """Translations of one CEDICT definition (possibly none)."""
+def clean_definition(defn: str, proper: bool, salvage_pinyin: str | None = None) -> list[str]:
+    """Translations of one CEDICT definition (possibly none). With `salvage_pinyin` (the
+    entry's toneless syllables run together), the name that starts a definition holding
+    a Chinese cross-reference is kept, unless it only spells that pinyin."""
     d = defn.strip()
     if has_drop_prefix(d):
         return []
@@ -210,6 +222,19 @@ def clean_definition(defn: str, proper: bool) -> list[str]:
         d = d[len("(bound form)"):].strip()
     d = remove_nested(BRACKETS_RE, d)
     d = remove_nested(PARENS_RE, d)
+    if salvage_pinyin is not None and d[:1].isupper() and HAN_REF_RE.search(d):
+        # A name's definition often names a related entry in Chinese ("Khubilai Khan,
+        # grandson of Genghis Khan 成吉思汗", "United Kingdom 聯合王國|联合王国"): the
+        # English before the first reference starts with the name itself, unless it only
+        # points to the reference ("PRC equivalent: ...", "Taiwan equivalent of ...").
+        head = HAN_REF_RE.split(d, maxsplit=1)[0].rstrip(" |")
+        words = head.replace(",", " ").split()
+        pointer = ":" in head or not words or words[-1].lower().rstrip(".") in POINTER_TAIL
+        # "Yingzong" for 英宗 (a temple name of several emperors) is no translation: the
+        # pinyin says no more than the characters, and the entry would join them into a
+        # dictionary word where they are better matched as written.
+        first = re.sub(r"[^a-z]", "", head.split(",")[0].lower())
+        d = "" if pointer or first == salvage_pinyin else head
     d = " ".join(d.split())
     if not d or has_drop_prefix(d):
         return []
@@ -361,7 +386,12 @@ def main() -> int:
             proper = pinyin[:1].isupper()
             collect_readings(simp, pinyin, proper, name_readings, own_reading)
             count_usage(simp, proper, body, usage)
-            defs = [clean_definition(d, proper) for d in body.split("/") if d.strip()]
+            # Only words of two or more characters: a single character's name sense
+            # (克 "Ke", a legendary emperor) would push out its everyday senses.
+            salvage = "".join(map(syllable, pinyin.split())) if proper and len(simp) > 1 else None
+            defs = [
+                clean_definition(d, proper, salvage) for d in body.split("/") if d.strip()
+            ]
             defs = [d for d in defs if d]
             if not defs:
                 continue

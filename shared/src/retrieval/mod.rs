@@ -7,6 +7,7 @@ mod bm25;
 mod compound_names;
 mod dict;
 mod dict_format;
+mod dict_names;
 mod lexicon;
 mod table;
 mod tokenize;
@@ -24,7 +25,7 @@ use std::hash::BuildHasher;
 use tokenize::{compounds, han_bigram_slices, run_spans};
 pub use tokenize::{fold_char, is_han, runs, Analyzer, Script};
 pub use translit::MAX_NAME_CHARS;
-use translit::{han_skeleton, is_translit_char, NameCounter, NameMatcher};
+use translit::{han_skeleton, has_reading, is_translit_char, NameCounter, NameMatcher};
 pub use versions::NONE as NO_VERSION;
 
 /// The version of the text analysis (tokenizer, stopwords, stemming, bigrams, names): bump
@@ -44,6 +45,10 @@ pub struct QueryTerm {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
 }
+
+/// Fewest characters of a transliterated name that holds ordinary characters as well as
+/// name characters (see `Retriever::match_span`).
+const MIN_MIXED_NAME: usize = 4;
 
 /// Most transliteration skeletons tried per query. A question names a few people; this
 /// keeps a run of thousands of name characters from costing more than a short one.
@@ -244,6 +249,16 @@ impl TermSet {
                 literal: false,
             });
             self.in_word = true;
+        }
+    }
+
+    /// Whether some alternative of the word being collected has every term indexed.
+    fn word_indexed(&self) -> bool {
+        match (self.in_word, self.words.len()) {
+            (true, n) if n > 0 => self
+                .alternatives(n - 1)
+                .any(|alt| alt.iter().all(|&i| self.ids[i as usize].is_some())),
+            _ => false,
         }
     }
 
@@ -876,6 +891,11 @@ impl Retriever {
                                     terms.add_phrase(phrase, w, Some(ex.word), index);
                                 }
                             }
+                            // The site writes neither the word nor any of its translations:
+                            // perhaps a name the dictionary spells another way.
+                            if !single && ex.has_translations() && !terms.word_indexed() {
+                                self.add_respelled_name(ex, terms);
+                            }
                         }
                         terms.end_word();
                     }
@@ -1010,7 +1030,8 @@ impl Retriever {
         }
     }
 
-    /// Finds transliterated names among runs of single name characters that the lexicon
+    /// Finds transliterated names among runs of single characters (two or more of them name
+    /// characters) that the lexicon
     /// could only read one by one (alone, a name's characters are ordinary words: 贾
     /// "merchant", 德 "virtue"). Matched segments are marked so those senses are dropped.
     /// Each skeleton tried costs one unit of `probes`; none are tried once it is spent.
@@ -1024,16 +1045,21 @@ impl Retriever {
         if self.names.is_empty() {
             return;
         }
+        // Ordinary characters (not stopwords) join the run too: a name may begin or end
+        // with one (胡格诺派 "Huguenots": 胡 and 派 are words of their own), and
+        // `match_span` decides which sub-spans may hold them.
         let single = |e: &Segment<'_>| {
             let mut chars = e.word.chars();
-            matches!((chars.next(), chars.next()), (Some(c), None) if is_translit_char(c))
+            matches!((chars.next(), chars.next()),
+                (Some(c), None) if is_translit_char(c) || (!e.stopword && has_reading(c)))
         };
+        let translit = |e: &Segment<'_>| e.word.chars().all(is_translit_char);
         let mut i = 0;
         while i < exps.len() {
             let end = (i..exps.len())
                 .find(|&j| !single(&exps[j]))
                 .unwrap_or(exps.len());
-            if end > i + 1 {
+            if exps[i..end].iter().filter(|e| translit(e)).count() >= 2 {
                 self.match_span(&exps[i..end], &mut is_name[i..end], terms, probes);
             }
             i = end.max(i + 1);
@@ -1060,6 +1086,13 @@ impl Retriever {
         for start in 0..chars.len() {
             for len in 2..=MAX_NAME_CHARS.min(chars.len() - start) {
                 let part = &chars[start..start + len];
+                // A name of name characters; or a longer one (four or more, as long as a
+                // near match needs) with at most half of them ordinary: in fewer, or with
+                // more ordinary ones, the skeleton says too little to tell words from a name.
+                let ordinary = part.iter().filter(|&&c| !is_translit_char(c)).count();
+                if ordinary > 0 && (len < MIN_MIXED_NAME || 2 * ordinary > len) {
+                    continue;
+                }
                 let matched = match seen.get(part) {
                     Some(m) => m.clone(),
                     None if *probes == 0 => continue,
@@ -1519,6 +1552,31 @@ mod tests {
         // 登基 is nowhere on the site; the name still answers.
         let (_, hits) = r.search("元英宗何时登基？", 3, 0.0);
         assert_eq!(hits.first().map(|h| h.doc), Some(1), "{hits:?}");
+    }
+
+    #[test]
+    fn a_transliterated_name_may_hold_ordinary_characters() {
+        let r = Retriever::build(
+            [
+                ["The Huguenots were French Protestants who settled abroad.".to_string()],
+                ["Lindisfarne are a folk-rock group from Tyneside.".to_string()],
+                ["Many settlers arrived from abroad in that century.".to_string()],
+            ],
+            &[],
+        );
+        // 胡 and 派 are words of their own ("beard", "faction"), 法 too ("law").
+        let (terms, hits) = r.search("胡格诺派在哪里定居？", 3, 0.0);
+        assert_eq!(hits.first().map(|h| h.doc), Some(0), "{terms:?}");
+        let (terms, hits) = r.search("林迪斯法恩是什么乐队？", 3, 0.0);
+        assert_eq!(hits.first().map(|h| h.doc), Some(1), "{terms:?}");
+        // Three characters, one of them ordinary, are too few to be sure of a name: 胡格诺
+        // spells Hogan exactly, but 胡 is "beard".
+        let r = Retriever::build([["Ben Hogan won the open.".to_string()]], &[]);
+        let analysis = r.analyze("胡格诺");
+        assert!(
+            !analysis.terms.iter().any(|t| t.term == "hogan"),
+            "{analysis:?}"
+        );
     }
 
     #[test]

@@ -128,6 +128,11 @@ pub(crate) fn is_translit_char(c: char) -> bool {
     reading(c).is_some_and(|(_, name)| name)
 }
 
+/// True for a character with a reading, which a transliterated name may hold.
+pub(crate) fn has_reading(c: char) -> bool {
+    reading(c).is_some()
+}
+
 /// A character's `(syllable, transliteration flag)`.
 fn reading(c: char) -> Option<(&'static str, bool)> {
     let mut buf = [0u8; 4];
@@ -212,6 +217,15 @@ impl NameMatcher {
     /// Index terms of the names one insertion, deletion or substitution away from a long
     /// skeleton (none if ambiguous).
     pub(crate) fn near(&self, skeleton: &str) -> Vec<String> {
+        let mut out = self.all_near(skeleton);
+        if out.len() > MAX_MATCHES {
+            out.clear();
+        }
+        out
+    }
+
+    /// Index terms of every name one edit away from a long skeleton, however many.
+    fn all_near(&self, skeleton: &str) -> Vec<String> {
         if skeleton.len() < MIN_FUZZY {
             return Vec::new();
         }
@@ -223,11 +237,80 @@ impl NameMatcher {
                 }
             }
         }
-        if out.len() > MAX_MATCHES {
-            out.clear();
-        }
         out
     }
+}
+
+/// Shortest dictionary word tried against the site's names by spelling: shorter words
+/// are common words more often than names, and one edit makes a different short word.
+const MIN_RESPELL_LETTERS: usize = 5;
+
+impl NameMatcher {
+    /// The site's name a dictionary's spelling of it stands for, when the two differ
+    /// (CC-CEDICT's "khubilai" for the site's "Kublai"): the one name (index term) whose
+    /// skeleton is equal or one edit away (among any number of such names), whose letters
+    /// are at most 1 apart by [`edit_distance`] (2 when either word has seven letters or
+    /// more), and whose first letter is the same. `None` when there is no such name or
+    /// more than one at the least distance.
+    pub(crate) fn respelling(&self, word: &str) -> Option<String> {
+        if word.len() < MIN_RESPELL_LETTERS || !word.is_ascii() {
+            return None;
+        }
+        let skeleton = english_skeleton(word);
+        let mut best: Option<(usize, String)> = None;
+        let mut tied = false;
+        // Every name near in sound, however many: the spelling picks among them.
+        let mut candidates = self.exact.get(&skeleton).cloned().unwrap_or_default();
+        candidates.extend(self.all_near(&skeleton));
+        for term in candidates {
+            if term == word || term.as_bytes().first() != word.as_bytes().first() {
+                continue;
+            }
+            let limit = if term.len().max(word.len()) >= 7 {
+                2
+            } else {
+                1
+            };
+            let d = edit_distance(word.as_bytes(), term.as_bytes());
+            if d > limit {
+                continue;
+            }
+            match &best {
+                Some((b, t)) if *b == d && *t != term => tied = true,
+                Some((b, _)) if *b <= d => {}
+                _ => {
+                    best = Some((d, term));
+                    tied = false;
+                }
+            }
+        }
+        best.filter(|_| !tied).map(|(_, t)| t)
+    }
+}
+
+/// Edit distance between two short lowercase words, where replacing a consonant costs 2
+/// (as much as deleting one letter and inserting another) and replacing a vowel with
+/// another 1: spellings of one name differ in vowels and in letters dropped or added
+/// (Khubilai, Kublai; Muhammad, Mohammed), while another consonant makes another name
+/// (Dupont, Dumont).
+fn edit_distance(a: &[u8], b: &[u8]) -> usize {
+    let vowel = |c: u8| matches!(c, b'a' | b'e' | b'i' | b'o' | b'u' | b'y');
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, &x) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &y) in b.iter().enumerate() {
+            let cost = match (x == y, vowel(x) && vowel(y)) {
+                (true, _) => 0,
+                (false, true) => 1,
+                (false, false) => 2,
+            };
+            let substitution = diagonal + cost;
+            diagonal = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
 }
 
 /// The skeleton itself and every string with one class deleted.
@@ -347,6 +430,33 @@ mod tests {
         assert!(
             many.exact("KN").is_empty(),
             "four names share KN: too ambiguous"
+        );
+    }
+
+    #[test]
+    fn a_dictionary_spelling_finds_the_sites_spelling_of_the_name() {
+        let m = NameMatcher::new(
+            [
+                "kublai", "cable", "keppel", "beijing", "iqbal", "calabria", "khoroo",
+            ]
+            .map(|w| (w.to_string(), w.to_string())),
+        );
+        assert_eq!(m.respelling("khubilai").as_deref(), Some("kublai"));
+        // Too far apart in letters, or another first letter: not the same name.
+        assert_eq!(m.respelling("kabul"), None);
+        assert_eq!(m.respelling("peking"), None);
+        // The site's own spelling needs no respelling; short words are not tried.
+        assert_eq!(m.respelling("kublai"), None);
+        assert_eq!(m.respelling("cabl"), None);
+        assert_eq!(edit_distance(b"khubilai", b"kublai"), 2);
+        assert_eq!(edit_distance(b"", b"abc"), 3);
+        assert_eq!(edit_distance(b"kitten", b"sitting"), 4);
+        assert_eq!(edit_distance(b"muhammad", b"mohammed"), 2);
+        let dumont = NameMatcher::new([("dumont".to_string(), "dumont".to_string())]);
+        assert_eq!(
+            dumont.respelling("dupont"),
+            None,
+            "another consonant, another name"
         );
     }
 
