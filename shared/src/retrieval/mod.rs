@@ -1678,6 +1678,42 @@ mod tests {
         assert_eq!(hits.iter().map(|h| h.doc).collect::<Vec<_>>(), vec![0]);
     }
 
+    /// Docs-site questions name things the way users say them (同时 "at once", 账号密码
+    /// "account and password", 公共仓库 "public repository"), the pages the way docs
+    /// write them (concurrently, credentials, public registry). The software lexicon
+    /// carries those senses, so the answering page wins over one sharing a looser word.
+    #[test]
+    fn software_paraphrases_reach_the_words_docs_use() {
+        let site = |pages: [&str; 2]| Retriever::build(pages.map(|p| [p.to_string()]), &[]);
+        let cases = [
+            (
+                "同时跑好几个命令",
+                [
+                    "It is safe to run multiple commands concurrently.",
+                    "Each command prints the time it took to run.",
+                ],
+            ),
+            (
+                "账号密码会被保存吗",
+                [
+                    "Credentials are never saved to the lockfile.",
+                    "Your account page shows your plan.",
+                ],
+            ),
+            (
+                "怎么防止误传到公共仓库",
+                [
+                    "Preventing accidental uploads to a public registry.",
+                    "Shared helpers live in the common module.",
+                ],
+            ),
+        ];
+        for (query, pages) in cases {
+            let (_, hits) = site(pages).search(query, 2, 0.0);
+            assert_eq!(hits.first().map(|h| h.doc), Some(0), "{query}: {hits:?}");
+        }
+    }
+
     /// A site of `n` passages: one about an anthem, the others all "effective".
     fn anthem_site(n: usize) -> Retriever {
         let mut docs = vec![["The national anthem opened the final game.".to_string()]];
