@@ -696,6 +696,22 @@ mod tests {
     }
 
     #[test]
+    fn function_words_of_questions_expand_to_nothing() {
+        let lex = Lexicon::default();
+        for (run, word) in [
+            ("它都会改", "都会"),
+            ("我不想用", "不想"),
+            ("文件中的设置", "中的"),
+            ("没单独指定", "没"),
+            ("往终端加", "往"),
+        ] {
+            let ex = lex.expand(run);
+            let w = ex.iter().find(|e| e.word == word);
+            assert!(w.is_some_and(|w| w.stopword), "{run}: {ex:?}");
+        }
+    }
+
+    #[test]
     fn general_lexicon_gives_software_senses() {
         let lex = Lexicon::default();
         let ex = lex.expand("卸载");
