@@ -424,6 +424,20 @@ impl<'a> Segment<'a> {
         glossary.chain(table)
     }
 
+    /// Whether the word's first sense is grammatical: its first translation is English
+    /// stopwords only (别的 "other", 之前 "before", 只有 "only have"). Dictionaries list a
+    /// word's commonest sense first, so in a question such a word frames the content
+    /// words as a stopword does; its later senses are rarer readings (别的 "else", 之前
+    /// "previous") that would otherwise take all its weight, the grammatical sense having
+    /// no index term to share it with.
+    pub(crate) fn is_function_word(&self) -> bool {
+        self.stopword
+            || self
+                .translation_terms()
+                .next()
+                .is_some_and(|group| group.trim().is_empty())
+    }
+
     /// The owned [`Expansion`] of this segment.
     pub(crate) fn to_expansion(self) -> Expansion {
         let (translations, terms) = match self.translations {

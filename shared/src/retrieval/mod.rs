@@ -809,7 +809,7 @@ impl Retriever {
                         }
                         // Inside a span its bigrams are already in.
                         let inside = lone.iter().any(|&(start, end)| i > start && i < end);
-                        if ex.stopword {
+                        if ex.is_function_word() {
                             prev = None;
                             continue;
                         }
@@ -1712,6 +1712,22 @@ mod tests {
             let (_, hits) = site(pages).search(query, 2, 0.0);
             assert_eq!(hits.first().map(|h| h.doc), Some(0), "{query}: {hits:?}");
         }
+    }
+
+    /// 别的 is "other" first and "else" second: with "other" an English stopword, "else"
+    /// alone would carry the word. A word whose first sense is grammatical is skipped as a
+    /// stopword is, on either side of the index (its bigram too).
+    #[test]
+    fn a_word_whose_first_sense_is_grammatical_is_not_expanded() {
+        let r = Retriever::build(
+            [["The else branch runs on other systems. 别的系统".to_string()]],
+            &[],
+        );
+        let terms = r.analyze_query("别的系统");
+        assert_eq!(weight(&terms, "els"), 0.0, "{terms:?}");
+        assert_eq!(weight(&terms, "别的"), 0.0, "{terms:?}");
+        assert!(weight(&terms, "system") > 0.0, "{terms:?}");
+        assert_eq!(weight(&terms, "系统"), 1.0, "{terms:?}");
     }
 
     /// A site of `n` passages: one about an anthem, the others all "effective".
