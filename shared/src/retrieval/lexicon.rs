@@ -424,6 +424,20 @@ impl<'a> Segment<'a> {
         glossary.chain(table)
     }
 
+    /// Whether the word's first sense is grammatical: its first translation is English
+    /// stopwords only (别的 "other", 之前 "before", 只有 "only have"). Dictionaries list a
+    /// word's commonest sense first, so in a question such a word frames the content
+    /// words as a stopword does; its later senses are rarer readings (别的 "else", 之前
+    /// "previous") that would otherwise take all its weight, the grammatical sense having
+    /// no index term to share it with.
+    pub(crate) fn is_function_word(&self) -> bool {
+        self.stopword
+            || self
+                .translation_terms()
+                .next()
+                .is_some_and(|group| group.trim().is_empty())
+    }
+
     /// The owned [`Expansion`] of this segment.
     pub(crate) fn to_expansion(self) -> Expansion {
         let (translations, terms) = match self.translations {
@@ -693,6 +707,22 @@ mod tests {
         assert_eq!(ex[1].word, "步骤", "{ex:?}");
         let ex = lex.expand_in("同步骤", |w| w == "同步");
         assert_eq!(ex[0].word, "同步", "{ex:?}");
+    }
+
+    #[test]
+    fn function_words_of_questions_expand_to_nothing() {
+        let lex = Lexicon::default();
+        for (run, word) in [
+            ("它都会改", "都会"),
+            ("我不想用", "不想"),
+            ("文件中的设置", "中的"),
+            ("没单独指定", "没"),
+            ("往终端加", "往"),
+        ] {
+            let ex = lex.expand(run);
+            let w = ex.iter().find(|e| e.word == word);
+            assert!(w.is_some_and(|w| w.stopword), "{run}: {ex:?}");
+        }
     }
 
     #[test]

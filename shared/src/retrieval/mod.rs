@@ -840,7 +840,7 @@ impl Retriever {
                         }
                         // Inside a span its bigrams are already in.
                         let inside = lone.iter().any(|&(start, end)| i > start && i < end);
-                        if ex.stopword {
+                        if ex.is_function_word() {
                             prev = None;
                             continue;
                         }
@@ -1818,6 +1818,58 @@ mod tests {
         );
         let (_, hits) = r.search("演唱", 3, 0.0);
         assert_eq!(hits.iter().map(|h| h.doc).collect::<Vec<_>>(), vec![0]);
+    }
+
+    /// Docs-site questions name things the way users say them (同时 "at once", 账号密码
+    /// "account and password", 公共仓库 "public repository"), the pages the way docs
+    /// write them (concurrently, credentials, public registry). The software lexicon
+    /// carries those senses, so the answering page wins over one sharing a looser word.
+    #[test]
+    fn software_paraphrases_reach_the_words_docs_use() {
+        let site = |pages: [&str; 2]| Retriever::build(pages.map(|p| [p.to_string()]), &[]);
+        let cases = [
+            (
+                "同时跑好几个命令",
+                [
+                    "It is safe to run multiple commands concurrently.",
+                    "Each command prints the time it took to run.",
+                ],
+            ),
+            (
+                "账号密码会被保存吗",
+                [
+                    "Credentials are never saved to the lockfile.",
+                    "Your account page shows your plan.",
+                ],
+            ),
+            (
+                "怎么防止误传到公共仓库",
+                [
+                    "Preventing accidental uploads to a public registry.",
+                    "Shared helpers live in the common module.",
+                ],
+            ),
+        ];
+        for (query, pages) in cases {
+            let (_, hits) = site(pages).search(query, 2, 0.0);
+            assert_eq!(hits.first().map(|h| h.doc), Some(0), "{query}: {hits:?}");
+        }
+    }
+
+    /// 别的 is "other" first and "else" second: with "other" an English stopword, "else"
+    /// alone would carry the word. A word whose first sense is grammatical is skipped as a
+    /// stopword is, on either side of the index (its bigram too).
+    #[test]
+    fn a_word_whose_first_sense_is_grammatical_is_not_expanded() {
+        let r = Retriever::build(
+            [["The else branch runs on other systems. 别的系统".to_string()]],
+            &[],
+        );
+        let terms = r.analyze_query("别的系统");
+        assert_eq!(weight(&terms, "els"), 0.0, "{terms:?}");
+        assert_eq!(weight(&terms, "别的"), 0.0, "{terms:?}");
+        assert!(weight(&terms, "system") > 0.0, "{terms:?}");
+        assert_eq!(weight(&terms, "系统"), 1.0, "{terms:?}");
     }
 
     /// A site of `n` passages: one about an anthem, the others all "effective".

@@ -227,4 +227,18 @@ pub(crate) const ZH_STOPWORDS: &[&str] = &[
     "很",
     "太",
     "挺",
+    // Prepositions, postpositions and negation (as 不, 上, 在 are): in a question they
+    // frame the content words. Their dictionary senses are what is left once the
+    // grammatical one ("not", "only", "towards", "in") is an English stopword: 没 "end",
+    // "die"; 只 "merely"; 往 "past", "previous"; 里 "lining", "neighborhood".
+    "没",
+    "往",
+    "里",
+    "只",
+    // Two function words that a dictionary also lists as one rare word, which the
+    // cheapest segmentation would pick: 都会 "will all" (not "metropolis"), 不想 "don't
+    // want" (not "unexpectedly"), 中的 "in ...'s" (文件中的设置; not "hit the target").
+    "都会",
+    "不想",
+    "中的",
 ];
