@@ -36,7 +36,8 @@ Rules:
     into translations (a ";"-part that is a sentence with commas, i.e. has a piece
     longer than 3 words, keeps only its first piece); translations that are empty,
     longer than 3 words, only English stopwords, a stray single letter, a pointer
-    ("see ...", "used in ...") or a bare "place name"/surname note are dropped;
+    ("see ...", "used in ..."), a bare "place name"/surname note or led by a negation
+    ("not to accept", "no use") are dropped;
   * entries with capitalised pinyin are proper names: they are kept, but the key's
     common-word translations come first, and of each proper-name definition only the
     part before its first comma is kept ("Denver, Colorado" -> "denver");
@@ -109,6 +110,9 @@ STOPWORDS = frozenset(
     also etc such any each per via
     """.split()
 )
+
+# A translation starting with one of these is dropped (see clean_translation).
+NEGATIONS = frozenset(("not", "no", "non", "never"))
 
 # A single-character key whose every translation consists only of these is dropped.
 # Question words (what, who, how, where, which, when, why) are deliberately absent.
@@ -200,6 +204,10 @@ def clean_translation(piece: str) -> str:
     while words and words[0] in ("to", "a", "an", "the", "or", "and"):
         words = words[1:]
     if not words or len(words) > MAX_WORDS:
+        return ""
+    # "not to accept", "no use": the query analyzer drops "not"/"no" as stopwords, so
+    # the translation would search for the opposite of what the Chinese word says.
+    if words[0] in NEGATIONS:
         return ""
     if all(w in STOPWORDS for w in words):
         return ""

@@ -738,6 +738,24 @@ mod tests {
     }
 
     #[test]
+    fn negated_dictionary_senses_are_left_out() {
+        let lex = Lexicon::default();
+        // CC-CEDICT: 不服 "not to accept|remain unconvinced by", 不一定 "not
+        // necessarily|maybe": searching for "accept" or "necessarily" would ask for the
+        // opposite.
+        let ex = lex.expand("不服");
+        assert_eq!(ex[0].source, Some(Source::Cedict), "{ex:?}");
+        assert_eq!(
+            ex[0].translations,
+            vec!["remain unconvinced by".to_string()]
+        );
+        assert_eq!(
+            lex.expand("不一定")[0].translations,
+            vec!["maybe".to_string()]
+        );
+    }
+
+    #[test]
     fn english_stems_find_their_chinese_words() {
         let install: Vec<&str> = chinese_for("instal").collect();
         assert!(install.contains(&"安装"), "{install:?}");
