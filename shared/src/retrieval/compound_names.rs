@@ -29,15 +29,10 @@ impl Retriever {
         let spelled = |e: &Segment<'_>| {
             !e.stopword && !e.word.is_empty() && e.word.chars().all(is_translit_char)
         };
-        let mut i = 0;
-        while i < exps.len() {
-            let end = (i..exps.len())
-                .find(|&j| !spelled(&exps[j]))
-                .unwrap_or(exps.len());
-            if end > i + 1 {
-                self.match_segments(&exps[i..end], &mut is_name[i..end], terms, probes);
+        for run in super::stretches(exps.len(), |j| spelled(&exps[j])) {
+            if run.len() > 1 {
+                self.match_segments(&exps[run.clone()], &mut is_name[run], terms, probes);
             }
-            i = end.max(i + 1);
         }
     }
 
@@ -99,17 +94,14 @@ impl Retriever {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::tests::site;
 
     #[test]
     fn a_name_spelled_across_a_dictionary_word_matches_the_sites_name() {
-        let r = Retriever::build(
-            [
-                ["Andrew Jackson was the seventh president.".to_string()],
-                ["Jacksonville is the largest city in Florida.".to_string()],
-            ],
-            &[],
-        );
+        let r = site(&[
+            "Andrew Jackson was the seventh president.",
+            "Jacksonville is the largest city in Florida.",
+        ]);
         // 杰克逊 alone is Jackson; with 维尔 it is the city.
         let analysis = r.analyze("杰克逊维尔有多大");
         let city = r.latin_term("jacksonville");

@@ -1054,15 +1054,10 @@ impl Retriever {
                 (Some(c), None) if is_translit_char(c) || (!e.stopword && has_reading(c)))
         };
         let translit = |e: &Segment<'_>| e.word.chars().all(is_translit_char);
-        let mut i = 0;
-        while i < exps.len() {
-            let end = (i..exps.len())
-                .find(|&j| !single(&exps[j]))
-                .unwrap_or(exps.len());
-            if exps[i..end].iter().filter(|e| translit(e)).count() >= 2 {
-                self.match_span(&exps[i..end], &mut is_name[i..end], terms, probes);
+        for run in stretches(exps.len(), |j| single(&exps[j])) {
+            if exps[run.clone()].iter().filter(|e| translit(e)).count() >= 2 {
+                self.match_span(&exps[run.clone()], &mut is_name[run], terms, probes);
             }
-            i = end.max(i + 1);
         }
     }
 
@@ -1319,17 +1314,8 @@ impl Retriever {
 fn lone_spans(expansions: &[Segment<'_>], is_name: &[bool], out: &mut Vec<(usize, usize)>) {
     let lone = |k: usize| !is_name[k] && expansions[k].word.chars().nth(1).is_none();
     out.clear();
-    let mut i = 0;
-    while i < expansions.len() {
-        if !lone(i) {
-            i += 1;
-            continue;
-        }
-        let mut j = i;
-        while j < expansions.len() && lone(j) {
-            j += 1;
-        }
-        let (mut start, mut end) = (i, j);
+    for run in stretches(expansions.len(), lone) {
+        let (mut start, mut end) = (run.start, run.end);
         while start < end && expansions[start].stopword {
             start += 1;
         }
@@ -1339,8 +1325,26 @@ fn lone_spans(expansions: &[Segment<'_>], is_name: &[bool], out: &mut Vec<(usize
         if end - start >= 2 {
             out.push((start, end));
         }
-        i = j;
     }
+}
+
+/// The maximal runs of consecutive indexes below `len` at which `keep` holds, in order:
+/// how the name matchers cut a question's segments into the stretches they try.
+fn stretches(
+    len: usize,
+    keep: impl Fn(usize) -> bool,
+) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < len && !keep(i) {
+            i += 1;
+        }
+        let start = i;
+        while i < len && keep(i) {
+            i += 1;
+        }
+        (start < i).then_some(start..i)
+    })
 }
 
 /// The weight of each bigram of the Chinese word `word`: its bigrams share one word's
@@ -1363,6 +1367,20 @@ fn split_chars(text: &str, n: usize) -> (&str, &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stretches_are_the_maximal_runs_where_the_test_holds() {
+        let keep = [false, true, true, false, true, false, false, true];
+        let found: Vec<_> = stretches(keep.len(), |i| keep[i]).collect();
+        assert_eq!(found, [1..3, 4..5, 7..8]);
+        assert_eq!(stretches(0, |_| true).count(), 0);
+        assert_eq!(stretches(3, |_| false).count(), 0);
+    }
+
+    /// A site of one-passage pages, no glossary.
+    pub(super) fn site(pages: &[&str]) -> Retriever {
+        Retriever::build(pages.iter().map(|p| [p.to_string()]), &[])
+    }
 
     fn weight(terms: &[QueryTerm], term: &str) -> f32 {
         terms
@@ -1453,13 +1471,7 @@ mod tests {
 
     #[test]
     fn a_query_naming_an_identifier_finds_the_page_that_writes_it() {
-        let r = Retriever::build(
-            [
-                ["v v v v v else".to_string()],
-                ["use v-if to render conditionally".to_string()],
-            ],
-            &[],
-        );
+        let r = site(&["v v v v v else", "use v-if to render conditionally"]);
         let (_, ranked) = r.search("v-if 怎么用", 2, 0.0);
         assert_eq!(ranked[0].doc, 1, "{ranked:?}");
         let (_, ranked) = r.search("sys_platform", 2, 0.0);
@@ -1468,13 +1480,10 @@ mod tests {
 
     #[test]
     fn english_questions_find_chinese_pages() {
-        let r = Retriever::build(
-            [
-                ["今天天气很好，适合出门。".to_string()],
-                ["如何安装这个软件：先下载，再安装。".to_string()],
-            ],
-            &[],
-        );
+        let r = site(&[
+            "今天天气很好，适合出门。",
+            "如何安装这个软件：先下载，再安装。",
+        ]);
         let (terms, ranked) = r.search("How do I install it?", 2, 0.0);
         assert_eq!(ranked.first().map(|h| h.doc), Some(1), "{terms:?}");
         // 安装 is the one Chinese word for "install" this site writes: it takes the whole
@@ -1494,15 +1503,12 @@ mod tests {
 
     #[test]
     fn on_a_bilingual_site_each_language_ranks_its_own_page_first_and_the_other_next() {
-        let r = Retriever::build(
-            [
-                ["How to install the package manager on Windows.".to_string()],
-                ["如何在 Windows 上安装包管理器。".to_string()],
-                ["Cooking rice in a pot takes twenty minutes.".to_string()],
-                ["用锅煮米饭需要二十分钟。".to_string()],
-            ],
-            &[],
-        );
+        let r = site(&[
+            "How to install the package manager on Windows.",
+            "如何在 Windows 上安装包管理器。",
+            "Cooking rice in a pot takes twenty minutes.",
+            "用锅煮米饭需要二十分钟。",
+        ]);
         let order = |q: &str| -> Vec<u32> { r.search(q, 4, 0.0).1.iter().map(|h| h.doc).collect() };
         assert_eq!(order("install the package manager")[..2], [0, 1]);
         assert_eq!(order("安装包管理器")[..2], [1, 0]);
@@ -1512,15 +1518,12 @@ mod tests {
 
     #[test]
     fn a_hit_brings_its_other_language_version_right_after_it() {
-        let r = Retriever::build(
-            [
-                ["The library lends books to students and teachers for two weeks.".to_string()],
-                ["Students can borrow computers and cameras from the office.".to_string()],
-                ["图书馆向学生和教师借出图书，期限两周。".to_string()],
-                ["学生可以从办公室借电脑和相机。".to_string()],
-            ],
-            &[],
-        );
+        let r = site(&[
+            "The library lends books to students and teachers for two weeks.",
+            "Students can borrow computers and cameras from the office.",
+            "图书馆向学生和教师借出图书，期限两周。",
+            "学生可以从办公室借电脑和相机。",
+        ]);
         assert_eq!(r.versions(), &[2, 3, 0, 1]);
         let (_, hits) = r.search("can students borrow books from the library", 4, 0.0);
         let order: Vec<u32> = hits.iter().map(|h| h.doc).collect();
@@ -1538,14 +1541,11 @@ mod tests {
 
     #[test]
     fn a_name_no_dictionary_has_is_matched_as_written() {
-        let r = Retriever::build(
-            [
-                ["韩国经济学家李会晟自2015年起担任委员会主席。".to_string()],
-                ["元英宗是元仁宗的儿子，统治时间仅有两年。".to_string()],
-                ["英国的经济学家研究国籍与移民。".to_string()],
-            ],
-            &[],
-        );
+        let r = site(&[
+            "韩国经济学家李会晟自2015年起担任委员会主席。",
+            "元英宗是元仁宗的儿子，统治时间仅有两年。",
+            "英国的经济学家研究国籍与移民。",
+        ]);
         // 会 is a stopword and 李, 晟 single words: only the name as written finds the page.
         let (_, hits) = r.search("李会晟的国籍是？", 3, 0.0);
         assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
@@ -1556,14 +1556,11 @@ mod tests {
 
     #[test]
     fn a_transliterated_name_may_hold_ordinary_characters() {
-        let r = Retriever::build(
-            [
-                ["The Huguenots were French Protestants who settled abroad.".to_string()],
-                ["Lindisfarne are a folk-rock group from Tyneside.".to_string()],
-                ["Many settlers arrived from abroad in that century.".to_string()],
-            ],
-            &[],
-        );
+        let r = site(&[
+            "The Huguenots were French Protestants who settled abroad.",
+            "Lindisfarne are a folk-rock group from Tyneside.",
+            "Many settlers arrived from abroad in that century.",
+        ]);
         // 胡 and 派 are words of their own ("beard", "faction"), 法 too ("law").
         let (terms, hits) = r.search("胡格诺派在哪里定居？", 3, 0.0);
         assert_eq!(hits.first().map(|h| h.doc), Some(0), "{terms:?}");
@@ -1581,14 +1578,11 @@ mod tests {
 
     #[test]
     fn a_transliterated_name_of_the_site_answers_on_its_own() {
-        let r = Retriever::build(
-            [
-                ["Lady Gaga sang at the halftime show of the final.".to_string()],
-                ["The defense recovered the ball in the third quarter.".to_string()],
-                ["Tickets for the final were sold out in March.".to_string()],
-            ],
-            &[],
-        );
+        let r = site(&[
+            "Lady Gaga sang at the halftime show of the final.",
+            "The defense recovered the ball in the third quarter.",
+            "Tickets for the final were sold out in March.",
+        ]);
         // 女神 ("goddess") is nowhere on the site, but 卡卡 is its Gaga.
         let (_, hits) = r.search("女神卡卡唱了什么歌？", 3, 0.0);
         assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
@@ -1622,30 +1616,24 @@ mod tests {
     fn a_long_word_repeated_on_sibling_pages_does_not_drown_the_other_word() {
         // An article's pages all name its subject (a word of four characters); only one
         // has the other word of the question.
-        let r = Retriever::build(
-            [
-                ["超级市场开门了，超级市场很大。".to_string()],
-                ["开幕时歌手唱了国歌。".to_string()],
-                ["超级市场卖水果。".to_string()],
-                ["超级市场在河边。".to_string()],
-            ],
-            &[],
-        );
+        let r = site(&[
+            "超级市场开门了，超级市场很大。",
+            "开幕时歌手唱了国歌。",
+            "超级市场卖水果。",
+            "超级市场在河边。",
+        ]);
         let (_, hits) = r.search("谁在超级市场唱了国歌？", 3, 0.0);
         assert_eq!(hits.first().map(|h| h.doc), Some(1), "{hits:?}");
     }
 
     #[test]
     fn a_passage_with_more_of_the_words_outranks_one_with_two_of_them_side_by_side() {
-        let r = Retriever::build(
-            [
-                ["河流污染很严重。".to_string()],
-                ["河流，污染，治理，都要认真谈。".to_string()],
-                ["河流很长。".to_string()],
-                ["今天天气好。".to_string()],
-            ],
-            &[],
-        );
+        let r = site(&[
+            "河流污染很严重。",
+            "河流，污染，治理，都要认真谈。",
+            "河流很长。",
+            "今天天气好。",
+        ]);
         let (_, hits) = r.search("河流污染治理", 3, 0.0);
         assert_eq!(hits.first().map(|h| h.doc), Some(1), "{hits:?}");
         // Written together, two words still outrank the same two words apart.
@@ -1725,13 +1713,7 @@ mod tests {
 
     #[test]
     fn han_text_past_the_budget_is_matched_by_its_bigrams_only() {
-        let r = Retriever::build(
-            [
-                ["人脸识别 face recognition".to_string()],
-                ["苹果派的做法".to_string()],
-            ],
-            &[],
-        );
+        let r = site(&["人脸识别 face recognition", "苹果派的做法"]);
         let filler = "的".repeat(MAX_ANALYSED_HAN_CHARS);
         // Within the budget, 人脸识别 is a word with its English translation...
         let near = r.analyze(&format!("人脸识别{filler}"));
@@ -1809,13 +1791,10 @@ mod tests {
     #[test]
     fn a_translation_matches_the_irregular_forms_of_its_word() {
         // 演唱 translates to "sing"; the page says "sang".
-        let r = Retriever::build(
-            [
-                ["The choir sang at the opening.".to_string()],
-                ["The stadium opened in 1990.".to_string()],
-            ],
-            &[],
-        );
+        let r = site(&[
+            "The choir sang at the opening.",
+            "The stadium opened in 1990.",
+        ]);
         let (_, hits) = r.search("演唱", 3, 0.0);
         assert_eq!(hits.iter().map(|h| h.doc).collect::<Vec<_>>(), vec![0]);
     }

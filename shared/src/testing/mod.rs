@@ -15,6 +15,8 @@
 //! - [`runtime_api`]: a minimal Lambda Runtime API that runs a function's binary through
 //!   one invocation and times its init, first response byte and response, with its peak
 //!   memory (`examples/cold_start.rs`, `infra/coldstart.sh`).
+//! - [`synthetic`]: a deterministic generated site of any size, with proper nouns and
+//!   Chinese sentences if asked.
 //! - [`store_scenarios`]: behaviour checks every [`ConversationStore`] must pass, shared by the
 //!   in-memory store's unit tests and the DynamoDB store's tests against moto.
 //!
@@ -29,6 +31,7 @@ pub mod kb_s3;
 pub mod moto;
 pub mod runtime_api;
 pub mod store_scenarios;
+pub mod synthetic;
 
 pub use fake_llm::{Behavior, FakeLlm, RecordedRequest};
 pub use fault_proxy::FaultProxy;

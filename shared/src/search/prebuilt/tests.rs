@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::search::{Chunks, SearchIndex, SearchRequest};
+use crate::testing::synthetic::{site_json, Extras};
 use crate::KnowledgeBase;
-use serde_json::json;
 
 /// Queries in English, Chinese and both, with names, identifiers and words no page has.
 const QUERIES: &[&str] = &[
@@ -30,69 +30,12 @@ fn sample_json() -> Vec<u8> {
     std::fs::read(path).expect("the sample KB is in the repo")
 }
 
-/// A deterministic synthetic KB of `pages` pages: invented words with a skewed
-/// frequency, capitalised names, Chinese sentences on every third page, and pages long
-/// enough to be split into several passages.
+/// A deterministic generated KB of `pages` pages: invented words with a skewed frequency,
+/// capitalised names, Chinese sentences on every third page, and pages long enough to be
+/// split into several passages.
 fn generated_json(pages: usize) -> Vec<u8> {
-    let mut seed: u64 = 42;
-    let mut next = move |n: usize| {
-        seed = seed
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        ((seed >> 33) as usize) % n
-    };
-    let syllables = [
-        "ka", "to", "mi", "ra", "shu", "ve", "lo", "bai", "tri", "zu", "ne",
-    ];
     let han = "模型数据训练人脸识别多模态代码论文发表检索系统学习方法网络图像";
-    let han: Vec<char> = han.chars().collect();
-    let vocab: Vec<String> = (0..3000)
-        .map(|i| {
-            (0..2 + i % 3)
-                .map(|j| syllables[(i * 7 + j * 13 + i / 11) % syllables.len()])
-                .collect()
-        })
-        .collect();
-    let mut docs = Vec::new();
-    for p in 0..pages {
-        let words = 60 + next(400);
-        let mut text = String::new();
-        for w in 0..words {
-            // Skewed: most picks fall on the first words of the vocabulary.
-            let i = next(vocab.len())
-                .min(next(vocab.len()))
-                .min(next(vocab.len()));
-            let word = &vocab[i];
-            if w % 12 == 0 {
-                text.push_str(". ");
-                let mut c = word.chars();
-                text.extend(c.next().map(|c| c.to_ascii_uppercase()));
-                text.push_str(c.as_str());
-            } else {
-                text.push(' ');
-                text.push_str(word);
-            }
-            if w % 30 == 17 {
-                // Always capitalised: the corpus's proper nouns.
-                text.push(' ');
-                text.push_str(NAMES[next(NAMES.len())]);
-            }
-            if p % 3 == 0 && w % 20 == 5 {
-                text.push_str(" 。");
-                (0..4 + next(8)).for_each(|_| text.push(han[next(han.len())]));
-            }
-        }
-        docs.push(json!({
-            "id": format!("page-{p}"),
-            "type": "page",
-            "title": format!("{} {}", vocab[next(300)], vocab[next(3000)]),
-            "url": format!("https://site.example/p/{p}"),
-            "keywords": [vocab[next(3000)].clone()],
-            "content": text,
-        }));
-    }
-    let kb = json!({"documents": docs, "glossary": {"模型": ["model"]}});
-    serde_json::to_vec(&kb).expect("serialisable")
+    site_json(pages, 42, Extras { names: NAMES, han })
 }
 
 fn kb_of(json: &[u8]) -> KnowledgeBase {
