@@ -281,7 +281,7 @@ impl KbSource for S3KbSource {
         bytes: Vec<u8>,
         condition: WriteCondition,
     ) -> Result<Written, KbSourceError> {
-        let upload = upload_config(bytes.len());
+        let upload = self.upload_config(bytes.len());
         let mut req = self
             .client
             .put_object()
@@ -351,7 +351,7 @@ impl KbSource for S3KbSource {
     }
 
     async fn put_index(&self, bytes: Vec<u8>) -> Result<(), KbSourceError> {
-        let upload = upload_config(bytes.len());
+        let upload = self.upload_config(bytes.len());
         self.client
             .put_object()
             .bucket(&self.bucket)
@@ -373,38 +373,47 @@ impl KbSource for S3KbSource {
 /// home uplink seeding a bucket.
 const UPLOAD_FLOOR_BYTES_PER_SEC: u64 = 4 << 20;
 
-/// The client's timeouts, stretched for an upload of `len` bytes.
+/// `base` (the client's timeouts), stretched for an upload of `len` bytes over up to
+/// `attempts` attempts.
 ///
-/// A PUT sends its body inside the attempt, so the client's 5 s per attempt (sized for
-/// small requests, [`crate::config::timeouts`]) would fail any upload of more than a few
-/// tens of MB: a 50k-page knowledge base's index is 182 MB. Each attempt gets the time the
-/// body takes at [`UPLOAD_FLOOR_BYTES_PER_SEC`] on top of the usual 5 s, and the call that
-/// many times over its attempts. A GET is unaffected: its body streams after the call.
-fn upload_timeouts(len: usize) -> aws_config::timeout::TimeoutConfig {
-    let base = crate::config::timeouts();
+/// A PUT sends its body inside the attempt, so the 5 s per attempt functions use (sized
+/// for small requests, [`crate::config::timeouts`]) would fail any upload of more than a
+/// few tens of MB: a 50k-page knowledge base's index is 182 MB. Each attempt gets the time
+/// the body takes at [`UPLOAD_FLOOR_BYTES_PER_SEC`] on top of its own, and the call that
+/// once per attempt on top of its own. A GET is unaffected: its body streams after the call.
+fn upload_timeouts(
+    base: &aws_config::timeout::TimeoutConfig,
+    attempts: u32,
+    len: usize,
+) -> aws_config::timeout::TimeoutConfig {
     let transfer = std::time::Duration::from_secs(
         u64::try_from(len).unwrap_or(u64::MAX) / UPLOAD_FLOOR_BYTES_PER_SEC,
     );
-    let attempt = base
-        .operation_attempt_timeout()
-        .unwrap_or_default()
-        .saturating_add(transfer);
-    let operation = base
-        .operation_timeout()
-        .unwrap_or_default()
-        .saturating_add(transfer.saturating_mul(crate::config::AWS_MAX_ATTEMPTS));
-    let mut timeouts = aws_config::timeout::TimeoutConfig::builder()
-        .operation_attempt_timeout(attempt)
-        .operation_timeout(operation);
-    if let Some(connect) = base.connect_timeout() {
-        timeouts = timeouts.connect_timeout(connect);
+    let mut stretched = base.to_builder();
+    if let Some(attempt) = base.operation_attempt_timeout() {
+        stretched = stretched.operation_attempt_timeout(attempt.saturating_add(transfer));
     }
-    timeouts.build()
+    if let Some(operation) = base.operation_timeout() {
+        stretched = stretched
+            .operation_timeout(operation.saturating_add(transfer.saturating_mul(attempts)));
+    }
+    stretched.build()
 }
 
-/// The configuration override of an upload of `len` bytes: [`upload_timeouts`].
-fn upload_config(len: usize) -> aws_sdk_s3::config::Builder {
-    aws_sdk_s3::config::Builder::default().timeout_config(upload_timeouts(len))
+impl S3KbSource {
+    /// The configuration override of an upload of `len` bytes: the client's timeouts,
+    /// stretched by [`upload_timeouts`].
+    fn upload_config(&self, len: usize) -> aws_sdk_s3::config::Builder {
+        let config = self.client.config();
+        let base = config
+            .timeout_config()
+            .cloned()
+            .unwrap_or_else(aws_config::timeout::TimeoutConfig::disabled);
+        let attempts = config
+            .retry_config()
+            .map_or(1, aws_config::retry::RetryConfig::max_attempts);
+        aws_sdk_s3::config::Builder::default().timeout_config(upload_timeouts(&base, attempts, len))
+    }
 }
 
 #[cfg(test)]
@@ -414,7 +423,7 @@ mod tests {
     #[test]
     fn an_uploads_timeouts_grow_with_its_size() {
         let base = crate::config::timeouts();
-        let small = upload_timeouts(1000);
+        let small = upload_timeouts(&base, 3, 1000);
         assert_eq!(
             small.operation_attempt_timeout(),
             base.operation_attempt_timeout()
@@ -422,11 +431,34 @@ mod tests {
         assert_eq!(small.operation_timeout(), base.operation_timeout());
         assert_eq!(small.connect_timeout(), base.connect_timeout());
         // A 50k-page index: 182 MB at 4 MiB/s is 43 s of transfer per attempt.
-        let index = upload_timeouts(182_000_000);
+        let index = upload_timeouts(&base, 3, 182_000_000);
         let attempt = index.operation_attempt_timeout().expect("attempt timeout");
         assert_eq!(attempt.as_secs(), 5 + 43);
         let operation = index.operation_timeout().expect("operation timeout");
         assert_eq!(operation.as_secs(), 15 + 3 * 43);
+        assert_eq!(index.connect_timeout(), base.connect_timeout());
+    }
+
+    #[test]
+    fn a_sources_uploads_stretch_its_own_clients_timeouts() {
+        let sdk = aws_config::SdkConfig::builder()
+            .behavior_version(aws_config::BehaviorVersion::latest())
+            .timeout_config(
+                aws_config::timeout::TimeoutConfig::builder()
+                    .operation_attempt_timeout(std::time::Duration::from_secs(2))
+                    .build(),
+            )
+            .retry_config(aws_config::retry::RetryConfig::standard().with_max_attempts(2))
+            .build();
+        let s = S3KbSource::from_sdk_config(&sdk, "bucket", "kb.json");
+        let upload = s.upload_config(40 << 20).build();
+        let timeouts = upload.timeout_config().expect("timeouts set");
+        // 40 MiB at 4 MiB/s: 10 s on top of the client's 2 s; no call timeout to stretch.
+        assert_eq!(
+            timeouts.operation_attempt_timeout(),
+            Some(std::time::Duration::from_secs(12))
+        );
+        assert_eq!(timeouts.operation_timeout(), None);
     }
 
     #[test]
@@ -441,17 +473,16 @@ mod tests {
 
     #[test]
     fn a_spool_reads_back_what_was_written_and_leaves_no_file_behind() {
-        let spools = || {
-            std::fs::read_dir(std::env::temp_dir())
-                .unwrap()
-                .filter_map(|e| e.ok())
-                .filter(|e| e.file_name().to_string_lossy().starts_with("rag-index-"))
-                .count()
-        };
-        let before = spools();
+        use std::os::fd::AsRawFd;
         let mut file = spool_file().unwrap();
         file.write_all(b"prebuilt index bytes").unwrap();
-        assert_eq!(spools(), before, "the spool is unlinked while open");
+        // Asked of this file alone (counting the temporary directory's files would race
+        // with any other process spooling there): Linux names an unlinked file "(deleted)".
+        let path = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).unwrap();
+        assert!(
+            path.to_string_lossy().ends_with(" (deleted)"),
+            "the spool is unlinked while open: {path:?}"
+        );
         file.seek(SeekFrom::Start(0)).unwrap();
         let mut back = String::new();
         std::io::Read::read_to_string(&mut file, &mut back).unwrap();
