@@ -9,10 +9,9 @@
 
 mod aws;
 
-// The moto test clients build an SDK configuration by hand; uploads stretch the timeouts.
+// Only the moto test clients build an SDK configuration by hand.
 #[cfg(any(test, feature = "test-util"))]
-pub(crate) use aws::retry_config;
-pub(crate) use aws::timeouts;
+pub(crate) use aws::{retry_config, timeouts};
 pub use aws::{sdk_config_from_env, AwsClients, AWS_MAX_ATTEMPTS, AWS_THROTTLING_BACKOFF};
 
 use crate::error::{Error, Result};
