@@ -177,14 +177,6 @@ impl KbSource for FileKbSource {
         })
     }
 
-    async fn get_index(&self) -> Result<Option<Vec<u8>>, KbSourceError> {
-        match std::fs::read(self.index_path()) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(self.io_error("cannot read the index", e)),
-        }
-    }
-
     async fn open_index(&self) -> Result<Option<IndexStream>, KbSourceError> {
         match std::fs::File::open(self.index_path()) {
             Ok(file) => Ok(Some(Box::new(std::io::BufReader::with_capacity(

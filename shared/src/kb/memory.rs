@@ -6,7 +6,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use async_trait::async_trait;
 
 use super::source::content_version;
-use super::source::{Fetched, Head, KbObject, KbSource, KbSourceError, WriteCondition, Written};
+use super::source::{
+    Fetched, Head, IndexStream, KbObject, KbSource, KbSourceError, WriteCondition, Written,
+};
 
 /// A [`KbSource`] holding the object in process memory; ETag = content hash.
 ///
@@ -149,9 +151,11 @@ impl KbSource for MemoryKbSource {
         Ok(Written::Stored { etag })
     }
 
-    async fn get_index(&self) -> Result<Option<Vec<u8>>, KbSourceError> {
+    async fn open_index(&self) -> Result<Option<IndexStream>, KbSourceError> {
         self.check_available()?;
-        Ok(self.index())
+        Ok(self
+            .index()
+            .map(|bytes| Box::new(std::io::Cursor::new(bytes)) as IndexStream))
     }
 
     async fn put_index(&self, bytes: Vec<u8>) -> Result<(), KbSourceError> {

@@ -320,13 +320,6 @@ impl KbSource for S3KbSource {
         }
     }
 
-    async fn get_index(&self) -> Result<Option<Vec<u8>>, KbSourceError> {
-        match self.get_index_object().await? {
-            Some((out, location)) => Ok(Some(read_body(out, location).await?)),
-            None => Ok(None),
-        }
-    }
-
     /// Streams the index into an unnamed temporary file and decodes from there, as a file
     /// source is read: held whole in memory, the index (1.8× the JSON) sat beside
     /// everything decoded from it, 89 MiB at 10k pages against 50 MiB from a file. A

@@ -117,21 +117,11 @@ pub trait KbSource: Send + Sync + std::fmt::Debug {
         condition: WriteCondition,
     ) -> Result<Written, KbSourceError>;
 
-    /// The prebuilt index stored beside the knowledge base (a prebuilt index; named by
-    /// [`index_name`]), or `None` when there is none. A source that keeps no
-    /// index answers `None`.
-    async fn get_index(&self) -> Result<Option<Vec<u8>>, KbSourceError> {
-        Ok(None)
-    }
-
-    /// The prebuilt index as a stream, read as it is decoded; `None` when there is none.
-    /// The default reads it whole ([`KbSource::get_index`]); a file is streamed, so it is
-    /// never held next to what is decoded from it.
+    /// The prebuilt index stored beside the knowledge base (named by [`index_name`]) as a
+    /// stream, read as it is decoded, so it is never held whole next to what is decoded
+    /// from it; `None` when there is none. A source that keeps no index answers `None`.
     async fn open_index(&self) -> Result<Option<IndexStream>, KbSourceError> {
-        Ok(self
-            .get_index()
-            .await?
-            .map(|bytes| Box::new(std::io::Cursor::new(bytes)) as IndexStream))
+        Ok(None)
     }
 
     /// Stores the prebuilt index beside the knowledge base, unconditionally: the index
