@@ -119,14 +119,18 @@ const MAX_MARKS: usize = 64;
 /// Notes the heap at the end of a phase of the work [`record`] runs: the build marks its
 /// phases so a measurement can tell where the peak is. Costs one atomic load otherwise.
 pub fn mark(label: &'static str) {
-    if !RECORDING.load(Ordering::Relaxed) {
-        return;
+    if RECORDING.load(Ordering::Relaxed) {
+        push_mark(label, MAX_MARKS);
     }
+}
+
+/// Records a mark unless `room` marks are already kept.
+fn push_mark(label: &'static str, room: usize) {
     let base = BASE.load(Ordering::Relaxed);
     let live = LIVE.load(Ordering::Relaxed);
     let peak = PEAK.swap(live, Ordering::Relaxed);
     let mut marks = MARKS.lock().unwrap_or_else(|e| e.into_inner());
-    if marks.len() < MAX_MARKS {
+    if marks.len() < room {
         marks.push(Mark {
             label,
             peak: peak.saturating_sub(base),
@@ -136,20 +140,21 @@ pub fn mark(label: &'static str) {
 }
 
 /// Runs `f`, returning the [`mark`]s it passed (and a last one, `"end"`); empty when
-/// [`CountingAlloc`] is not this process's allocator. One recording at a time: the
-/// counters are process-wide.
+/// [`CountingAlloc`] is not this process's allocator. One recording at a time, and no
+/// [`measure`] inside it (each restarts the peak): the counters are process-wide.
 pub fn record<T>(f: impl FnOnce() -> T) -> (T, Vec<Mark>) {
     {
         let mut marks = MARKS.lock().unwrap_or_else(|e| e.into_inner());
         marks.clear();
-        marks.reserve(MAX_MARKS);
+        marks.reserve(MAX_MARKS + 1);
     }
     let before = LIVE.load(Ordering::Relaxed);
     BASE.store(before, Ordering::Relaxed);
     PEAK.store(before, Ordering::Relaxed);
     RECORDING.store(true, Ordering::Relaxed);
     let out = f();
-    mark("end");
+    // Room kept for it: the end is there however many marks the work passed.
+    push_mark("end", MAX_MARKS + 1);
     RECORDING.store(false, Ordering::Relaxed);
     let marks = std::mem::take(&mut *MARKS.lock().unwrap_or_else(|e| e.into_inner()));
     if !INSTALLED.load(Ordering::Relaxed) {
