@@ -55,7 +55,7 @@ impl Request {
     }
 
     /// Whether the body comes chunked (`transfer-encoding: chunked`).
-    pub fn is_chunked(&self) -> bool {
+    fn is_chunked(&self) -> bool {
         self.header("transfer-encoding")
             .is_some_and(|v| v.eq_ignore_ascii_case("chunked"))
     }
@@ -78,7 +78,7 @@ pub async fn read_request(socket: &mut (impl AsyncRead + Unpin)) -> io::Result<O
         return Ok(None);
     };
     if request.is_chunked() {
-        return Err(refused("chunked request bodies are not supported"));
+        return Err(invalid("chunked request bodies are not supported"));
     }
     Ok(reader.body(&mut request, |_| {}).await?.map(|_| request))
 }
@@ -107,8 +107,9 @@ impl<S: AsyncRead + Unpin> Reader<S> {
         let Some(line) = self.line(&mut budget).await? else {
             return Ok(None);
         };
-        let mut parts = line.split_whitespace();
-        if parts.next().is_none() || parts.next().is_none() {
+        // Method SP target SP version, split as `Request::method` and `target` split it.
+        let parts: Vec<&str> = line.split(' ').collect();
+        if parts.len() != 3 || parts.iter().any(|p| p.is_empty()) {
             return Err(invalid(format!("bad request line {line:?}")));
         }
         let Some(headers) = self.fields(&mut budget).await? else {
@@ -140,7 +141,7 @@ impl<S: AsyncRead + Unpin> Reader<S> {
                 .map_err(|_| invalid(format!("bad content-length {v:?}")))?,
         };
         if length > MAX_BODY {
-            return Err(refused("request body too large for a test server"));
+            return Err(invalid("request body too large for a test server"));
         }
         if !self.take(length, &mut request.body).await? {
             return Ok(None);
@@ -168,7 +169,7 @@ impl<S: AsyncRead + Unpin> Reader<S> {
                 return self.fields(&mut budget).await;
             }
             if body.len().saturating_add(size) > MAX_BODY {
-                return Err(refused("request body too large for a test server"));
+                return Err(invalid("request body too large for a test server"));
             }
             if !self.take(size, body).await? {
                 return Ok(None);
@@ -179,7 +180,7 @@ impl<S: AsyncRead + Unpin> Reader<S> {
                 return Ok(None);
             }
             if crlf != b"\r\n" {
-                return Err(invalid("a chunk does not end with CRLF".into()));
+                return Err(invalid("a chunk does not end with CRLF"));
             }
         }
     }
@@ -208,7 +209,7 @@ impl<S: AsyncRead + Unpin> Reader<S> {
             if let Some(pos) = self.buf[searched..].windows(2).position(|w| w == b"\r\n") {
                 let end = searched + pos;
                 if end + 2 > *budget {
-                    return Err(refused("request head too large for a test server"));
+                    return Err(invalid("request head too large for a test server"));
                 }
                 *budget -= end + 2;
                 let line = String::from_utf8_lossy(&self.buf[..end]).into_owned();
@@ -216,7 +217,7 @@ impl<S: AsyncRead + Unpin> Reader<S> {
                 return Ok(Some(line));
             }
             if self.buf.len() > *budget {
-                return Err(refused("request head too large for a test server"));
+                return Err(invalid("request head too large for a test server"));
             }
             searched = self.buf.len().saturating_sub(1);
             if !self.fill().await? {
@@ -245,12 +246,8 @@ impl<S: AsyncRead + Unpin> Reader<S> {
     }
 }
 
-fn refused(why: &'static str) -> io::Error {
+fn invalid(why: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, why)
-}
-
-fn invalid(message: String) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, message)
 }
 
 #[cfg(test)]
@@ -303,6 +300,8 @@ mod tests {
         for raw in [
             &b"\r\n"[..],
             b"GET\r\n\r\n",
+            b"GET  /x HTTP/1.1\r\n\r\n",
+            b"GET\t/x HTTP/1.1\r\n\r\n",
             b"GET / HTTP/1.1\r\nno colon\r\n\r\n",
             b"POST / HTTP/1.1\r\ncontent-length: ten\r\n\r\n",
             b"POST / HTTP/1.1\r\ncontent-length: 99999999999\r\n\r\n",

@@ -27,11 +27,11 @@ pub const KB_V2: &str = r#"{"documents": [
 #[derive(Debug)]
 pub struct ProxiedKb {
     /// The moto server holding the bucket.
-    pub moto: MotoServer,
+    moto: MotoServer,
     /// The bucket.
-    pub bucket: String,
+    bucket: String,
     /// The object's key.
-    pub key: String,
+    key: String,
     /// The proxy every read of the handle goes through; it forwards until told otherwise.
     pub proxy: FaultProxy,
 }

@@ -281,13 +281,12 @@ async fn connection(
         };
         let path = request.target().to_owned();
         if request.method() == "GET" && path == "/2018-06-01/runtime/invocation/next" {
-            let _ = tx.send(Seen::Next(Instant::now()));
-            // Only one event: a later poll is never answered; the connection stays open
-            // until the process is ended.
+            // Only one event: a later poll is never answered (nor reported); the connection
+            // stays open until the process is ended.
             let Some(payload) = event.lock().unwrap_or_else(|e| e.into_inner()).take() else {
-                std::future::pending::<()>().await;
-                return Ok(());
+                return std::future::pending().await;
             };
+            let _ = tx.send(Seen::Next(Instant::now()));
             out.write_all(&event_response(&payload)).await?;
             let _ = tx.send(Seen::HandedOut(Instant::now()));
         } else if request.method() == "POST" && path.ends_with("/response") {
