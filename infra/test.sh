@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: installs what the tests need (pinned tools in .venv), then the SAM template
-# checks, the format and lint gates and the whole workspace's tests, including those against
-# a moto server that each test starts on a free port.
+# checks, the format, lint and doc-link gates, the whole workspace's tests (including those
+# against a moto server each test binary starts on a free port) and the widget's browser
+# tests.
 # Usage: infra/test.sh   (CI: CI=true infra/test.sh)
 set -euo pipefail
 
