@@ -22,6 +22,7 @@ pub use lexicon::{is_zh_stopword, Lexicon};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::hash::BuildHasher;
+pub(crate) use tokenize::nth_char_start;
 use tokenize::{compounds, han_bigram_slices, run_spans};
 pub use tokenize::{fold_char, is_han, runs, Analyzer, Script};
 pub use translit::MAX_NAME_CHARS;
@@ -796,7 +797,8 @@ impl Retriever {
                 Script::Han => {
                     // Past the budget, only bigrams (added last, standing for no word in
                     // particular), the first one joining the analysed part to the rest.
-                    let (head, tail) = split_chars(run, han_left);
+                    let (head, tail) =
+                        run.split_at(nth_char_start(run, han_left).unwrap_or(run.len()));
                     han_left -= head.chars().count();
                     segments.clear();
                     self.lexicon.segment_in(
@@ -1356,12 +1358,6 @@ fn stretches(
 fn bigram_share(word: &str) -> f32 {
     let bigrams = word.chars().count().saturating_sub(1).max(1);
     1.0 / bigrams as f32
-}
-
-/// `text` cut after its first `n` characters.
-fn split_chars(text: &str, n: usize) -> (&str, &str) {
-    let at = text.char_indices().nth(n).map_or(text.len(), |(i, _)| i);
-    text.split_at(at)
 }
 
 #[cfg(test)]

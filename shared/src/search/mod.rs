@@ -420,7 +420,7 @@ fn snippet(text: &str) -> String {
     // This runs for every hit of every search: look only at the head, and copy it as it is
     // unless it has whitespace to fold (summaries usually do not).
     let text = text.trim();
-    let cut = nth_char_start(text, SNIPPET_CHARS);
+    let cut = crate::retrieval::nth_char_start(text, SNIPPET_CHARS);
     let head = &text[..cut.unwrap_or(text.len())];
     let messy = head.bytes().any(|b| matches!(b, b'\n' | b'\r' | b'\t')) || head.contains("  ");
     let mut out = if messy {
@@ -436,42 +436,6 @@ fn snippet(text: &str) -> String {
         out.push('…');
     }
     out
-}
-
-/// Where the character after the first `n` of `text` starts (`text.char_indices().nth(n)`),
-/// `None` when `text` has no more than `n` characters. Counted over bytes, not decoded
-/// characters: ASCII text is answered from its length, and other text by counting the
-/// bytes that start a character (all but UTF-8 continuation bytes, `0b10xxxxxx`) a block
-/// at a time, which the compiler vectorises.
-fn nth_char_start(text: &str, n: usize) -> Option<usize> {
-    let bytes = text.as_bytes();
-    if bytes.len() <= n {
-        // n bytes hold at most n characters.
-        return None;
-    }
-    if bytes[..n].is_ascii() {
-        return Some(n);
-    }
-    let starts = |b: &u8| (*b as i8) >= -0x40;
-    let mut seen = 0;
-    let mut at = 0;
-    for block in bytes.chunks_exact(32) {
-        let count = block.iter().filter(|b| starts(b)).count();
-        if seen + count > n {
-            break;
-        }
-        seen += count;
-        at += block.len();
-    }
-    for (i, b) in bytes[at..].iter().enumerate() {
-        if starts(b) {
-            if seen == n {
-                return Some(at + i);
-            }
-            seen += 1;
-        }
-    }
-    None
 }
 
 /// The body of a search response (`docs/architecture.md`, "HTTP API").
@@ -590,24 +554,6 @@ mod tests {
             SNIPPET_CHARS + 1,
             "hard cut plus ellipsis"
         );
-    }
-
-    #[test]
-    fn the_nth_character_is_found_by_counting_bytes_as_by_decoding() {
-        let texts = [
-            String::new(),
-            "a".repeat(300),
-            "字".repeat(300),
-            "ab字é😀".repeat(70),
-            format!("{}字{}", "x".repeat(239), "y".repeat(50)),
-            format!("{}字", "x".repeat(240)),
-        ];
-        for text in &texts {
-            for n in [0, 1, 31, 32, 33, 239, 240, 241, 400] {
-                let decoded = text.char_indices().nth(n).map(|(i, _)| i);
-                assert_eq!(nth_char_start(text, n), decoded, "n = {n} in {text:?}");
-            }
-        }
     }
 
     #[test]
