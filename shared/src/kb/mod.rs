@@ -195,20 +195,10 @@ impl KnowledgeBase {
 
     /// Validates an already parsed JSON value, listing every problem.
     pub fn from_value(value: &Value) -> std::result::Result<Self, Problems> {
-        let mut value = value.clone();
-        // The documents' text is moved out of the copy instead of copied again.
-        let top = match &mut value {
-            Value::Array(docs) => Top::Documents(Collector::of(docs)),
-            Value::Object(top) => Top::Object {
-                documents: match top.get_mut("documents") {
-                    Some(Value::Array(docs)) => Some(Some(Collector::of(docs))),
-                    Some(_) => Some(None),
-                    None => None,
-                },
-                glossary: top.get("glossary").cloned(),
-            },
-            _ => Top::Other,
-        };
+        // Walking a `Value` cannot fail (its keys are strings); were it to, it is a problem
+        // with the whole input.
+        let top = read::top_level_of(value)
+            .map_err(|e| Problems(vec![Problem::new("", e.to_string())]))?;
         Self::validate(top)
     }
 
@@ -293,18 +283,6 @@ struct Collector {
 }
 
 impl Collector {
-    /// The documents of an array, their text moved out of it.
-    fn of(docs: &mut [Value]) -> Self {
-        let mut c = Self {
-            documents: Vec::with_capacity(docs.len()),
-            ..Self::default()
-        };
-        for doc in docs {
-            c.add(doc);
-        }
-        c
-    }
-
     /// Validates the next document, moving its text out of `doc` (which is left with
     /// empty strings in its place).
     fn add(&mut self, doc: &mut Value) {

@@ -5,8 +5,9 @@
 //! moves, but the tree's maps and small strings stay until the end). Here the top level is
 //! walked with serde's visitors instead: each document is parsed into a `Value` on its
 //! own, validated and moved into its `Document` by [`Collector::add`], and dropped before
-//! the next is read. The result, problems included, is the one
-//! [`KnowledgeBase::from_value`](super::KnowledgeBase::from_value) gives for the same text.
+//! the next is read. [`KnowledgeBase::from_value`](super::KnowledgeBase::from_value) walks
+//! an already parsed value with the same visitors, so the two give the same result,
+//! problems included.
 
 use super::{Collector, Top};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -21,6 +22,12 @@ pub(super) fn top_level(text: &str) -> serde_json::Result<Top> {
     let top = de.deserialize_any(TopVisitor)?;
     de.end()?;
     Ok(top)
+}
+
+/// The top level of an already parsed value, read the same way: each document is copied
+/// out of it on its own and validated before the next, instead of the whole tree at once.
+pub(super) fn top_level_of(value: &Value) -> serde_json::Result<Top> {
+    value.deserialize_any(TopVisitor)
 }
 
 /// Answers `fallback` for every JSON value but arrays and objects (`null`, booleans,
@@ -50,7 +57,11 @@ macro_rules! scalars_are {
 
 /// The documents of an array, read one at a time.
 fn collect<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Collector, A::Error> {
-    let mut c = Collector::default();
+    let mut c = Collector {
+        // Known for a parsed value; text streams in without a count.
+        documents: Vec::with_capacity(seq.size_hint().unwrap_or(0)),
+        ..Collector::default()
+    };
     while let Some(mut doc) = seq.next_element::<Value>()? {
         c.add(&mut doc);
     }
