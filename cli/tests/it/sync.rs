@@ -83,16 +83,7 @@ impl Stack {
 
     /// Every key under `staging/`.
     async fn staged_keys(&self) -> usize {
-        let out = self
-            .moto
-            .s3_client()
-            .list_objects_v2()
-            .bucket(&self.bucket)
-            .prefix("staging/")
-            .send()
-            .await
-            .unwrap();
-        out.contents().len()
+        self.moto.keys(&self.bucket, "staging/").await.len()
     }
 
     /// Asserts the live documents and glossary are the file's (order aside).

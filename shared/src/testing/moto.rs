@@ -165,17 +165,39 @@ impl MotoServer {
     ///
     /// # Panics
     /// When the server refuses: the test's premise would be missing.
-    pub async fn put_object(&self, bucket: &str, key: &str, body: &str) {
+    pub async fn put_object(&self, bucket: &str, key: &str, body: impl AsRef<[u8]>) {
         if let Err(e) = self
             .s3_client()
             .put_object()
             .bucket(bucket)
             .key(key)
-            .body(body.as_bytes().to_vec().into())
+            .body(body.as_ref().to_vec().into())
             .send()
             .await
         {
             panic!("cannot write s3://{bucket}/{key}: {e:?}");
+        }
+    }
+
+    /// The keys under `prefix` in `bucket` (up to S3's 1,000 a listing).
+    ///
+    /// # Panics
+    /// When the bucket cannot be listed.
+    pub async fn keys(&self, bucket: &str, prefix: &str) -> Vec<String> {
+        match self
+            .s3_client()
+            .list_objects_v2()
+            .bucket(bucket)
+            .prefix(prefix)
+            .send()
+            .await
+        {
+            Ok(out) => out
+                .contents()
+                .iter()
+                .filter_map(|o| o.key().map(str::to_owned))
+                .collect(),
+            Err(e) => panic!("cannot list s3://{bucket}/{prefix}: {e:?}"),
         }
     }
 

@@ -74,15 +74,8 @@ impl Fixture {
 
     /// Replaces the prebuilt index behind the service's back.
     async fn put_index(&self, bytes: Vec<u8>) {
-        self.moto
-            .s3_client()
-            .put_object()
-            .bucket(&self.bucket)
-            .key(shared::index::index_name(KEY))
-            .body(bytes.into())
-            .send()
-            .await
-            .unwrap();
+        let key = shared::index::index_name(KEY);
+        self.moto.put_object(&self.bucket, &key, bytes).await;
     }
 
     /// The stored object's bytes and unquoted ETag, read directly from S3.

@@ -75,19 +75,7 @@ impl Fixture {
 
     /// Every key under `staging/`.
     async fn staged_keys(&self) -> Vec<String> {
-        let out = self
-            .moto
-            .s3_client()
-            .list_objects_v2()
-            .bucket(&self.bucket)
-            .prefix("staging/")
-            .send()
-            .await
-            .unwrap();
-        out.contents()
-            .iter()
-            .filter_map(|o| o.key().map(str::to_owned))
-            .collect()
+        self.moto.keys(&self.bucket, "staging/").await
     }
 
     /// `POST ?stage=1`, then uploads `body` to the URL it answered, as a client would;
