@@ -150,9 +150,11 @@ impl SearchIndex {
             path: path.display().to_string(),
             source,
         })?;
-        let text = String::from_utf8_lossy(&bytes);
-        let kb = KnowledgeBase::from_json_str(&text, &path.display().to_string())?;
-        Ok(Self::new(kb, content_version(&bytes)))
+        // As a function reads it: UTF-8 or refused, and the bytes gone before indexing.
+        let kb = crate::kb::parse_kb_bytes(&bytes, &path.display().to_string())?;
+        let version = content_version(&bytes);
+        drop(bytes);
+        Ok(Self::new(kb, version))
     }
 
     /// The knowledge base.
@@ -554,6 +556,21 @@ mod tests {
             SNIPPET_CHARS + 1,
             "hard cut plus ellipsis"
         );
+    }
+
+    #[test]
+    fn a_file_that_is_not_utf8_is_refused_as_a_function_would() {
+        let path = std::env::temp_dir().join(format!("rag-latin1-{}.json", std::process::id()));
+        // "café" in Latin-1: the é is one byte that is not UTF-8.
+        std::fs::write(
+            &path,
+            b"[{\"id\": \"a\", \"type\": \"page\", \"title\": \"caf\xe9\"}]",
+        )
+        .expect("write");
+        let err = SearchIndex::load_file(&path).err().map(|e| e.to_string());
+        let _ = std::fs::remove_file(&path);
+        let err = err.expect("refused");
+        assert!(err.contains("is not UTF-8 text"), "{err}");
     }
 
     #[test]
