@@ -2,9 +2,11 @@
 //! it and keep serving the last good version: two small versions of it, and a handle that
 //! reads it through a fault proxy.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::cold_start::run_to_exit;
 use super::{FaultProxy, MotoServer};
 use crate::{KbHandle, S3KbSource};
 
@@ -20,6 +22,37 @@ pub const KB_V2: &str = r#"{"documents": [
    "summary": "Face recognition training at scale."},
   {"id": "kiwi", "type": "page", "title": "Kiwi growing notes", "content": "Kiwifruit vines need a trellis."}
 ]}"#;
+
+/// Starts the function binary `exe` with `KB_SOURCE` on a key of a new bucket of `moto`,
+/// once per case: with nothing there (`None`), or after uploading the case's body. Each
+/// start must fail, logging that the knowledge base cannot be loaded from that location
+/// and the case's cause.
+///
+/// # Panics
+/// When a start succeeds or its log misses the location or the cause (naming the log).
+pub async fn assert_cold_starts_fail_naming_the_object(
+    exe: &Path,
+    moto: &MotoServer,
+    cases: &[(Option<&str>, &str)],
+) {
+    const KEY: &str = "site/knowledge_base.json";
+    let bucket = moto.create_bucket("kb").await;
+    let location = format!("s3://{bucket}/{KEY}");
+    for &(upload, cause) in cases {
+        if let Some(body) = upload {
+            moto.put_object(&bucket, KEY, body).await;
+        }
+        let mut env = moto.process_env();
+        env.push(("KB_SOURCE", location.clone()));
+        let exited = run_to_exit(exe, &env, Duration::from_secs(30));
+        let log = exited.cold_start_failure();
+        assert!(
+            log.contains(&format!("cannot load the knowledge base from {location}"))
+                && log.contains(cause),
+            "{log}"
+        );
+    }
+}
 
 /// A knowledge base uploaded to its own bucket, for a handle that reads it through a fault
 /// proxy ([`ProxiedKb::start`]): uploads go straight to S3 ([`ProxiedKb::upload`]), reads

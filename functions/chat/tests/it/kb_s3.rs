@@ -13,9 +13,8 @@ use std::time::{Duration, Instant};
 use common::*;
 use serde_json::{json, Value};
 use shared::chat::ChatConfig;
-use shared::testing::cold_start::run_to_exit;
 use shared::testing::fault_proxy::{Fault, Match, Times};
-use shared::testing::kb_s3::{ProxiedKb, KB_V1, KB_V2};
+use shared::testing::kb_s3::{assert_cold_starts_fail_naming_the_object, ProxiedKb, KB_V1, KB_V2};
 use shared::testing::MotoServer;
 use shared::MemoryConversationStore;
 
@@ -24,37 +23,17 @@ const KEY: &str = "site/knowledge_base.json";
 /// a third of the production one ([`shared::search::REFRESH_BUDGET`]).
 const REFRESH: Duration = Duration::from_secs(1);
 
-/// Starts the `chat` binary against `moto` with `KB_SOURCE=s3://bucket/KEY`.
-fn cold_start(moto: &MotoServer, bucket: &str) -> shared::testing::cold_start::Exited {
-    let mut env = moto.process_env();
-    env.push(("KB_SOURCE", format!("s3://{bucket}/{KEY}")));
-    run_to_exit(
-        Path::new(env!("CARGO_BIN_EXE_chat")),
-        &env,
-        Duration::from_secs(30),
-    )
-}
-
 #[tokio::test]
 async fn a_cold_start_without_a_good_knowledge_base_exits_naming_the_object_and_the_cause() {
-    let moto = MotoServer::shared();
-    let bucket = moto.create_bucket("kb").await;
-    let location = format!("s3://{bucket}/{KEY}");
-    for (upload, cause) in [
-        (None, "no knowledge base"),
-        (Some("{\"documents\": ["), "invalid JSON"),
-    ] {
-        if let Some(body) = upload {
-            moto.put_object(&bucket, KEY, body).await;
-        }
-        let exited = cold_start(&moto, &bucket);
-        let log = exited.cold_start_failure();
-        assert!(
-            log.contains(&format!("cannot load the knowledge base from {location}"))
-                && log.contains(cause),
-            "{log}"
-        );
-    }
+    assert_cold_starts_fail_naming_the_object(
+        Path::new(env!("CARGO_BIN_EXE_chat")),
+        &MotoServer::shared(),
+        &[
+            (None, "no knowledge base"),
+            (Some("{\"documents\": ["), "invalid JSON"),
+        ],
+    )
+    .await;
 }
 
 /// Ids of the sources the chat cites for `question`.

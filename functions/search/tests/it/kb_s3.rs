@@ -4,14 +4,12 @@
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
 use std::path::Path;
-use std::time::Duration;
 
 use lambda_http::{Body, Request};
 use search::{function_handler, AppState};
 use serde_json::{json, Value};
-use shared::testing::cold_start::run_to_exit;
 use shared::testing::fault_proxy::{Fault, Match, Times};
-use shared::testing::kb_s3::{ProxiedKb, KB_V1, KB_V2};
+use shared::testing::kb_s3::{assert_cold_starts_fail_naming_the_object, ProxiedKb, KB_V1, KB_V2};
 use shared::testing::MotoServer;
 use shared::Config;
 
@@ -20,33 +18,18 @@ const KEY: &str = "site/knowledge_base.json";
 
 #[tokio::test]
 async fn a_cold_start_without_a_good_knowledge_base_exits_naming_the_object_and_the_cause() {
-    let moto = MotoServer::shared();
-    let bucket = moto.create_bucket("kb").await;
-    let location = format!("s3://{bucket}/{KEY}");
-    for (upload, cause) in [
-        (None, "no knowledge base"),
-        (
-            Some(r#"{"documents": [{"id": "x", "type": "page"}]}"#),
-            "invalid knowledge base",
-        ),
-    ] {
-        if let Some(body) = upload {
-            moto.put_object(&bucket, KEY, body).await;
-        }
-        let mut env = moto.process_env();
-        env.push(("KB_SOURCE", location.clone()));
-        let exited = run_to_exit(
-            Path::new(env!("CARGO_BIN_EXE_search")),
-            &env,
-            Duration::from_secs(30),
-        );
-        let log = exited.cold_start_failure();
-        assert!(
-            log.contains(&format!("cannot load the knowledge base from {location}"))
-                && log.contains(cause),
-            "{log}"
-        );
-    }
+    assert_cold_starts_fail_naming_the_object(
+        Path::new(env!("CARGO_BIN_EXE_search")),
+        &MotoServer::shared(),
+        &[
+            (None, "no knowledge base"),
+            (
+                Some(r#"{"documents": [{"id": "x", "type": "page"}]}"#),
+                "invalid knowledge base",
+            ),
+        ],
+    )
+    .await;
 }
 
 /// A POST search for `query`, as a function URL delivers it.
