@@ -500,6 +500,8 @@ impl Retriever {
             .filter_map(|w| analyzer.latin_term(&w).map(|t| (w, t)))
             .collect();
         crate::memory::mark("names");
+        // Before the postings are laid out, the build's peak (docs/prebuilt-index.md).
+        analyzer.forget_words();
         let index = builder.finish(Bm25Params::default());
         crate::memory::mark("finish");
         Self::assemble(
