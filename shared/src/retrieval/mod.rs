@@ -4,6 +4,7 @@
 //! their documents; [`Retriever::search`] does that for units grouped by document.
 
 mod bm25;
+mod chars;
 mod compound_names;
 mod dict;
 mod dict_format;
@@ -17,6 +18,7 @@ mod zh_stopwords;
 
 pub(crate) use bm25::{idf, Bm25Index, Bm25Params, TermTable, EMPTY};
 use bm25::{top_k, Bm25Builder};
+use chars::{char_of, char_term, CharBigrams, CharScorer, CharScratch};
 use lexicon::Segment;
 pub use lexicon::{is_zh_stopword, Lexicon};
 use rustc_hash::FxHashMap;
@@ -102,10 +104,15 @@ pub const RARE_MIN_SHARE: f32 = 0.4;
 /// full weight it counted the two words it joins a second time, so a passage repeating
 /// a phrase of the question outranked one holding more of its words. Half a word: a
 /// passage that writes the words together still ranks above one that holds them apart.
-/// Beside a single character (煮米饭: 煮 "cook"), the bigram keeps a word's weight: inside
-/// a run a lone character is not indexed, so the bigrams it is part of are all that
-/// stands for it on a Chinese page.
+/// Beside a single character (煮米饭: 煮 "cook") too: the character stands for itself (see
+/// [`CHAR_WEIGHT`]), so the bigram need not (at a word's weight it outweighed the words).
 pub const CROSS_BIGRAM_WEIGHT: f32 = 0.5;
+
+/// The weight of a single-character word of a Chinese query inside a run (哪个郡: 郡
+/// "county"), matched wherever a passage writes the character (see `chars`): half a word,
+/// since a character is one part of the passage's word (杜瓦尔郡 "Duval County") and many
+/// words share it; its IDF, from the passages writing it, says the rest.
+pub const CHAR_WEIGHT: f32 = 0.5;
 
 /// Query terms being collected: equal terms merged (weights added), at most
 /// [`MAX_QUERY_TERMS`] distinct ones, found by hash so a long query stays linear; and the
@@ -340,6 +347,7 @@ struct QueryScratch {
     weighed_ids: Vec<u32>,
     /// Ranking's buffers.
     score: bm25::ScoreScratch,
+    chars: CharScratch,
 }
 
 thread_local! {
@@ -467,6 +475,8 @@ pub struct Retriever {
     /// Each document's version in the other language ([`versions::NONE`] for none); empty
     /// on a site without Chinese text.
     versions: Vec<u32>,
+    /// Each Han character → the indexed bigrams holding it (see [`chars`]).
+    char_bigrams: CharBigrams,
 }
 
 impl Retriever {
@@ -541,7 +551,10 @@ impl Retriever {
             None => Vec::new(),
         };
         crate::memory::mark("versions");
+        let char_bigrams = CharBigrams::build(&index);
+        crate::memory::mark("char bigrams");
         Self {
+            char_bigrams,
             analyzer,
             lexicon,
             names: NameMatcher::new(names.iter().cloned()),
@@ -817,10 +830,8 @@ impl Retriever {
                     // characters of question and filler words (是什么, 怎么, 的话) are cut
                     // out, so those do not match every Chinese page. A word's own bigrams
                     // and translations stand for it; a bigram across two words for neither.
-                    // The last character of the previous content word, and whether that word
-                    // was a single character.
+                    // The last character of the previous content word.
                     let mut prev: Option<char> = None;
-                    let mut prev_single = false;
                     let whole_run = segments.len() == 1 && tail.is_empty();
                     lone_spans(&segments, is_name, lone);
                     // Where the segment starts in `folded`.
@@ -857,23 +868,25 @@ impl Retriever {
                             let la = a.encode_utf8(&mut buf).len();
                             let lb = b.encode_utf8(&mut buf[la..]).len();
                             let bigram = std::str::from_utf8(&buf[..la + lb]).unwrap_or_default();
-                            let weight = if single || prev_single {
-                                1.0
-                            } else {
-                                CROSS_BIGRAM_WEIGHT
-                            };
-                            terms.add(bigram, weight, None, index);
+                            terms.add(bigram, CROSS_BIGRAM_WEIGHT, None, index);
                         }
                         prev = ex.word.chars().last();
-                        prev_single = single;
                         terms.begin_word(single);
-                        // A lone character is a term only when it is the whole run (as
-                        // the index keeps it); inside a run only bigrams are indexed.
+                        // A lone character is a term of the index only when it is the whole
+                        // run; inside a run only bigrams are indexed. There it stands for
+                        // itself, unless it is part of a name or of a run no dictionary
+                        // joins (matched as written above).
                         if !single || whole_run {
                             let weight = bigram_share(ex.word);
                             for t in han_bigram_slices(ex.word) {
                                 terms.add(t, weight, None, index);
                             }
+                        } else if let (false, false, Some(c)) =
+                            (name, lone.iter().any(|s| (s.0..s.1).contains(&i)), first)
+                        {
+                            // Inside a run, the character anywhere (see [`chars`]): a
+                            // passage may write it in a word of its own (哪个郡 → 杜瓦尔郡).
+                            terms.add(char_term(c, &mut [0; 8]), CHAR_WEIGHT, None, index);
                         }
                         if !name {
                             // A word repeated in the query is translated once.
@@ -1142,10 +1155,35 @@ impl Retriever {
     /// Ranks documents for already analyzed terms: a document scores as its best passage.
     /// Returns at most `k` documents scoring at least `min_score`.
     pub fn rank(&self, terms: &[QueryTerm], k: usize, min_score: f32) -> Vec<Ranked> {
+        let scored = with_scratch(|scratch| {
+            self.score_terms(
+                terms
+                    .iter()
+                    .map(|t| (t.term.as_str(), self.index.term_id(&t.term), t.weight)),
+                &mut scratch.score,
+                &mut scratch.chars,
+            )
+        });
+        self.rank_scored(scored, k, min_score)
+    }
+
+    /// Scores units for `(term, its index id, weight)` triples: a character term (`郡*`)
+    /// stands for the character anywhere (see [`chars`]; no index term is one), any other
+    /// term for itself.
+    fn score_terms<'t>(
+        &self,
+        terms: impl Iterator<Item = (&'t str, Option<u32>, f32)> + Clone,
+        score: &mut bm25::ScoreScratch,
+        chars: &mut CharScratch,
+    ) -> Vec<(u32, f32)> {
         let scored = self
             .index
-            .score(terms.iter().map(|t| (t.term.as_str(), t.weight)));
-        self.rank_scored(scored, k, min_score)
+            .score_into(terms.clone().filter_map(|(_, id, w)| Some((id?, w))), score);
+        let mut scorer = CharScorer::new(&self.index, &self.char_bigrams);
+        for (c, w) in terms.filter_map(|(term, _, w)| Some((char_of(term)?, w))) {
+            scorer.add(c, w, chars);
+        }
+        CharScorer::merge(scored, chars)
     }
 
     /// [`Retriever::rank`] for units already scored.
@@ -1236,12 +1274,13 @@ impl Retriever {
             self.analyze_into(query, scratch);
             let set = &scratch.terms;
             // The terms' index ids were looked up as they were added.
-            let scored = self.index.score_into(
+            let scored = self.score_terms(
                 set.ids
                     .iter()
                     .zip(&set.terms)
-                    .filter_map(|(id, t)| id.map(|id| (id, t.weight))),
+                    .map(|(&id, t)| (t.term.as_str(), id, t.weight)),
                 &mut scratch.score,
+                &mut scratch.chars,
             );
             let mut ranked = self.rank_scored(scored, k, min_score);
             if min_coverage > 0.0 && !ranked.is_empty() {
@@ -1707,6 +1746,35 @@ mod tests {
                 assert_bounded(sample(), &c.to_string().repeat(n));
             }
         }
+    }
+
+    #[test]
+    fn a_single_character_word_matches_the_character_in_a_longer_word() {
+        // Both pages name the city; only the second writes 郡 "county", in a name of its
+        // own (杜瓦尔郡), so no bigram of the question is on it. The first is shorter, and
+        // wins whenever the character does not count.
+        let r = site(&[
+            "杰克逊维尔的河流很长。",
+            "杰克逊维尔位于杜瓦尔郡，是一座大城市。",
+        ]);
+        let q = "杰克逊维尔在哪个郡？";
+        let analysis = r.analyze(q);
+        let term = analysis.terms.iter().find(|t| t.term == "郡*");
+        assert_eq!(
+            term.map(|t| t.weight),
+            Some(CHAR_WEIGHT),
+            "{:?}",
+            analysis.terms
+        );
+        let (_, hits) = r.search(q, 2, 0.0);
+        assert_eq!(hits.first().map(|h| h.doc), Some(1), "{:?}", analysis.terms);
+        // A character standing alone in the question keeps its own exact term.
+        let quoted = r.analyze_query("“郡”");
+        assert!(quoted.iter().any(|t| t.term == "郡"), "{quoted:?}");
+        assert!(!quoted.iter().any(|t| t.term == "郡*"), "{quoted:?}");
+        // Ranking analysed terms matches the character too.
+        let hits = r.rank(&analysis.terms, 2, 0.0);
+        assert_eq!(hits.first().map(|h| h.doc), Some(1));
     }
 
     #[test]
