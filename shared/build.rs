@@ -48,8 +48,11 @@ fn main() {
 }
 
 /// The prebuilt index's analysis fingerprint (see `shared::index::analysis_fingerprint`):
-/// a hash of every file under `data/` (names and bytes, in name order), written as
-/// `analysis_fingerprint.rs`, so a changed dictionary refuses indexes built before it.
+/// a hash of every file under `data/` and of the Chinese stopword list (names and bytes,
+/// in name order), written as `analysis_fingerprint.rs`, so a changed dictionary refuses
+/// indexes built before it. The stopword list is data kept as Rust source (the analyzer
+/// uses it too): it decides which words the language versions stored in an index were
+/// paired by, so an edit to it alone must refuse old indexes as a dictionary's does.
 fn analysis_fingerprint(out: &Path) {
     println!("cargo:rerun-if-changed=data");
     let mut files: Vec<_> = std::fs::read_dir("data")
@@ -57,6 +60,7 @@ fn analysis_fingerprint(out: &Path) {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_file())
         .collect();
+    files.push(Path::new("src/retrieval/zh_stopwords.rs").to_path_buf());
     files.sort();
     // FNV-1a 64: the build's own hash, fast enough for 20 MB at build time.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

@@ -64,8 +64,8 @@ fn main() -> Result<(), BoxError> {
         marks.last().map_or(0, |m| m.live) as f64 / json_len as f64,
     );
 
-    // The analyzer's memo of the corpus's words on its own (part of "analyze+postings" and
-    // kept for queries): learned again here from every document's text.
+    // The analyzer's memo of the corpus's words on its own (part of "analyze+postings",
+    // dropped before "finish"): learned again here from every document's text.
     let (memo, used) = measure(|| {
         let mut analyzer = Analyzer::new();
         for doc in &index.kb().documents {

@@ -63,7 +63,7 @@ pub(super) fn ceiling(retriever: &Retriever, terms: &[QueryTerm]) -> f32 {
     let k1 = Bm25Params::default().k1;
     terms
         .iter()
-        .map(|t| match index.doc_freq(&t.term) {
+        .map(|t| match retriever.doc_freq(&t.term) {
             0 => 0.0,
             df => t.weight * idf(index.len(), df) * (k1 + 1.0),
         })

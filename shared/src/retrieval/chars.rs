@@ -17,17 +17,17 @@ use rustc_hash::FxHashMap;
 /// Most postings (summed over its bigrams and its own term) a character may cost to be
 /// matched: a character in more is common on the site (in many words), so says little
 /// alone, and skipping it bounds the work one character costs to a frequent word's.
-pub(crate) const MAX_CHAR_POSTINGS: usize = 8192;
+const MAX_CHAR_POSTINGS: usize = 8192;
 
 /// Most postings the characters of one query may cost together: a pasted run of hundreds
 /// of distinct characters costs no more than four common ones.
-pub(crate) const MAX_QUERY_CHAR_POSTINGS: usize = 4 * MAX_CHAR_POSTINGS;
+const MAX_QUERY_CHAR_POSTINGS: usize = 4 * MAX_CHAR_POSTINGS;
 
 /// What follows a Han character in a query term standing for the character anywhere
 /// (`郡*`). No index term holds it (the tokenizer splits text there), so such a term is
 /// never mistaken for a character the index holds on its own (one standing alone, as in
 /// “质”, keeps its own exact term).
-pub(crate) const CHAR_MARK: char = '*';
+const CHAR_MARK: char = '*';
 
 /// The query term for Han character `c` anywhere, written into `buf`.
 pub(crate) fn char_term(c: char, buf: &mut [u8; 8]) -> &str {
@@ -56,7 +56,8 @@ fn han_pair(term: &[u8]) -> Option<(char, char)> {
 
 /// Each Han character of the index's bigrams → the ids of the bigrams holding it, in
 /// flat arrays (CSR): the characters sorted, where each one's ids start, and the ids.
-/// About 4 bytes a Han bigram (3.6 MiB for 10,000 generated Chinese pages).
+/// About 8 bytes a Han bigram, listed under each of its two characters (3.6 MiB for
+/// 10,000 generated Chinese pages).
 #[derive(Debug, Default)]
 pub(crate) struct CharBigrams {
     chars: Vec<char>,
@@ -148,18 +149,14 @@ impl<'a> CharScorer<'a> {
     /// A character costing more than [`MAX_CHAR_POSTINGS`], or than the query has left,
     /// adds nothing.
     pub(crate) fn add(&mut self, c: char, weight: f32, scratch: &mut CharScratch) {
-        let mut buf = [0u8; 4];
-        let own = self.index.term_id(c.encode_utf8(&mut buf));
-        let ids = self.table.bigrams(c);
-        let cost: usize = own
+        let Some((own, ids)) = self.postings_of(c, self.budget) else {
+            return;
+        };
+        self.budget -= own
             .iter()
             .chain(ids)
             .map(|&t| self.index.doc_freq_of(t))
-            .sum();
-        if cost == 0 || cost > MAX_CHAR_POSTINGS || cost > self.budget {
-            return;
-        }
-        self.budget -= cost;
+            .sum::<usize>();
         let n = self.index.len();
         let parts = &mut scratch.parts;
         parts.clear();
@@ -181,6 +178,36 @@ impl<'a> CharScorer<'a> {
         scratch
             .scores
             .extend(parts.iter().map(|&(u, tf)| (u, scale * tf)));
+    }
+
+    /// The terms holding `c` (its own, and the bigrams with it) when their postings number
+    /// at least one and at most [`MAX_CHAR_POSTINGS`] and `budget`. Counting stops as soon
+    /// as they pass that, so a common character costs no more to refuse than to score.
+    fn postings_of(&self, c: char, budget: usize) -> Option<(Option<u32>, &'a [u32])> {
+        let limit = MAX_CHAR_POSTINGS.min(budget);
+        let mut buf = [0u8; 4];
+        let own = self.index.term_id(c.encode_utf8(&mut buf));
+        let ids = self.table.bigrams(c);
+        let cost = own.iter().chain(ids).try_fold(0usize, |sum, &t| {
+            Some(sum + self.index.doc_freq_of(t)).filter(|&s| s <= limit)
+        })?;
+        (cost > 0).then_some((own, ids))
+    }
+
+    /// The number of passages writing `c`, as [`CharScorer::add`] would count them for its
+    /// IDF (0 for a character it would skip as too common).
+    pub(crate) fn doc_freq(&self, c: char, scratch: &mut CharScratch) -> usize {
+        let Some((own, ids)) = self.postings_of(c, MAX_CHAR_POSTINGS) else {
+            return 0;
+        };
+        let units = &mut scratch.parts;
+        units.clear();
+        for &t in own.iter().chain(ids) {
+            units.extend(self.index.postings(t).0.iter().map(|&u| (u, 0.0)));
+        }
+        units.sort_unstable_by_key(|&(u, _)| u);
+        units.dedup_by_key(|&mut (u, _)| u);
+        units.len()
     }
 
     /// `scored` (units ascending, as [`Bm25Index::score_into`] gives them) with the
@@ -270,19 +297,18 @@ mod tests {
         let merged = CharScorer::merge(scored.clone(), &mut scratch);
         let units: Vec<u32> = merged.iter().map(|&(u, _)| u).collect();
         assert_eq!(units, [0, 1, 2]);
-        // Unit 0: the character alone, with the IDF of 2 passages in 3 and its best part.
-        let n = idx.len();
-        let part = |t: &str, u: u32| {
-            let id = idx.term_id(t).unwrap();
-            let (us, ws) = idx.postings(id);
-            ws[us.iter().position(|&x| x == u).unwrap()] / idf(n, us.len())
-        };
-        let expected = idf(n, 2) * part("尔郡", 0).max(part("郡长", 0));
-        assert!((merged[0].1 - expected).abs() < 1e-6, "{merged:?}");
+        // It scores as 郡 would where each unit writing it held it once as a term of its
+        // own: the same site with a plain term in its place (units as long as before).
+        let plain = index(&[&["郡", "x", "人口"], &["人口", "河流"], &["郡", "河流"]]);
+        let as_term = plain.score(["郡"].map(|t| (t, 1.0)));
+        assert_eq!(as_term.iter().map(|&(u, _)| u).collect::<Vec<_>>(), [0, 2]);
+        assert!((merged[0].1 - as_term[0].1).abs() < 1e-6, "{merged:?}");
         // Unit 2: its term's score plus the character's.
         let river = scored.iter().find(|s| s.0 == 2).unwrap().1;
-        let expected = river + idf(n, 2) * part("郡", 2);
-        assert!((merged[2].1 - expected).abs() < 1e-6, "{merged:?}");
+        assert!(
+            (merged[2].1 - (river + as_term[1].1)).abs() < 1e-6,
+            "{merged:?}"
+        );
         assert!(scratch.scores.is_empty());
     }
 
@@ -296,16 +322,20 @@ mod tests {
         let mut scorer = CharScorer::new(&idx, &table);
         scorer.add('的', 1.0, &mut scratch);
         assert!(scratch.scores.is_empty());
-        // 人 costs as much: the query's budget is spent per character matched.
-        let idx = index(&vec![&["人口"][..]; MAX_CHAR_POSTINGS]);
+        // Characters at the most a character may cost each: the query's budget holds four.
+        let idx = index(&vec![
+            &["人口", "河流", "山川"][..];
+            MAX_CHAR_POSTINGS
+        ]);
         let table = CharBigrams::build(&idx);
         let mut scorer = CharScorer::new(&idx, &table);
-        for _ in 0..MAX_QUERY_CHAR_POSTINGS / MAX_CHAR_POSTINGS {
-            scorer.add('人', 1.0, &mut scratch);
+        for c in ['人', '口', '河', '流'] {
+            scorer.add(c, 1.0, &mut scratch);
         }
         let spent = scratch.scores.len();
         assert_eq!(spent, MAX_QUERY_CHAR_POSTINGS);
-        scorer.add('口', 1.0, &mut scratch);
+        scorer.add('山', 1.0, &mut scratch);
         assert_eq!(scratch.scores.len(), spent, "past the query's budget");
+        assert_eq!(scorer.doc_freq('山', &mut scratch), MAX_CHAR_POSTINGS);
     }
 }

@@ -551,7 +551,12 @@ impl Retriever {
             None => Vec::new(),
         };
         crate::memory::mark("versions");
-        let char_bigrams = CharBigrams::build(&index);
+        // Only a site with Chinese text has bigrams to list.
+        let char_bigrams = if has_han {
+            CharBigrams::build(&index)
+        } else {
+            CharBigrams::default()
+        };
         crate::memory::mark("char bigrams");
         Self {
             char_bigrams,
@@ -711,6 +716,18 @@ impl Retriever {
     /// The underlying index (for statistics).
     pub fn index(&self) -> &Bm25Index {
         &self.index
+    }
+
+    /// The number of passages a query term of [`Retriever::analyze_query`] matches: an
+    /// index term's document frequency, or for a character term (`郡*`) the passages
+    /// writing the character, as ranking counts them.
+    pub fn doc_freq(&self, term: &str) -> usize {
+        match char_of(term) {
+            Some(c) => with_scratch(|scratch| {
+                CharScorer::new(&self.index, &self.char_bigrams).doc_freq(c, &mut scratch.chars)
+            }),
+            None => self.index.doc_freq(term),
+        }
     }
 
     /// The corpus's proper nouns as `(lowercase word, index term)`.
@@ -1775,6 +1792,9 @@ mod tests {
         // Ranking analysed terms matches the character too.
         let hits = r.rank(&analysis.terms, 2, 0.0);
         assert_eq!(hits.first().map(|h| h.doc), Some(1));
+        // And the character term counts the one page writing it (the rewrite's ceiling).
+        assert_eq!(r.doc_freq("郡*"), 1);
+        assert_eq!(r.doc_freq("杰克"), 2);
     }
 
     #[test]

@@ -364,12 +364,12 @@ impl Analyzer {
     /// Drops the memo of the words indexed, once they are: at 10k pages it held 2.4 MiB
     /// for the rest of the function's life, to spare a query the stemming of its few
     /// words (an index loaded from a prebuilt file never had it).
-    pub fn forget_words(&mut self) {
+    pub(crate) fn forget_words(&mut self) {
         self.memo = FxHashMap::default();
     }
 
-    /// Like [`Analyzer::latin_term`], borrowing the term from the memo when the index has
-    /// seen the word (a query's words mostly), so analysing it allocates nothing.
+    /// Like [`Analyzer::latin_term`], borrowing the term from the memo while an index is
+    /// being built (a corpus repeats its words, so most are there).
     pub fn latin_term_ref(&self, word: &str) -> Option<std::borrow::Cow<'_, str>> {
         match self.memo.get(word) {
             Some(term) => term.as_deref().map(std::borrow::Cow::Borrowed),
