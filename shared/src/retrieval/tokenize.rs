@@ -325,7 +325,7 @@ pub(crate) fn base_form(word: &str) -> &str {
 /// Turns folded text into index terms. One `Analyzer` is built per index and reused; it
 /// holds the stemmer, and while the index is built a memo of every word seen (stemming is
 /// the costliest step of analysis, and a corpus repeats its words), dropped once the
-/// terms are in ([`Analyzer::forget_words`]).
+/// terms are in (`Analyzer::forget_words`).
 pub struct Analyzer {
     stemmer: Stemmer,
     /// Word → its term (`None` for a stopword), filled while indexing.
