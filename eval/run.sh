@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Runs every retrieval dev set and prints one markdown table of nDCG@10 and Recall@3 per set
+# and question language. See eval/README.md.
+#
+#   eval/run.sh [--json-dir DIR] [--compare DIR] [--work DIR] [--only NAME]... [--no-install]
+#               [any other args are passed to every `rag eval`, e.g. --rewrites FILE]
+#
+# RAG: the rag binary (default target/release/rag of this checkout).
+# SHARED_EVAL: the team's BEIR sets (default ../shared/eval, or ../../shared/eval from a
+#   worktree); skipped when absent.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/.." && pwd)"
+rag="${RAG:-$repo/target/release/rag}"
+work="${TMPDIR:-/tmp}/rag-eval"
+json_dir=""
+compare=""
+install=1
+only=()
+extra=()
+while (($#)); do
+  case "$1" in
+    --json-dir) json_dir="$2"; shift 2 ;;
+    --compare) compare="$2"; shift 2 ;;
+    --work) work="$2"; shift 2 ;;
+    --only) only+=("$2"); shift 2 ;;
+    --no-install) install=0; shift ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    *) extra+=("$1"); shift ;;
+  esac
+done
+[[ -x "$rag" ]] || { echo "no rag binary at $rag (cargo build --release -p rag, or set RAG)" >&2; exit 1; }
+rag="$(cd "$(dirname "$rag")" && pwd)/$(basename "$rag")"
+shared="${SHARED_EVAL:-}"
+if [[ -z "$shared" ]]; then
+  for d in "$repo/../shared/eval" "$repo/../../shared/eval"; do
+    [[ -d "$d" ]] && { shared="$(cd "$d" && pwd)"; break; }
+  done
+fi
+mkdir -p "$work"
+work="$(cd "$work" && pwd)"
+results="$work/results"
+rm -rf "$results"
+mkdir -p "$results"
+
+wanted() {
+  ((${#only[@]} == 0)) && return 0
+  local o
+  for o in "${only[@]}"; do [[ "$o" == "$1" ]] && return 0; done
+  return 1
+}
+
+# The real sites: name, Debian package, the built site it installs, the site's public base URL.
+# Questions were judged on Debian 12 (bookworm) versions of these packages (README).
+sites=(
+  "docs-site-git|git-doc|/usr/share/doc/git-doc|https://git-scm.com/docs/"
+  "docs-site-postgresql|postgresql-doc-15|/usr/share/doc/postgresql-doc-15/html|https://www.postgresql.org/docs/15/"
+  "docs-site-octave|octave-doc|/usr/share/doc/octave/octave.html|https://docs.octave.org/v7.3.0/"
+  "docs-site-sqlite|sqlite3-doc|/usr/share/doc/sqlite3|https://www.sqlite.org/"
+)
+
+updated=0
+need_pkg() {
+  dpkg -s "$1" >/dev/null 2>&1 && return 0
+  if ((install == 0)); then echo "package $1 is not installed (--no-install)" >&2; return 1; fi
+  local sudo=""
+  ((EUID == 0)) || sudo="sudo"
+  if ((updated == 0)); then
+    $sudo apt-get -o DPkg::Lock::Timeout=300 update -qq >&2
+    updated=1
+  fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 install -y -qq \
+    --no-install-recommends "$1" >&2
+}
+
+# eval_one SET LANG CORPUS QUERIES QRELS [CLASSES]: one `rag eval`, result in $results.
+eval_one() {
+  local set="$1" lang="$2" corpus="$3" queries="$4" qrels="$5" classes="${6:-}"
+  local out="$results/$set-$lang.json" run="$results/$set-$lang.run.json"
+  "$rag" eval --corpus "$corpus" --queries "$queries" --qrels "$qrels" --json --run "$run" \
+    ${extra[@]+"${extra[@]}"} >"$out.raw"
+  if [[ -n "$classes" ]] && python3 - "$classes" <<'EOF'
+import json, sys
+cls = json.load(open(sys.argv[1]))
+sys.exit(0 if any(k != v for k, v in cls.items()) else 1)
+EOF
+  then
+    # Some pages are published twice: score with duplicates collapsed (mkset.py).
+    python3 "$here/classrun.py" "$run" "$classes" "$qrels" "$out.raw" >"$out"
+  else
+    mv "$out.raw" "$out"
+  fi
+  rm -f "$out.raw"
+  grep -qx "$set" "$results/order.txt" 2>/dev/null || echo "$set" >>"$results/order.txt"
+  echo "  $set $lang: $(cut -c1-120 "$out")" >&2
+}
+
+for line in "${sites[@]}"; do
+  IFS='|' read -r name pkg dir base <<<"$line"
+  wanted "$name" || continue
+  need_pkg "$pkg"
+  [[ -d "$dir" ]] || { echo "$pkg installed but $dir is missing" >&2; exit 1; }
+  w="$work/$name"
+  rm -rf "$w"
+  mkdir -p "$w"
+  echo "building $name from $dir" >&2
+  # From the work dir, so no rag.toml of the caller's directory is picked up.
+  (cd "$w" && "$rag" build --site "$dir" --base-url "$base" -o "$w/knowledge_base.json") \
+    >"$w/build.log" 2>&1 || { cat "$w/build.log" >&2; exit 1; }
+  tail -n 3 "$w/build.log" | sed 's/^/  /' >&2
+  python3 "$here/mkset.py" "$here/$name/questions.tsv" "$w/knowledge_base.json" "$base" \
+    "$w/set" --site "$dir" >"$w/mkset.json"
+  echo "  mkset: $(cat "$w/mkset.json")" >&2
+  for lang in all zh en mixed; do
+    q="$w/set/qrels/test.tsv"
+    [[ "$lang" == all ]] || q="$w/set/qrels/test-$lang.tsv"
+    eval_one "$name" "$lang" "$w/knowledge_base.json" "$w/set/queries.jsonl" "$q" \
+      "$w/set/classes.json"
+  done
+done
+
+if [[ -n "$shared" && -d "$shared" ]]; then
+  for set in scifact xquadr-zh-en xquad-zh-zh xquad-en-zh xquad-mixed docs-site-dev; do
+    wanted "$set" || continue
+    d="$shared/$set"
+    [[ -d "$d" ]] || continue
+    corpus="$d/corpus.jsonl"
+    # docs-site-dev's product numbers are on its knowledge base (its README).
+    [[ -f "$d/knowledge_base.json" ]] && corpus="$d/knowledge_base.json"
+    split=dev
+    [[ -f "$d/qrels/dev.tsv" ]] || split=test
+    eval_one "$set" all "$corpus" "$d/queries.jsonl" "$d/qrels/$split.tsv"
+    for lang in zh en mixed; do
+      [[ -f "$d/qrels/$split-$lang.tsv" ]] || continue
+      eval_one "$set" "$lang" "$corpus" "$d/queries.jsonl" "$d/qrels/$split-$lang.tsv"
+    done
+  done
+else
+  echo "no shared eval folder (SHARED_EVAL): BEIR sets skipped" >&2
+fi
+
+if [[ -n "$json_dir" ]]; then
+  mkdir -p "$json_dir"
+  cp "$results"/*.json "$results/order.txt" "$json_dir"/
+fi
+python3 "$here/table.py" "$results" ${compare:+"$compare"}
