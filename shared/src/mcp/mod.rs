@@ -31,6 +31,8 @@ use crate::search::SearchIndex;
 /// The protocol revisions served, newest first: the answer to an `initialize` asking for
 /// another one. Older revisions are not offered: 2025-03-26 requires batches, which
 /// 2025-06-18 removed and this endpoint refuses, and 2024-11-05 predates this transport.
+/// 2026-07-28, which has no `initialize`, is not served either: a request naming it in its
+/// header gets the plain 400 after which a client that speaks both eras initializes.
 pub const PROTOCOL_VERSIONS: [&str; 2] = ["2025-11-25", "2025-06-18"];
 
 /// The code of a refusal by the transport rather than the protocol (method, origin, body
