@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: installs what the tests need (pinned tools in .venv), then the SAM template
 # checks, the format, lint and doc-link gates, the whole workspace's tests (including those
-# against a moto server each test binary starts on a free port) and the widget's browser
-# tests.
+# against a moto server each test binary starts on a free port), the MCP endpoint under the
+# official MCP client and the widget's browser tests.
 # Usage: infra/test.sh   (CI: CI=true infra/test.sh)
 set -euo pipefail
 
@@ -35,6 +35,11 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --quie
 
 echo "==> cargo test"
 cargo test --workspace --all-features
+
+echo "==> MCP client tests"
+# The official MCP SDK's client (npm, pinned in tests/mcp/package.json) against the search
+# function's /mcp path under `cargo lambda watch` (from .venv, installed above).
+(cd tests/mcp && npm ci --no-audit --no-fund && node --test)
 
 echo "==> widget browser tests"
 # Headless Chromium from Debian (never a browser download); playwright-core drives it. The

@@ -26,6 +26,8 @@
 //!   cold start instead of the JSON.
 //! - [`search`]: an indexed knowledge base, the served self-refreshing [`KbHandle`], and
 //!   the search operation (requests, batches, filters, the listing-question recogniser).
+//! - [`mcp`]: the site as a Model Context Protocol server (JSON-RPC messages, the tools
+//!   `search_site` and `get_page`) for the `search` function's `/mcp` path.
 //! - [`ingest`]: authenticated knowledge-base updates (replace, patch, audit) for the
 //!   `ingest` function and `rag ingest`.
 //!
@@ -69,6 +71,7 @@ pub mod ingest;
 pub mod kb;
 pub mod limits;
 pub mod llm;
+pub mod mcp;
 pub mod memory;
 pub mod message;
 pub mod prompt;

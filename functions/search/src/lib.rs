@@ -1,12 +1,15 @@
 //! The `search` function's state and handler (a library so tests can call the handler).
 //!
 //! `GET ?q=&k=` plus filters (`type`, `year`, `venue`, `author`, `stars`, `role`, `has`,
-//! `field.NAME`) and `sort`; `POST` one request or `{"queries": [...]}` (a batch).
+//! `field.NAME`) and `sort`; `POST` one request or `{"queries": [...]}` (a batch). The `/mcp`
+//! path is the same search as an MCP server (`mcp`, `docs/mcp.md`).
 
 use lambda_http::http::Method;
 use lambda_http::{Body, Error, Request, RequestExt, Response};
 use shared::edge::{self, ApiError, Cors, RequestLog};
 use shared::{Config, KbHandle, SearchCall, SearchRequest};
+
+mod mcp;
 
 /// Everything a request needs, built once per cold start.
 pub struct AppState {
@@ -18,6 +21,8 @@ pub struct AppState {
     pub min_score: f32,
     /// Which browser origins may call.
     pub cors: Cors,
+    /// The MCP endpoint's search defaults and body limit (the search API's).
+    pub mcp: shared::mcp::Endpoint,
 }
 
 impl AppState {
@@ -36,12 +41,20 @@ impl AppState {
             top_k: config.top_k,
             min_score: config.min_score,
             cors: Cors::new(&config.allowed_origins),
+            mcp: shared::mcp::Endpoint {
+                top_k: config.top_k,
+                min_score: config.min_score,
+                max_body_bytes: edge::MAX_BODY_BYTES,
+            },
         }
     }
 }
 
 /// Decodes a search request, runs it, encodes the hits.
 pub async fn function_handler(state: &AppState, event: Request) -> Result<Response<Body>, Error> {
+    if mcp::is_mcp_path(&event) {
+        return Ok(mcp::handle(state, &event).await);
+    }
     let origin = edge::origin(&event);
     if event.method() == Method::OPTIONS {
         return Ok(state.cors.preflight(origin, "GET, POST, OPTIONS"));

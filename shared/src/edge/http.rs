@@ -320,6 +320,20 @@ impl Cors {
     /// The answer to a preflight `OPTIONS` request: 204 with the allowed methods and
     /// headers if the origin may call, 403 otherwise.
     pub fn preflight(&self, origin: Option<&str>, methods: &'static str) -> Response<Body> {
+        self.preflight_allowing(
+            origin,
+            methods,
+            "content-type, authorization, accept, if-match",
+        )
+    }
+
+    /// [`Cors::preflight`] allowing the request headers `headers` (a comma-separated list).
+    pub fn preflight_allowing(
+        &self,
+        origin: Option<&str>,
+        methods: &'static str,
+        headers: &'static str,
+    ) -> Response<Body> {
         let mut res = Response::new(Body::Empty);
         if self.allow(origin).is_none() {
             *res.status_mut() = StatusCode::FORBIDDEN;
@@ -334,7 +348,7 @@ impl Cors {
         );
         h.insert(
             header::ACCESS_CONTROL_ALLOW_HEADERS,
-            HeaderValue::from_static("content-type, authorization, accept, if-match"),
+            HeaderValue::from_static(headers),
         );
         h.insert(
             header::ACCESS_CONTROL_MAX_AGE,

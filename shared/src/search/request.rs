@@ -109,6 +109,19 @@ impl SearchRequest {
         Self::from_body(b, default_k)
     }
 
+    /// A request from an already parsed JSON object with the fields of a POST body (an MCP
+    /// tool's `arguments`, for one).
+    pub fn from_value(value: Value, default_k: usize) -> Result<Self> {
+        if !value.is_object() {
+            return Err(Error::InvalidInput(
+                "must be an object like {\"query\": \"...\", \"top_k\": 3}".into(),
+            ));
+        }
+        let b: SearchBody =
+            serde_json::from_value(value).map_err(|e| Error::InvalidInput(e.to_string()))?;
+        Self::from_body(b, default_k)
+    }
+
     fn from_body(b: SearchBody, default_k: usize) -> Result<Self> {
         let query = match &b.query {
             None | Some(Value::Null) => None,
