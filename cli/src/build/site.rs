@@ -48,7 +48,7 @@ pub(crate) fn read(opts: &SiteOptions<'_>, report: &mut Report) -> Result<Vec<Pa
                     .ok()?
                     .to_string_lossy()
                     .replace('\\', "/");
-                let path = format!("/{}", rel.strip_suffix("index.html").unwrap_or(&rel));
+                let path = format!("/{}", directory_url(&rel));
                 Some((f, join_url(opts.base_url, &path)))
             })
             .collect()
@@ -170,4 +170,28 @@ fn percent_decode(text: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The URL path a file is served at: a directory's `index.html` by the directory, any other
+/// file by its own name (`sql-createindex.html` is not a directory index).
+fn directory_url(rel: &str) -> &str {
+    match rel.strip_suffix("index.html") {
+        Some(dir) if dir.is_empty() || dir.ends_with('/') => dir,
+        _ => rel,
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::directory_url;
+
+    #[test]
+    fn only_a_file_named_index_html_stands_for_its_directory() {
+        assert_eq!(directory_url("index.html"), "");
+        assert_eq!(directory_url("docs/index.html"), "docs/");
+        assert_eq!(directory_url("sql-createindex.html"), "sql-createindex.html");
+        assert_eq!(directory_url("docs/partialindex.html"), "docs/partialindex.html");
+        assert_eq!(directory_url("docs/page.html"), "docs/page.html");
+    }
 }
