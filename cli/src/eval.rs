@@ -71,10 +71,11 @@ pub(crate) fn load_corpus(path: &Path) -> Result<Corpus, String> {
         let d: Doc =
             serde_json::from_str(line).map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?;
         ids.push(d.id);
-        texts.push(format!("{}\n{}", d.title, d.text));
+        texts.push((d.title.clone(), [format!("{}\n{}", d.title, d.text)]));
     }
     let started = Instant::now();
-    let retriever = Retriever::build(texts.into_iter().map(|t| [t]), &[]);
+    // The title is the document's naming field, as a page's is.
+    let retriever = Retriever::build_fielded(texts, &[]);
     Ok(Corpus {
         ids,
         engine: Engine::Plain(retriever),

@@ -181,7 +181,6 @@ fn directory_url(rel: &str) -> &str {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::directory_url;
@@ -190,8 +189,14 @@ mod tests {
     fn only_a_file_named_index_html_stands_for_its_directory() {
         assert_eq!(directory_url("index.html"), "");
         assert_eq!(directory_url("docs/index.html"), "docs/");
-        assert_eq!(directory_url("sql-createindex.html"), "sql-createindex.html");
-        assert_eq!(directory_url("docs/partialindex.html"), "docs/partialindex.html");
+        assert_eq!(
+            directory_url("sql-createindex.html"),
+            "sql-createindex.html"
+        );
+        assert_eq!(
+            directory_url("docs/partialindex.html"),
+            "docs/partialindex.html"
+        );
         assert_eq!(directory_url("docs/page.html"), "docs/page.html");
     }
 }

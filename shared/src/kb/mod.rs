@@ -31,7 +31,9 @@ pub use diff::{documents_of, fingerprint, rest_fingerprint, summaries, DocSummar
 pub use file::FileKbSource;
 pub use hash::{content_hash, ContentHasher};
 pub use memory::MemoryKbSource;
-pub use passages::{passage_spans, split_passages, split_sections, Passage, PASSAGE_MAX_CHARS};
+pub use passages::{
+    headings, passage_spans, split_passages, split_sections, Passage, PASSAGE_MAX_CHARS,
+};
 pub use s3::S3KbSource;
 pub(crate) use source::unquote_etag;
 pub use source::{

@@ -104,32 +104,43 @@ fn sections(content: &str) -> Vec<(Vec<String>, &str)> {
     let mut out = Vec::new();
     // (level, text) of the enclosing headings.
     let mut stack: Vec<(usize, String)> = Vec::new();
-    let mut fence: Option<&str> = None;
     let mut start = 0;
+    for (offset, level, title) in headings(content) {
+        if offset > start {
+            out.push((path_of(&stack), &content[start..offset]));
+        }
+        stack.retain(|(l, _)| *l < level);
+        stack.push((level, title));
+        start = offset;
+    }
+    if content.len() > start {
+        out.push((path_of(&stack), &content[start..]));
+    }
+    out.retain(|(_, text)| !text.trim().is_empty());
+    out
+}
+
+/// The content's Markdown heading lines (ATX, outside fenced code) as (byte offset of the
+/// line, level, title), in order.
+pub fn headings(content: &str) -> impl Iterator<Item = (usize, usize, String)> + '_ {
+    let mut fence: Option<&str> = None;
     let mut offset = 0;
-    for line in content.split_inclusive('\n') {
+    content.split_inclusive('\n').filter_map(move |line| {
+        let at = offset;
+        offset += line.len();
         let t = line.trim_start();
         if let Some(f) = fence {
             if t.starts_with(f) {
                 fence = None;
             }
+            None
         } else if t.starts_with("```") || t.starts_with("~~~") {
             fence = Some(&t[..3]);
-        } else if let Some((level, title)) = heading(line) {
-            if offset > start {
-                out.push((path_of(&stack), &content[start..offset]));
-            }
-            stack.retain(|(l, _)| *l < level);
-            stack.push((level, title));
-            start = offset;
+            None
+        } else {
+            heading(line).map(|(level, title)| (at, level, title))
         }
-        offset += line.len();
-    }
-    if offset > start {
-        out.push((path_of(&stack), &content[start..offset]));
-    }
-    out.retain(|(_, text)| !text.trim().is_empty());
-    out
+    })
 }
 
 fn path_of(stack: &[(usize, String)]) -> Vec<String> {

@@ -40,8 +40,9 @@ pub struct Intent {
 /// Venues, author names and glossary names of one knowledge base, for the recogniser.
 #[derive(Debug, Clone, Default)]
 pub struct Vocabulary {
-    /// Venue names as lowercase words (`["acm", "mm"]`).
-    venues: Vec<Vec<String>>,
+    /// Venue names as lowercase words (`["acm", "mm"]`), each with the venue it filters
+    /// by (itself, or for another way of writing a workshop the form the entries use).
+    venues: Vec<(Vec<String>, String)>,
     /// Authors of two or more words, lowercase, with the name as written.
     authors: Vec<(Vec<String>, String)>,
     /// Chinese names (from the glossary) of authors, with the author's name.
@@ -60,7 +61,8 @@ impl Vocabulary {
     /// Collects the venues, authors and glossary names of `kb` (`facets` are its entries'
     /// parsed fields, in the same order).
     pub fn of(kb: &KnowledgeBase, facets: &[Facets]) -> Self {
-        let mut venues: Vec<Vec<String>> = COMMON_VENUES.iter().map(|v| words(v)).collect();
+        // The entries' venues, then the common ones they lack.
+        let mut venues: Vec<Vec<String>> = Vec::new();
         for doc in &kb.documents {
             let Some(v) = doc.venue.as_deref() else {
                 continue;
@@ -76,8 +78,23 @@ impl Vocabulary {
                 venues.push(name);
             }
         }
+        let from_entries = venues.len();
+        for common in COMMON_VENUES.iter().map(|v| words(v)) {
+            if !venues.contains(&common) {
+                venues.push(common);
+            }
+        }
+        // Where one pattern stands for two venues the first wins: the entries' own
+        // spelling, then a workshop's other spelling, then a common venue.
+        let as_is = |v: &Vec<String>| (v.clone(), v.join(" "));
+        let mut venues: Vec<(Vec<String>, String)> = venues[..from_entries]
+            .iter()
+            .map(as_is)
+            .chain(workshop_aliases(&venues))
+            .chain(venues[from_entries..].iter().map(as_is))
+            .collect();
         // Longest first, so "acm mm" is taken before a shorter name could split it.
-        venues.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        venues.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
         let mut authors: Vec<(Vec<String>, String)> = Vec::new();
         for f in facets {
             for name in &f.authors {
@@ -103,6 +120,35 @@ impl Vocabulary {
             zh_authors,
         }
     }
+}
+
+/// The other ways of writing each workshop among `venues`, with the venue they stand
+/// for: a workshop is written both "ICCVW" and "ICCV Workshop(s)", and a visitor uses
+/// either whichever the entries use. Only for a conference that is itself a venue, so an
+/// ordinary word ending in "w" is left alone.
+fn workshop_aliases(venues: &[Vec<String>]) -> Vec<(Vec<String>, String)> {
+    let known = |words: &[String]| venues.iter().any(|v| v.as_slice() == words);
+    let mut out = Vec::new();
+    for v in venues {
+        let value = v.join(" ");
+        match v.as_slice() {
+            [one] if one.len() > 2 && one.ends_with('w') => {
+                let base = one[..one.len() - 1].to_owned();
+                if known(std::slice::from_ref(&base)) {
+                    for w in ["workshop", "workshops"] {
+                        out.push((vec![base.clone(), w.to_owned()], value.clone()));
+                    }
+                }
+            }
+            [base, w]
+                if (w == "workshop" || w == "workshops") && known(std::slice::from_ref(base)) =>
+            {
+                out.push((vec![format!("{base}w")], value.clone()));
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -550,8 +596,8 @@ impl Vocabulary {
             venue: self
                 .venues
                 .iter()
-                .find(|v| take_sequence(&mut q, v))
-                .map(|v| v.join(" ")),
+                .find(|(v, _)| take_sequence(&mut q, v))
+                .map(|(_, value)| value.clone()),
             author: self
                 .authors
                 .iter()
@@ -684,6 +730,27 @@ mod tests {
         vocab()
             .recognise(q)
             .unwrap_or_else(|| panic!("not recognised: {q}"))
+    }
+
+    #[test]
+    fn a_workshop_is_recognised_in_either_spelling() {
+        let kb = KnowledgeBase::from_value(&json!({"documents": [
+            {"id": "a", "type": "publication", "title": "A", "venue": "ICCVW 2021"},
+            {"id": "b", "type": "publication", "title": "B", "venue": "ICCV 2023"},
+            {"id": "c", "type": "publication", "title": "C", "venue": "CVPR Workshops 2024"}
+        ]}))
+        .unwrap();
+        let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
+        let vocab = Vocabulary::of(&kb, &facets);
+        let venue = |q: &str| vocab.read(q).0.filters.venue;
+        assert_eq!(
+            venue("他在 ICCV workshop 发过什么").as_deref(),
+            Some("iccvw")
+        );
+        assert_eq!(venue("ICCV workshops papers").as_deref(), Some("iccvw"));
+        assert_eq!(venue("CVPRW 的论文").as_deref(), Some("cvpr workshops"));
+        // The conference itself stays itself.
+        assert_eq!(venue("他在 ICCV 发过什么").as_deref(), Some("iccv"));
     }
 
     #[test]

@@ -123,8 +123,8 @@ impl SearchIndex {
             .documents
             .iter()
             .zip(&chunks)
-            .map(|(d, c)| index_texts(d, &c.passages(d)));
-        let retriever = Retriever::build(texts, &kb.glossary);
+            .map(|(d, c)| (field_text(d), index_texts(d, &c.passages(d))));
+        let retriever = Retriever::build_fielded(texts, &kb.glossary);
         let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
         let vocabulary = Vocabulary::of(&kb, &facets);
         crate::memory::mark("facets");
@@ -393,6 +393,57 @@ impl Chunks {
                 .collect(),
         }
     }
+}
+
+/// The words that name a document, which retrieval scores as a field of their own: its
+/// title (or name), summary, description and keywords, its content's lead paragraph and
+/// its headings.
+fn field_text(doc: &Document) -> String {
+    let mut text = String::from(doc.display_title());
+    for part in [&doc.summary, &doc.description].into_iter().flatten() {
+        text.push('\n');
+        text.push_str(part);
+    }
+    for keyword in &doc.keywords {
+        text.push('\n');
+        text.push_str(keyword);
+    }
+    if let Some(content) = &doc.content {
+        if let Some(lead) = lead_paragraph(content) {
+            text.push('\n');
+            text.push_str(lead);
+        }
+        for (_, _, title) in crate::kb::headings(content) {
+            text.push('\n');
+            text.push_str(&title);
+        }
+    }
+    text
+}
+
+/// Longest lead paragraph kept as a naming field, in bytes (cut at a word).
+const LEAD_MAX: usize = 300;
+
+/// The content's first paragraph of prose (not a heading, not code), cut to about
+/// [`LEAD_MAX`] bytes: what most generators put first under a page's title is what the page
+/// is about (a man page's NAME line, a module's one-line summary, an API item's first
+/// sentence).
+fn lead_paragraph(content: &str) -> Option<&str> {
+    let para = content.split("\n\n").map(str::trim).find(|p| {
+        !p.is_empty() && !p.starts_with('#') && !p.starts_with("```") && !p.starts_with("~~~")
+    })?;
+    if para.len() <= LEAD_MAX {
+        return Some(para);
+    }
+    let mut cut = LEAD_MAX;
+    while !para.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    Some(
+        para[..cut]
+            .rsplit_once(' ')
+            .map_or(&para[..cut], |(head, _)| head),
+    )
 }
 
 /// The texts retrieval indexes for one document: its metadata alone, or, with content,

@@ -33,7 +33,7 @@ pub const MAGIC: &[u8; 8] = b"RAGINDEX";
 /// The layout version this build writes and reads. Bump it whenever the layout, passage
 /// splitting or BM25 weights change; analysis changes are caught by
 /// [`analysis_fingerprint`].
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// Magic, version, flags, analysis fingerprint, KB hash, body length, body checksum.
 const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8;
@@ -152,16 +152,9 @@ pub fn encode(index: &SearchIndex, kb_hash: u64, kb_version: &str) -> Vec<u8> {
     let version = &kb_version.as_bytes()[..kb_version.len().min(MAX_VERSION_LEN)];
     body.bytes(version);
     documents::write(index.kb(), index.chunks(), &mut body);
-    let bm25 = retriever.index();
     body.u32(retriever.documents() as u32);
-    body.u32(bm25.n_units as u32);
-    body.u32(bm25.avgdl.to_bits());
-    body.bytes(&bm25.terms.bytes);
-    body.u32s(&bm25.terms.ends);
-    body.u32s(&bm25.terms.slots);
-    body.u32s(&bm25.offsets);
-    body.u32s(&bm25.unit);
-    body.u32s(&bm25.weight.iter().map(|w| w.to_bits()).collect::<Vec<_>>());
+    write_bm25(retriever.index(), &mut body);
+    write_bm25(retriever.fields(), &mut body);
     let units: Vec<u32> = retriever
         .units()
         .iter()
@@ -186,6 +179,42 @@ pub fn encode(index: &SearchIndex, kb_hash: u64, kb_version: &str) -> Vec<u8> {
     out.extend_from_slice(&content_hash(&body).to_le_bytes());
     out.extend_from_slice(&body);
     out
+}
+
+/// One BM25 index's arrays, as [`read_bm25`] reads them back.
+fn write_bm25(bm25: &Bm25Index, body: &mut Writer) {
+    body.u32(bm25.n_units as u32);
+    body.u32(bm25.avgdl.to_bits());
+    body.bytes(&bm25.terms.bytes);
+    body.u32s(&bm25.terms.ends);
+    body.u32s(&bm25.terms.slots);
+    body.u32s(&bm25.offsets);
+    body.u32s(&bm25.unit);
+    body.u32s(&bm25.weight.iter().map(|w| w.to_bits()).collect::<Vec<_>>());
+}
+
+/// One BM25 index written by [`write_bm25`], every bound checked.
+fn read_bm25(r: &mut Input<'_>) -> Result<Bm25Index, IndexError> {
+    let n_units = r.u32()? as usize;
+    let avgdl = f32::from_bits(r.u32()?);
+    let terms = TermTable {
+        bytes: r.bytes()?,
+        ends: r.u32s()?,
+        slots: r.u32s()?,
+    };
+    let offsets = r.u32s()?;
+    let unit = r.u32s()?;
+    let weight: Vec<f32> = r.u32s()?.into_iter().map(f32::from_bits).collect();
+    check_terms(&terms)?;
+    check_postings(&offsets, &unit, &weight, terms.len(), n_units)?;
+    Ok(Bm25Index {
+        terms,
+        offsets,
+        unit,
+        weight,
+        n_units,
+        avgdl,
+    })
 }
 
 /// The header's fields, checked up to the analysis.
@@ -310,16 +339,9 @@ fn read_parts(
 ) -> Result<(KnowledgeBase, Vec<crate::search::Chunks>, Retriever), IndexError> {
     let (kb, chunks) = documents::read(r)?;
     let n_docs = r.u32()? as usize;
-    let n_units = r.u32()? as usize;
-    let avgdl = f32::from_bits(r.u32()?);
-    let terms = TermTable {
-        bytes: r.bytes()?,
-        ends: r.u32s()?,
-        slots: r.u32s()?,
-    };
-    let offsets = r.u32s()?;
-    let unit = r.u32s()?;
-    let weight: Vec<f32> = r.u32s()?.into_iter().map(f32::from_bits).collect();
+    let index = read_bm25(r)?;
+    let fields = read_bm25(r)?;
+    let n_units = index.n_units;
     let pairs = r.u32s()?;
     let n_names = r.count(8)?;
     let names = (0..n_names)
@@ -329,8 +351,10 @@ fn read_parts(
     if n_docs != kb.documents.len() {
         return Err(IndexError::Malformed("document count"));
     }
-    check_terms(&terms)?;
-    check_postings(&offsets, &unit, &weight, terms.len(), n_units)?;
+    // No fields at all (a retriever built without them), or one unit per document.
+    if fields.n_units != n_docs && !(fields.n_units == 0 && fields.terms.len() == 0) {
+        return Err(IndexError::Malformed("field unit count"));
+    }
     if pairs.len() != n_units * 2 {
         return Err(IndexError::Malformed("passage list length"));
     }
@@ -346,17 +370,10 @@ fn read_parts(
     if !(versions.is_empty() || versions.len() == n_docs) || !versions.iter().all(paired) {
         return Err(IndexError::Malformed("language versions"));
     }
-    let index = Bm25Index {
-        terms,
-        offsets,
-        unit,
-        weight,
-        n_units,
-        avgdl,
-    };
     let retriever = Retriever::assemble(
         Analyzer::new(),
         index,
+        fields,
         units,
         n_docs,
         flags & FLAG_HAN != 0,
@@ -374,7 +391,9 @@ fn check_terms(t: &TermTable) -> Result<(), IndexError> {
     if !ascending || t.ends.last().is_some_and(|&e| e as usize != t.bytes.len()) {
         return Err(IndexError::Malformed("term ends"));
     }
-    if !t.slots.len().is_power_of_two() || t.slots.len() <= t.ends.len() {
+    // An index of no terms has no table at all.
+    let empty = t.ends.is_empty() && t.slots.is_empty();
+    if !empty && (!t.slots.len().is_power_of_two() || t.slots.len() <= t.ends.len()) {
         return Err(IndexError::Malformed("term slot count"));
     }
     let mut seen = vec![false; t.ends.len()];
