@@ -5,9 +5,16 @@
 //! the judged documents; Recall@k over documents with a positive judgment; MRR@10 is the
 //! reciprocal rank of the first relevant document in the top 10. Only queries that have
 //! judgments are evaluated.
+//!
+//! With rewrites (`--rewrites FILE`: per query id, the question rewritten and optionally a
+//! hypothetical answer passage, as a model would write them for the chat), a query that
+//! has one is ranked as the chat ranks an expanded question: the question, the rewrite
+//! and the passage each [`FUSION_DEPTH`] deep, fused by [`fuse_expansion`] (the chat's own
+//! function). The other queries are ranked as without rewrites.
 
 use serde::Serialize;
-use shared::{KnowledgeBase, Retriever};
+use shared::search::{fuse_expansion, Expansion, FUSION_DEPTH};
+use shared::{KnowledgeBase, Ranked, Retriever};
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -103,6 +110,68 @@ pub(crate) fn load_queries(path: &Path) -> Result<Vec<(String, String)>, String>
         .collect()
 }
 
+/// Rewrites: query id → what a rewriter made of the question.
+pub(crate) type Rewrites = HashMap<String, Expansion>;
+
+/// Reads rewrites: JSON Lines (`{"id": "q1", "query": "…", "passage": "…"}`, `_id` and
+/// `rewrite` accepted for `id` and `query`; `passage` optional) when the file's first
+/// non-blank character is `{`, else TSV (`id <TAB> query [<TAB> passage]`, an optional
+/// header line starting `query-id` or `id`). An id given twice is an error.
+pub(crate) fn load_rewrites(path: &Path) -> Result<Rewrites, String> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Line {
+        #[serde(alias = "_id")]
+        id: String,
+        #[serde(alias = "rewrite", default)]
+        query: Option<String>,
+        #[serde(default)]
+        passage: Option<String>,
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let jsonl = text.trim_start().starts_with('{');
+    let mut out = Rewrites::new();
+    for (n, line) in text.lines().enumerate() {
+        let at = || format!("{}:{}", path.display(), n + 1);
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (id, query, passage) = if jsonl {
+            let l: Line = serde_json::from_str(line).map_err(|e| format!("{}: {e}", at()))?;
+            (l.id, l.query, l.passage)
+        } else {
+            let cols: Vec<&str> = line.split('\t').map(str::trim).collect();
+            if n == 0 && matches!(cols.first(), Some(&"query-id" | &"id")) {
+                continue;
+            }
+            match cols[..] {
+                [id, query] => (id.to_owned(), Some(query.to_owned()), None),
+                [id, query, passage] => (
+                    id.to_owned(),
+                    Some(query.to_owned()),
+                    Some(passage.to_owned()),
+                ),
+                _ => return Err(format!("{}: expected 2 or 3 tab-separated columns", at())),
+            }
+        };
+        let nonempty = |s: Option<String>| s.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
+        let expansion = Expansion {
+            query: nonempty(query),
+            passage: nonempty(passage),
+        };
+        if expansion.is_empty() {
+            return Err(format!(
+                "{}: neither a query nor a passage for {id:?}",
+                at()
+            ));
+        }
+        if out.insert(id.clone(), expansion).is_some() {
+            return Err(format!("{}: {id:?} given twice", at()));
+        }
+    }
+    Ok(out)
+}
+
 /// Judgments: query id → document id → graded relevance.
 pub(crate) type Qrels = HashMap<String, HashMap<String, i64>>;
 
@@ -147,6 +216,9 @@ pub(crate) struct Report {
     #[serde(rename = "mrr@10")]
     pub(crate) mrr10: f64,
     pub(crate) queries: usize,
+    /// Judged queries ranked with a rewrite (only with `--rewrites`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) rewritten: Option<usize>,
     pub(crate) qps: f64,
     pub(crate) index_ms: f64,
 }
@@ -154,11 +226,13 @@ pub(crate) struct Report {
 /// A ranked list: (document id, score), best first.
 pub(crate) type Run = Vec<(String, f32)>;
 
-/// Ranks every judged query (no minimum score) and computes the report.
+/// Ranks every judged query (no minimum score), with its rewrite when `rewrites` has one
+/// (see the module docs), and computes the report.
 pub(crate) fn evaluate(
     corpus: &Corpus,
     queries: &[(String, String)],
     qrels: &Qrels,
+    rewrites: Option<&Rewrites>,
     k: usize,
     min_coverage: f32,
 ) -> (Report, Vec<(String, Run)>) {
@@ -167,16 +241,25 @@ pub(crate) fn evaluate(
         .filter(|(id, _)| qrels.contains_key(id))
         .collect();
     let depth = k.max(100);
-    let search = |text: &str| {
+    let search_at = |text: &str, depth: usize| -> Vec<Ranked> {
         corpus
             .retriever()
             .search_covering(text, depth, f32::MIN, min_coverage)
             .1
     };
+    let search = |text: &str| search_at(text, depth);
     let mut runs = Vec::with_capacity(judged.len());
+    let mut rewritten = 0;
     let (mut ndcg, mut r3, mut r10, mut r100, mut mrr) = (0.0, 0.0, 0.0, 0.0, 0.0);
     for (qid, text) in &judged {
-        let hits = search(text);
+        let hits = match rewrites.and_then(|r| r.get(qid.as_str())) {
+            Some(expansion) => {
+                rewritten += 1;
+                let original = search_at(text, FUSION_DEPTH);
+                fuse_expansion(&original, expansion, depth, |t| search_at(t, FUSION_DEPTH))
+            }
+            None => search(text),
+        };
         let ranked: Vec<&str> = hits
             .iter()
             .map(|r| corpus.ids[r.doc as usize].as_str())
@@ -206,6 +289,7 @@ pub(crate) fn evaluate(
         recall100: r100 / n,
         mrr10: mrr / n,
         queries: judged.len(),
+        rewritten: rewrites.map(|_| rewritten),
         qps: throughput(&judged, &search),
         index_ms: corpus.index_ms,
     };
@@ -286,6 +370,96 @@ mod tests {
         assert!((v - 1.0 / 3f64.log2()).abs() < 1e-12, "{v}");
         assert_eq!(ndcg_at(&["b", "a"], &rel(&[("b", 1)]), 10), 1.0);
         assert_eq!(ndcg_at(&["a"], &rel(&[("b", 0)]), 10), 0.0);
+    }
+
+    fn file(name: &str, text: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("rag-eval-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn rewrites_are_read_from_json_lines_or_tsv() {
+        let jsonl = file(
+            "r.jsonl",
+            "{\"id\": \"z1\", \"query\": \"undo a commit\", \"passage\": \"Use git reset.\"}\n\n\
+             {\"_id\": \"z2\", \"rewrite\": \"stash pop\"}\n",
+        );
+        let r = load_rewrites(&jsonl).unwrap();
+        assert_eq!(r["z1"].passage.as_deref(), Some("Use git reset."));
+        assert_eq!(
+            (r["z2"].query.as_deref(), r["z2"].passage.as_deref()),
+            (Some("stash pop"), None)
+        );
+        let tsv = file(
+            "r.tsv",
+            "query-id\tquery\tpassage\nz1\tundo a commit\nz2\t\tOnly a passage.\n",
+        );
+        let r = load_rewrites(&tsv).unwrap();
+        assert_eq!(r["z1"].query.as_deref(), Some("undo a commit"));
+        assert_eq!(
+            (r["z2"].query.as_deref(), r["z2"].passage.as_deref()),
+            (None, Some("Only a passage."))
+        );
+        for (name, bad) in [
+            ("dup.tsv", "z1\ta\nz1\tb\n"),
+            ("empty.tsv", "z1\t \n"),
+            ("cols.tsv", "z1\n"),
+            ("field.jsonl", "{\"id\": \"z1\", \"qeury\": \"a\"}\n"),
+        ] {
+            let err = load_rewrites(&file(name, bad)).unwrap_err();
+            assert!(err.contains(":1") || err.contains(":2"), "{name}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_rewrite_changes_only_its_own_query_and_ranks_as_the_chat_fuses() {
+        let corpus = Corpus {
+            ids: vec!["stash".into(), "reset".into(), "tags".into()],
+            engine: Engine::Plain(Retriever::build(
+                [
+                    ["git stash saves uncommitted changes".to_string()],
+                    ["git reset undoes the last commit".to_string()],
+                    ["git tag names a release".to_string()],
+                ],
+                &[],
+            )),
+            index_ms: 0.0,
+        };
+        let queries = vec![
+            // Words the site never uses: only the rewrite can find the page.
+            ("q1".to_string(), "plugh xyzzy".to_string()),
+            ("q2".to_string(), "git tag".to_string()),
+        ];
+        let qrels: Qrels = [
+            ("q1".to_string(), rel(&[("reset", 1)])),
+            ("q2".to_string(), rel(&[("tags", 1)])),
+        ]
+        .into_iter()
+        .collect();
+        let (plain, _) = evaluate(&corpus, &queries, &qrels, None, 10, 0.0);
+        let rewrites: Rewrites = [(
+            "q1".to_string(),
+            Expansion {
+                query: Some("undo the last commit".into()),
+                passage: None,
+            },
+        )]
+        .into_iter()
+        .collect();
+        let (with, runs) = evaluate(&corpus, &queries, &qrels, Some(&rewrites), 10, 0.0);
+        assert_eq!((plain.rewritten, with.rewritten), (None, Some(1)));
+        // q2 (no rewrite) is ranked as before; q1 finds `reset` through its rewrite alone.
+        assert_eq!(runs[1].1[0].0, "tags");
+        assert_eq!(runs[0].1[0].0, "reset");
+        assert!(
+            with.ndcg10 > plain.ndcg10,
+            "{} vs {}",
+            with.ndcg10,
+            plain.ndcg10
+        );
     }
 
     #[test]

@@ -64,30 +64,7 @@ enum Command {
         path: PathBuf,
     },
     /// Evaluate retrieval on a BEIR-format set (corpus, queries, qrels).
-    Eval {
-        /// BEIR corpus.jsonl, or a knowledge_base.json.
-        #[arg(long)]
-        corpus: PathBuf,
-        /// BEIR queries.jsonl.
-        #[arg(long)]
-        queries: PathBuf,
-        /// BEIR qrels TSV.
-        #[arg(long)]
-        qrels: PathBuf,
-        /// Depth of the run written by --run.
-        #[arg(long, default_value_t = 100)]
-        k: usize,
-        /// Write the ranked run as JSON: {"query-id": [["doc-id", score], ...]}.
-        #[arg(long)]
-        run: Option<PathBuf>,
-        /// Print one JSON object with the metrics.
-        #[arg(long)]
-        json: bool,
-        /// Share of a query's words a hit must match (the product's default unless given;
-        /// 0 keeps every hit).
-        #[arg(long, default_value_t = shared::retrieval::MIN_COVERAGE)]
-        min_coverage: f32,
-    },
+    Eval(EvalArgs),
     /// Build knowledge_base.json from the site: built HTML, Markdown, a sitemap crawl,
     /// BibTeX and hand-kept JSON (options from rag.toml; flags override).
     Build(Box<build::BuildArgs>),
@@ -143,15 +120,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report::run(*args),
         Command::Index { path } => write_index(&path),
         Command::Build(args) => return build::run(*args),
-        Command::Eval {
-            corpus,
-            queries,
-            qrels,
-            k,
-            run,
-            json,
-            min_coverage,
-        } => evaluate(&corpus, &queries, &qrels, k, run, json, min_coverage),
+        Command::Eval(args) => evaluate(args),
         Command::Ingest {
             url,
             token_env,
@@ -290,19 +259,60 @@ fn validate(path: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
-fn evaluate(
-    corpus: &std::path::Path,
-    queries: &std::path::Path,
-    qrels: &std::path::Path,
+/// `rag eval`'s arguments.
+#[derive(Debug, clap::Args)]
+struct EvalArgs {
+    /// BEIR corpus.jsonl, or a knowledge_base.json.
+    #[arg(long)]
+    corpus: PathBuf,
+    /// BEIR queries.jsonl.
+    #[arg(long)]
+    queries: PathBuf,
+    /// BEIR qrels TSV.
+    #[arg(long)]
+    qrels: PathBuf,
+    /// Depth of the run written by --run.
+    #[arg(long, default_value_t = 100)]
     k: usize,
+    /// Write the ranked run as JSON: {"query-id": [["doc-id", score], ...]}.
+    #[arg(long)]
     run: Option<PathBuf>,
+    /// Print one JSON object with the metrics.
+    #[arg(long)]
     json: bool,
+    /// Share of a query's words a hit must match (the product's default unless given;
+    /// 0 keeps every hit).
+    #[arg(long, default_value_t = shared::retrieval::MIN_COVERAGE)]
     min_coverage: f32,
-) -> Result<(), String> {
-    let corpus = eval::load_corpus(corpus)?;
-    let queries = eval::load_queries(queries)?;
-    let qrels = eval::load_qrels(qrels)?;
-    let (report, runs) = eval::evaluate(&corpus, &queries, &qrels, k, min_coverage);
+    /// Rewrites to score the chat's fused path with: JSONL (`{"id", "query",
+    /// "passage"}`) or TSV (`id, query[, passage]`), one query id per line.
+    #[arg(long)]
+    rewrites: Option<PathBuf>,
+}
+
+fn evaluate(args: EvalArgs) -> Result<(), String> {
+    let EvalArgs {
+        corpus,
+        queries,
+        qrels,
+        k,
+        run,
+        json,
+        min_coverage,
+        rewrites,
+    } = args;
+    let corpus = eval::load_corpus(&corpus)?;
+    let queries = eval::load_queries(&queries)?;
+    let qrels = eval::load_qrels(&qrels)?;
+    let rewrites = rewrites.as_deref().map(eval::load_rewrites).transpose()?;
+    let (report, runs) = eval::evaluate(
+        &corpus,
+        &queries,
+        &qrels,
+        rewrites.as_ref(),
+        k,
+        min_coverage,
+    );
     if let Some(path) = run {
         let map: serde_json::Map<String, serde_json::Value> = runs
             .into_iter()
@@ -318,6 +328,9 @@ fn evaluate(
         );
     } else {
         outln!("queries     {}", report.queries);
+        if let Some(n) = report.rewritten {
+            outln!("rewritten   {n}");
+        }
         outln!("nDCG@10     {:.4}", report.ndcg10);
         outln!("Recall@3    {:.4}", report.recall3);
         outln!("Recall@10   {:.4}", report.recall10);

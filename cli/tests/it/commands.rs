@@ -226,6 +226,63 @@ fn eval_reports_metrics_as_json_and_writes_the_run() {
 }
 
 #[test]
+fn eval_scores_rewritten_queries_through_the_fused_path_and_names_a_bad_rewrite_line() {
+    let dir = scratch("eval-rewrites");
+    let (corpus, queries, qrels, rewrites) = (
+        dir.join("corpus.jsonl"),
+        dir.join("queries.jsonl"),
+        dir.join("qrels.tsv"),
+        dir.join("rewrites.tsv"),
+    );
+    std::fs::write(
+        &corpus,
+        concat!(
+            r#"{"_id": "d1", "title": "git-reflog", "text": "Reference logs record when branch tips were updated."}"#, "\n",
+            r#"{"_id": "d2", "title": "git-commit", "text": "Record changes to the repository."}"#, "\n",
+        ),
+    )
+    .unwrap();
+    // Words the corpus never uses: only the rewrite can find d1.
+    std::fs::write(&queries, r#"{"_id": "q1", "text": "plugh xyzzy"}"#).unwrap();
+    std::fs::write(&qrels, "q1\td1\t1\n").unwrap();
+    let p = |p: &Path| p.to_str().unwrap().to_owned();
+    let eval = |extra: &[&str]| {
+        let mut args = vec![
+            "eval".to_owned(),
+            "--corpus".into(),
+            p(&corpus),
+            "--queries".into(),
+            p(&queries),
+            "--qrels".into(),
+            p(&qrels),
+            "--json".into(),
+        ];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        rag(&args)
+    };
+    let plain: serde_json::Value = serde_json::from_slice(&eval(&[]).stdout).unwrap();
+    assert_eq!(plain["ndcg@10"], 0.0);
+    std::fs::write(
+        &rewrites,
+        "q1\treference logs\tgit reflog shows where branch tips were.\n",
+    )
+    .unwrap();
+    let out = eval(&["--rewrites", &p(&rewrites)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let fused: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (fused["ndcg@10"].as_f64(), fused["rewritten"].as_u64()),
+        (Some(1.0), Some(1))
+    );
+
+    std::fs::write(&rewrites, "q1\tok\nq1\tagain\n").unwrap();
+    let out = eval(&["--rewrites", &p(&rewrites)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("rewrites.tsv:2"), "{}", stderr(&out));
+}
+
+#[test]
 fn the_ci_recipe_runs_on_push_and_nightly_with_flags_rag_has() {
     use yaml_rust2::YamlLoader;
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/github-actions/rag.yml");

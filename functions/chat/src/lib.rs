@@ -35,7 +35,17 @@ impl AppState {
         // One SDK configuration and one DynamoDB client for the source, store and counters.
         let aws = AwsClients::from_env();
         let kb = KbHandle::from_config(&config, &aws).await?;
-        let llm: Option<Arc<dyn LlmClient>> = match LlmConfig::from_env()? {
+        let llm_config = LlmConfig::from_env()?;
+        // The rewrite model (`REWRITE_MODEL`) is another model on the same provider.
+        let rewrite_llm: Option<Arc<dyn LlmClient>> =
+            match (&llm_config, &chat_config.rewrite_model) {
+                (Some(c), Some(model)) => Some(Arc::new(OpenAiCompatClient::new(LlmConfig {
+                    model: model.clone(),
+                    ..c.clone()
+                })?)),
+                _ => None,
+            };
+        let llm: Option<Arc<dyn LlmClient>> = match llm_config {
             Some(c) => Some(Arc::new(OpenAiCompatClient::new(c)?)),
             None => None,
         };
@@ -46,6 +56,8 @@ impl AppState {
         let salt = limits::ClientSalt::lazy(chat_config.client_salt.clone(), counters.clone());
         tracing::info!(
             model = llm.as_ref().map_or("offline", |l| l.model()),
+            rewrite_model = rewrite_llm.as_ref().map(|l| l.model()),
+            query_rewrite = ?chat_config.query_rewrite,
             store = store.kind(),
             limits = counters.kind(),
             rate_limit_per_minute = chat_config.rate_limit_per_minute,
@@ -55,6 +67,9 @@ impl AppState {
         let cache_ttl = chat_config.answer_cache_ttl();
         let mut state = Self::new(kb, llm, store, &config, chat_config);
         state.chat = state.chat.with_counters(counters, salt);
+        if let Some(rewrite_llm) = rewrite_llm {
+            state.chat = state.chat.with_rewrite_llm(rewrite_llm);
+        }
         if let Some(cache) = shared::answer_cache::open_shared(&config, cache_ttl, &aws).await {
             state.chat = state.chat.with_cache(cache);
         }

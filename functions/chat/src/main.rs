@@ -5,7 +5,8 @@
 //! Env: `KB_SOURCE`, `TOP_K`, `MIN_SCORE`, `ALLOWED_ORIGINS`, `CONVERSATIONS_TABLE` +
 //! `AUDIT_TABLE`, the `LLM_*` / `*_API_KEY` variables (none: offline answers),
 //! `SYSTEM_PROMPT`(`_FILE`), `MAX_CONTEXT_TOKENS`, `LIMITS_TABLE`, `RATE_LIMIT_PER_MINUTE`,
-//! `DAILY_TOKEN_BUDGET`, `AUDIT_DUMP_FILE` (`docs/configuration.md`).
+//! `DAILY_TOKEN_BUDGET`, `QUERY_REWRITE`, `REWRITE_MODEL`, `QUERY_REWRITE_TIMEOUT_MS`,
+//! `AUDIT_DUMP_FILE` (`docs/configuration.md`).
 //! Local: `cargo lambda watch`, then `curl -N localhost:9000/lambda-url/chat/ -d '{"message":"hi","stream":true}'`.
 
 use chat::{function_handler, AppState};

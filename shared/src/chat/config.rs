@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::prompt::{ANSWER_RESERVE, DEFAULT_SYSTEM_PROMPT};
 use crate::secret::Secret;
 
+use super::rewrite::QueryRewrite;
 use super::style::AnswerStyle;
 
 /// Chat settings: the owner's prompt, the context window and the request limits.
@@ -46,9 +47,18 @@ pub struct ChatConfig {
     /// together; when used up, chat answers offline until the next day (default 1,000,000,
     /// 0 = no budget).
     pub daily_token_budget: u64,
-    /// `QUERY_REWRITE`: `on` (default) lets a weak or back-referring question be rewritten
-    /// by one short model call before retrieval (see `chat/rewrite.rs`); `off` never does.
-    pub query_rewrite: bool,
+    /// `QUERY_REWRITE`: when one short model call expands the question into a query in the
+    /// site's language and a hypothetical answer passage, searched and fused with it
+    /// (`chat/rewrite.rs`): `off`, `weak` (a weak or back-referring question),
+    /// `cross_language` (default: as `weak`, or a question not in the site's main
+    /// language) or `always`.
+    pub query_rewrite: QueryRewrite,
+    /// `REWRITE_MODEL`: the model that expands questions, on the answering model's
+    /// provider (default: the answering model, `LLM_MODEL`).
+    pub rewrite_model: Option<String>,
+    /// `QUERY_REWRITE_TIMEOUT_MS`: the longest the expansion may take, budget reservation
+    /// included, before the question's own hits are used (default 2000, 100..=10,000).
+    pub rewrite_timeout: Duration,
     /// `BOT_CHECK`: `off` (default) or `pow`, a proof-of-work challenge every chat request
     /// must carry solved (see [`super::verify_proof`]); with `pow`, `BOT_CHECK_DIFFICULTY`
     /// (leading zero bits, default 13, 1..=24) and `BOT_CHECK_TTL_SECS` (how long a
@@ -84,7 +94,9 @@ impl Default for ChatConfig {
             rate_limit_per_minute: 20,
             ipv6_prefix: super::client::DEFAULT_IPV6_PREFIX,
             daily_token_budget: 1_000_000,
-            query_rewrite: true,
+            query_rewrite: QueryRewrite::default(),
+            rewrite_model: None,
+            rewrite_timeout: super::rewrite::DEFAULT_TIMEOUT,
             bot_check: BotCheck::Off,
             answer_style: AnswerStyle::Standard,
             answer_cache: true,
@@ -160,7 +172,15 @@ impl ChatConfig {
                 .map_or(defaults.ipv6_prefix, |n| n as u8),
             daily_token_budget: parse::<u64>(&trimmed, "DAILY_TOKEN_BUDGET")?
                 .unwrap_or(defaults.daily_token_budget),
-            query_rewrite: on_off(&trimmed, "QUERY_REWRITE")?.unwrap_or(defaults.query_rewrite),
+            query_rewrite: match trimmed("QUERY_REWRITE") {
+                Some(v) => QueryRewrite::parse(&v)?,
+                None => defaults.query_rewrite,
+            },
+            rewrite_model: trimmed("REWRITE_MODEL"),
+            rewrite_timeout: ranged(&trimmed, "QUERY_REWRITE_TIMEOUT_MS", 100, 10_000)?
+                .map_or(defaults.rewrite_timeout, |ms| {
+                    Duration::from_millis(ms as u64)
+                }),
             answer_style: match trimmed("ANSWER_STYLE") {
                 Some(v) => AnswerStyle::parse(&v)?,
                 None => defaults.answer_style,
@@ -297,12 +317,16 @@ mod tests {
             ("RATE_LIMIT_PER_MINUTE", "0"),
             ("DAILY_TOKEN_BUDGET", "250000"),
             ("QUERY_REWRITE", "OFF"),
+            ("REWRITE_MODEL", " qwen-turbo "),
+            ("QUERY_REWRITE_TIMEOUT_MS", "800"),
             ("BOT_CHECK", "PoW"),
             ("BOT_CHECK_DIFFICULTY", "18"),
             ("BOT_CHECK_TTL_SECS", "60"),
         ])
         .unwrap();
-        assert!(!c.query_rewrite);
+        assert_eq!(c.query_rewrite, QueryRewrite::Off);
+        assert_eq!(c.rewrite_model.as_deref(), Some("qwen-turbo"));
+        assert_eq!(c.rewrite_timeout, Duration::from_millis(800));
         assert_eq!(
             c.bot_check,
             BotCheck::Pow {
@@ -373,6 +397,9 @@ mod tests {
             ("RATE_LIMIT_PER_MINUTE", "100001"),
             ("DAILY_TOKEN_BUDGET", "a lot"),
             ("QUERY_REWRITE", "sometimes"),
+            ("QUERY_REWRITE", "cross-language"),
+            ("QUERY_REWRITE_TIMEOUT_MS", "50"),
+            ("QUERY_REWRITE_TIMEOUT_MS", "60000"),
             ("BOT_CHECK", "captcha"),
             ("BOT_CHECK_DIFFICULTY", "0"),
             ("BOT_CHECK_DIFFICULTY", "25"),

@@ -39,6 +39,7 @@ mod session;
 mod storage;
 mod style;
 mod suggest;
+pub use rewrite::QueryRewrite;
 pub use storage::{StoreBudgets, HISTORY_BUDGET, RECORD_BUDGET};
 pub use style::AnswerStyle;
 pub use suggest::{suggestions, Handoff, Suggestion, MAX_SUGGESTIONS};
@@ -168,6 +169,8 @@ fn short_digest(parts: &[&[u8]]) -> String {
 #[derive(Clone)]
 pub struct ChatService {
     llm: Option<Arc<dyn LlmClient>>,
+    /// The model that expands questions (`REWRITE_MODEL`), when not the answering one.
+    rewrite_llm: Option<Arc<dyn LlmClient>>,
     store: Arc<dyn ConversationStore>,
     config: Arc<ChatConfig>,
     top_k: usize,
@@ -241,6 +244,7 @@ impl ChatService {
         let (rate, budget) = limits(&config, llm.as_deref(), counters);
         Self {
             llm,
+            rewrite_llm: None,
             store,
             config: Arc::new(config),
             top_k,
@@ -254,6 +258,20 @@ impl ChatService {
             MEMORY_CACHE_ANSWERS,
             cache_ttl,
         )))
+    }
+
+    /// The same service expanding questions (`chat/rewrite.rs`) with `llm` rather than the
+    /// answering model: a cheaper one (`REWRITE_MODEL`). Used only while an answering
+    /// model is configured; its tokens count against the same daily budget.
+    pub fn with_rewrite_llm(mut self, llm: Arc<dyn LlmClient>) -> Self {
+        self.rewrite_llm = Some(llm);
+        self
+    }
+
+    /// The model that expands questions, if any.
+    fn rewrite_llm(&self) -> Option<&dyn LlmClient> {
+        let answering = self.llm.as_deref()?;
+        Some(self.rewrite_llm.as_deref().unwrap_or(answering))
     }
 
     /// The same service keeping reusable answers in `cache` (shared by all instances when

@@ -1,16 +1,16 @@
 //! Retrieval for a chat turn: a listing question gets every matching entry
 //! ([`SearchIndex::plan`]); any other question is retrieved with its follow-up resolution
-//! (`followup`) and, when that is weak or the question refers back and a model is
-//! configured, rewritten once and fused (`rewrite`).
+//! (`followup`) and, when `QUERY_REWRITE` asks for it and a model is configured, expanded
+//! once by the model and fused (`rewrite`).
 
 use std::time::SystemTime;
 
 use super::{ChatService, RetrievalInfo};
 use crate::chat::followup::retrieve_followup;
-use crate::chat::rewrite::{fuse, main_language, rewrite, rewrite_messages, trigger};
+use crate::chat::rewrite::{rewrite, rewrite_messages, trigger, QueryRewrite, Situation};
 use crate::message::{ChatMessage, Role};
 use crate::retrieval::Ranked;
-use crate::search::{Filters, SearchIndex};
+use crate::search::{fuse_expansion, Filters, SearchIndex, FUSION_DEPTH};
 
 /// What a turn retrieved, and how (for the response).
 pub(super) struct TurnRetrieval {
@@ -44,7 +44,16 @@ impl ChatService {
                 },
             };
         }
-        let found = retrieve_followup(index, question, history, top_k, self.min_score);
+        let llm = self
+            .rewrite_llm()
+            .filter(|_| self.config.query_rewrite != QueryRewrite::Off);
+        // Fusion needs each list ranked as deep as `rag eval --rewrites` ranks it.
+        let depth = if llm.is_some() {
+            top_k.max(FUSION_DEPTH)
+        } else {
+            top_k
+        };
+        let mut found = retrieve_followup(index, question, history, depth, self.min_score);
         let mut out = TurnRetrieval {
             info: RetrievalInfo {
                 query: found.query,
@@ -54,29 +63,39 @@ impl ChatService {
                 filters: None,
                 listing: false,
             },
-            hits: found.hits,
+            hits: Vec::new(),
         };
-        let Some(llm) = self.llm.as_deref().filter(|_| self.config.query_rewrite) else {
-            return out;
-        };
-        let earlier = history.iter().any(|m| m.role == Role::User);
-        let Some(why) = trigger(
-            index.retriever(),
+        let situation = Situation {
+            retriever: index.retriever(),
+            site: index.language(),
             question,
-            earlier,
-            &out.hits,
-            found.followup,
-        ) else {
+            has_earlier_turn: history.iter().any(|m| m.role == Role::User),
+            hits: &found.hits,
+            followup: found.followup,
+        };
+        let why = llm.and_then(|_| trigger(self.config.query_rewrite, &situation));
+        let expansion = match (llm, why) {
+            (Some(llm), Some(_)) => {
+                let messages = rewrite_messages(question, history, index.language());
+                rewrite(llm, &self.budget, messages, self.config.rewrite_timeout, at).await
+            }
+            _ => None,
+        };
+        let Some(expansion) = expansion else {
+            found.hits.truncate(top_k);
+            out.hits = found.hits;
             return out;
         };
-        let messages = rewrite_messages(question, history, main_language(index.kb()));
-        let Some(query) = rewrite(llm, &self.budget, messages, at).await else {
-            return out;
-        };
-        let (_, rewritten) = index.rank(&query, top_k, self.min_score);
-        tracing::info!(trigger = ?why, rewritten_hits = rewritten.len(), "query rewritten");
-        out.hits = fuse(&[&out.hits, &rewritten], top_k);
-        out.info.rewritten_query = Some(query);
+        out.hits = fuse_expansion(&found.hits, &expansion, top_k, |text| {
+            index.rank(text, depth, self.min_score).1
+        });
+        tracing::info!(
+            trigger = ?why,
+            query = expansion.query.is_some(),
+            passage = expansion.passage.is_some(),
+            "question expanded by the model"
+        );
+        out.info.rewritten_query = expansion.query;
         out.info.fused = true;
         out
     }

@@ -1,12 +1,18 @@
-//! Query rewriting: when the lexical pass is weak or the question refers back, one short
-//! model call turns the question (with the last turns) into a standalone search query in
-//! the site's main language, and its hits are fused with the original ones.
+//! Model-assisted queries: one short model call turns the question (with the last turns)
+//! into a standalone query in the site's main language plus a short hypothetical answer
+//! passage (query2doc / HyDE); both are searched and their hits fused with the question's
+//! by reciprocal rank fusion ([`crate::search::fuse_expansion`]).
 //!
 //! # When
-//! Only with a model configured and `QUERY_REWRITE` not `off`, and only when
-//! - the question refers back to the conversation ([`crate::search::refers_back`], with
-//!   an earlier user turn), or
-//! - the lexical pass is weak: no hit, or a confidence below [`LOW_CONFIDENCE`].
+//! Only with a model configured, and as `QUERY_REWRITE` says ([`QueryRewrite`]):
+//! - `weak`: the question refers back to the conversation ([`crate::search::refers_back`],
+//!   with an earlier user turn), or the lexical pass is weak: no hit, or a confidence below
+//!   [`LOW_CONFIDENCE`];
+//! - `cross_language` (the default): as `weak`, or the question is not in the site's main
+//!   language ([`Language`]: a Chinese question over English pages finds them only through
+//!   the lexicon's word-by-word translations, which miss the site's own terms);
+//! - `always`: every question with something to search for;
+//! - `off`: never.
 //!
 //! The confidence of a ranking is the best hit's score over the query's *ceiling*: the
 //! most any document could score for the query's terms, Σ weight · idf · (k1 + 1) over the
@@ -16,35 +22,68 @@
 //! mostly miss, or match only in passing, stays well below.
 //!
 //! # How
-//! The call asks for at most [`REWRITE_MAX_TOKENS`] tokens, reserves them (plus the
-//! prompt's estimate) on the daily token budget first and settles with the reported usage
-//! after, and is abandoned after [`REWRITE_TIMEOUT`]. Any failure (budget refused or
-//! unavailable, model error, timeout, an empty answer) leaves the original hits as they
-//! were. The rewrite's hits are fused with the original's by reciprocal rank fusion
-//! ([`fuse`], k = [`RRF_K`]).
+//! The model answers in two labelled lines (`query: …`, `passage: …`; see [`parse`]), at
+//! most [`REWRITE_MAX_TOKENS`] tokens, reserved (plus the prompt's estimate) on the daily
+//! token budget first and settled with the reported usage after; the call is abandoned
+//! after `QUERY_REWRITE_TIMEOUT_MS`. Any failure (budget refused or unavailable, model
+//! error, timeout, an answer with nothing usable) leaves the original hits as they were.
 
 use std::time::{Duration, SystemTime};
 
+use crate::error::{Error, Result};
 use crate::limits::TokenBudget;
 use crate::llm::{CompletionRequest, LlmClient, LlmError};
 use crate::message::{ChatMessage, Role};
 use crate::prompt::{neutralize, visitor_message_ceiling};
 use crate::retrieval::{idf, Bm25Params};
 use crate::retrieval::{QueryTerm, Ranked, Retriever};
+use crate::search::{Expansion, Language};
 
 /// Below this confidence (best score / the query's ceiling) a ranking is weak.
 pub(super) const LOW_CONFIDENCE: f32 = 0.3;
-/// The longest a rewrite may take, budget reservation included.
-pub(super) const REWRITE_TIMEOUT: Duration = Duration::from_millis(1500);
-/// Most tokens the rewrite may answer with.
-pub(super) const REWRITE_MAX_TOKENS: u32 = 48;
-/// The constant of reciprocal rank fusion: a hit at rank r adds 1 / (RRF_K + r).
-pub(super) const RRF_K: f32 = 60.0;
-/// Longest accepted rewrite, in characters (a longer answer is cut).
-const MAX_REWRITE_CHARS: usize = 200;
+/// The longest a rewrite may take by default, budget reservation included.
+pub(super) const DEFAULT_TIMEOUT: Duration = Duration::from_millis(2000);
+/// Most tokens the rewrite may answer with: a 12-word query and a 50-word passage, labelled.
+pub(super) const REWRITE_MAX_TOKENS: u32 = 128;
+/// Longest accepted query, in characters (a longer one is cut).
+const MAX_QUERY_CHARS: usize = 200;
+/// Longest accepted passage, in characters (a longer one is cut).
+const MAX_PASSAGE_CHARS: usize = 500;
 /// Earlier turns shown to the rewrite, and how much of each.
 const HISTORY_TURNS: usize = 4;
 const TURN_CHARS: usize = 300;
+
+/// When a question is rewritten (`QUERY_REWRITE`; see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueryRewrite {
+    /// Never.
+    Off,
+    /// When the question refers back or retrieves weakly.
+    Weak,
+    /// As [`QueryRewrite::Weak`], or when the question's language is not the site's.
+    #[default]
+    CrossLanguage,
+    /// Every question with something to search for.
+    Always,
+}
+
+impl QueryRewrite {
+    /// Reads `off`, `weak`, `cross_language` or `always` (any case). The switch's former
+    /// values still read as what they did: `on`, `true`, `1` as `weak`; `false`, `0` as
+    /// `off`.
+    pub fn parse(value: &str) -> Result<Self> {
+        match value.to_ascii_lowercase().as_str() {
+            "off" | "false" | "0" => Ok(QueryRewrite::Off),
+            "weak" | "on" | "true" | "1" => Ok(QueryRewrite::Weak),
+            "cross_language" => Ok(QueryRewrite::CrossLanguage),
+            "always" => Ok(QueryRewrite::Always),
+            _ => Err(Error::Config {
+                var: "QUERY_REWRITE",
+                message: format!("must be off, weak, cross_language or always, got {value:?}"),
+            }),
+        }
+    }
+}
 
 /// Why a question is rewritten.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +94,10 @@ pub(super) enum Trigger {
     NoHits,
     /// The best hit is far below what the query could score.
     LowConfidence,
+    /// It is not in the site's main language.
+    CrossLanguage,
+    /// Every question is (`QUERY_REWRITE=always`).
+    Always,
 }
 
 /// The most any document could score for `terms` (see the module docs).
@@ -81,44 +124,69 @@ pub(super) fn confidence(retriever: &Retriever, terms: &[QueryTerm], hits: &[Ran
     }
 }
 
-/// Whether (and why) a question should be rewritten: `followup` says whether the hits
-/// already came from the question joined with earlier turns, which happens only when it
-/// refers back or was weak alone.
-pub(super) fn trigger(
-    retriever: &Retriever,
-    question: &str,
-    has_earlier_turn: bool,
-    hits: &[Ranked],
-    followup: bool,
-) -> Option<Trigger> {
-    if has_earlier_turn && crate::search::refers_back(question) {
+/// What a question is checked against to decide on a rewrite.
+pub(super) struct Situation<'a> {
+    /// The index searched.
+    pub(super) retriever: &'a Retriever,
+    /// The site's main language.
+    pub(super) site: Language,
+    /// The visitor's question.
+    pub(super) question: &'a str,
+    /// Whether the conversation has an earlier user turn.
+    pub(super) has_earlier_turn: bool,
+    /// The hits retrieved so far.
+    pub(super) hits: &'a [Ranked],
+    /// Whether they came from the question joined with earlier turns, which happens only
+    /// when it refers back or was weak alone.
+    pub(super) followup: bool,
+}
+
+/// Whether (and why) a question should be rewritten under `mode`.
+pub(super) fn trigger(mode: QueryRewrite, s: &Situation<'_>) -> Option<Trigger> {
+    if mode == QueryRewrite::Off {
+        return None;
+    }
+    if s.has_earlier_turn && crate::search::refers_back(s.question) {
         return Some(Trigger::RefersBack);
     }
-    if followup {
+    if s.followup {
         return Some(Trigger::LowConfidence);
     }
-    let terms = retriever.analyze_query(question);
+    let terms = s.retriever.analyze_query(s.question);
     if terms.is_empty() {
         // Nothing to search for ("👋", "???"): a rewrite has nothing to work from either.
         return None;
     }
-    if hits.is_empty() {
+    if s.hits.is_empty() {
         return Some(Trigger::NoHits);
     }
-    (confidence(retriever, &terms, hits) < LOW_CONFIDENCE).then_some(Trigger::LowConfidence)
+    if confidence(s.retriever, &terms, s.hits) < LOW_CONFIDENCE {
+        return Some(Trigger::LowConfidence);
+    }
+    match mode {
+        QueryRewrite::Always => Some(Trigger::Always),
+        QueryRewrite::CrossLanguage if Language::of_text(s.question) != s.site => {
+            Some(Trigger::CrossLanguage)
+        }
+        _ => None,
+    }
 }
 
 /// The rewrite prompt: the instruction, the last turns, the question.
 pub(super) fn rewrite_messages(
     question: &str,
     history: &[ChatMessage],
-    language: &str,
+    language: Language,
 ) -> Vec<ChatMessage> {
+    let language = language.name();
     let system = format!(
-        "You turn a visitor's question into one search query for a keyword search over a \
-         website written in {language}. Resolve words like \"it\", \"this paper\", 它, 这篇 \
-         from the earlier turns. Keep names, titles and acronyms exactly as written. Answer \
-         with the query only, in {language}, at most 12 words: no explanation, no quotes."
+        "You help a keyword search over a website written in {language}. Answer with exactly \
+         two lines and nothing else:\n\
+         query: the visitor's question as a search query in {language}, at most 12 words. \
+         Resolve words like \"it\", \"this paper\", 它, 这篇 from the earlier turns. Keep \
+         names, commands, titles and acronyms exactly as written.\n\
+         passage: one or two sentences in {language}, at most 50 words, that a page of the \
+         site answering the question would contain, in the words such a page would use."
     );
     let mut user = String::new();
     let earlier: Vec<&ChatMessage> = history
@@ -142,36 +210,73 @@ pub(super) fn rewrite_messages(
     ]
 }
 
-/// The query in a model's answer: its first non-empty line, without quotes or a
-/// `Query:` label, at most 200 characters; `None` when nothing is left.
-pub(super) fn clean_rewrite(text: &str) -> Option<String> {
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
-    let line = line
-        .strip_prefix("Query:")
-        .or_else(|| line.strip_prefix("query:"))
-        .unwrap_or(line);
-    let line = line
+/// The query and passage of a model's answer. Lines are read as `label: text` (a colon or
+/// a full-width colon, the label in any case, markdown bullets and bold around it ignored):
+/// `query` (or `search query`) and `passage` (or `answer`); the first of each counts. An
+/// answer without either label is read as a bare query on its first non-empty line (what
+/// a model that ignores the format usually sends; "git config: user name" included). Each part loses quotes and control
+/// characters and is cut to [`MAX_QUERY_CHARS`] / [`MAX_PASSAGE_CHARS`]; an empty part is
+/// missing.
+pub(super) fn parse(text: &str) -> Expansion {
+    let mut out = Expansion::default();
+    let mut labelled = false;
+    for line in text.lines() {
+        let Some((label, rest)) = labelled_line(line) else {
+            continue;
+        };
+        let (slot, cap) = match label.as_str() {
+            "query" | "search query" => (&mut out.query, MAX_QUERY_CHARS),
+            "passage" | "answer" => (&mut out.passage, MAX_PASSAGE_CHARS),
+            _ => continue,
+        };
+        labelled = true;
+        if slot.is_none() {
+            *slot = clean(rest, cap);
+        }
+    }
+    if !labelled {
+        out.query = text
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .and_then(|l| clean(l, MAX_QUERY_CHARS));
+    }
+    out
+}
+
+/// `(label, text)` of a `label: text` line whose label is one to three words.
+fn labelled_line(line: &str) -> Option<(String, &str)> {
+    let at = line.find([':', '：'])?;
+    let colon = line[at..].chars().next().map_or(1, char::len_utf8);
+    let label = line[..at]
         .trim()
-        .trim_matches(|c| matches!(c, '"' | '\'' | '“' | '”' | '`'));
-    let out: String = line
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(MAX_REWRITE_CHARS)
-        .collect();
+        .trim_matches(|c: char| matches!(c, '*' | '-' | '#' | '_' | '`') || c.is_whitespace())
+        .to_lowercase();
+    let words = label.split_whitespace().count();
+    ((1..=3).contains(&words)).then(|| (label, line[at + colon..].trim_start_matches('*')))
+}
+
+/// `text` without surrounding quotes, markdown emphasis or control characters, at most
+/// `cap` characters; `None` when nothing is left.
+fn clean(text: &str, cap: usize) -> Option<String> {
+    let text = text
+        .trim()
+        .trim_matches(|c| matches!(c, '"' | '\'' | '“' | '”' | '`' | '*'));
+    let out: String = text.chars().filter(|c| !c.is_control()).take(cap).collect();
     let out = out.trim().to_owned();
     (!out.is_empty()).then_some(out)
 }
 
-/// Asks the model for a rewrite within the budget and [`REWRITE_TIMEOUT`]; `None` on any
-/// failure (logged). The reservation is settled with the reported usage; without it, with
-/// the whole reservation, unless the provider refused the call (nothing generated).
+/// Asks the model for an expansion within the budget and `timeout`; `None` on any failure
+/// (logged). The reservation is settled with the reported usage; without it, with the
+/// whole reservation, unless the provider refused the call (nothing generated).
 pub(super) async fn rewrite(
     llm: &dyn LlmClient,
     budget: &TokenBudget,
     messages: Vec<ChatMessage>,
+    timeout: Duration,
     at: SystemTime,
-) -> Option<String> {
-    let deadline = tokio::time::Instant::now() + REWRITE_TIMEOUT;
+) -> Option<Expansion> {
+    let deadline = tokio::time::Instant::now() + timeout;
     let prompt_tokens: u64 = messages
         .iter()
         .map(|m| visitor_message_ceiling(m) as u64)
@@ -202,10 +307,10 @@ pub(super) async fn rewrite(
     // Without reported usage the reservation (the most the call can cost) is charged, as
     // for the answer; a call the provider refused before generating costs nothing.
     let reserved = reservation.tokens();
-    let (text, used) = match result {
+    let (expansion, used) = match result {
         Ok(Ok(c)) => {
             let used = c.usage.map_or(reserved, |u| u64::from(u.total_tokens));
-            (clean_rewrite(&c.text), used)
+            (Some(parse(&c.text)).filter(|e| !e.is_empty()), used)
         }
         Ok(Err(e)) => {
             tracing::warn!(error = %e, "query rewrite failed; using the original hits");
@@ -214,7 +319,7 @@ pub(super) async fn rewrite(
         }
         Err(_) => {
             tracing::warn!(
-                timeout_ms = REWRITE_TIMEOUT.as_millis() as u64,
+                timeout_ms = timeout.as_millis() as u64,
                 "query rewrite timed out; using the original hits"
             );
             (None, reserved)
@@ -223,76 +328,12 @@ pub(super) async fn rewrite(
     if let Err(e) = budget.settle(reservation, used).await {
         tracing::error!(error = %e, used, "cannot settle the query rewrite's tokens");
     }
-    text
-}
-
-/// Reciprocal rank fusion of ranked lists: each document scores Σ 1 / ([`RRF_K`] + rank)
-/// over the lists it is in (rank from 1); best first, ties in order of first appearance;
-/// at most `k`. A document keeps its entry (score, passage) from the first list it is in.
-pub(super) fn fuse(lists: &[&[Ranked]], k: usize) -> Vec<Ranked> {
-    let mut fused: Vec<(Ranked, f32)> = Vec::new();
-    for list in lists {
-        for (rank, hit) in list.iter().enumerate() {
-            let add = 1.0 / (RRF_K + rank as f32 + 1.0);
-            match fused.iter_mut().find(|(h, _)| h.doc == hit.doc) {
-                Some((_, s)) => *s += add,
-                None => fused.push((*hit, add)),
-            }
-        }
-    }
-    // Stable sort: equal fused scores keep their order of first appearance.
-    fused.sort_by(|a, b| b.1.total_cmp(&a.1));
-    fused.into_iter().take(k).map(|(h, _)| h).collect()
-}
-
-/// The main language of a knowledge base for rewrites: `Chinese` when Han characters
-/// outnumber Latin letters in its titles and summaries, else `English`.
-pub(super) fn main_language(kb: &crate::kb::KnowledgeBase) -> &'static str {
-    let (mut han, mut latin) = (0usize, 0usize);
-    for doc in kb.documents.iter().take(500) {
-        let text = [
-            doc.display_title(),
-            doc.summary.as_deref().unwrap_or(""),
-            doc.description.as_deref().unwrap_or(""),
-        ];
-        for c in text.iter().flat_map(|t| t.chars()) {
-            if c.is_ascii_alphabetic() {
-                latin += 1;
-            } else if ('\u{4E00}'..='\u{9FFF}').contains(&c) {
-                han += 1;
-            }
-        }
-    }
-    // A Han character carries about as much as a short English word: weigh it so.
-    if han * 4 > latin {
-        "Chinese"
-    } else {
-        "English"
-    }
+    expansion
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn hit(doc: u32) -> Ranked {
-        Ranked {
-            doc,
-            passage: 0,
-            score: 1.0,
-        }
-    }
-
-    #[test]
-    fn fusion_adds_reciprocal_ranks_and_keeps_first_appearance_on_ties() {
-        let a = [hit(1), hit(2), hit(3)];
-        let b = [hit(3), hit(4)];
-        let fused: Vec<u32> = fuse(&[&a, &b], 10).iter().map(|h| h.doc).collect();
-        // 3: 1/63 + 1/61 beats 1: 1/61; 4 (1/62) ties with 2 (1/62): 2 came first.
-        assert_eq!(fused, [3, 1, 2, 4]);
-        assert_eq!(fuse(&[&a, &b], 2).len(), 2);
-        assert!(fuse(&[], 3).is_empty());
-    }
 
     #[test]
     fn confidence_is_the_top_score_over_the_ceiling_of_known_terms() {
@@ -314,21 +355,109 @@ mod tests {
     }
 
     #[test]
-    fn rewrites_are_cleaned_to_one_short_line() {
+    fn the_two_labelled_lines_are_read_in_any_dress() {
+        let e = parse("query: undo the last commit\npassage: Use git reset HEAD~1 to undo it.");
+        assert_eq!(e.query.as_deref(), Some("undo the last commit"));
         assert_eq!(
-            clean_rewrite("\n \"Partial FC code\"\nbecause...").as_deref(),
-            Some("Partial FC code")
+            e.passage.as_deref(),
+            Some("Use git reset HEAD~1 to undo it.")
         );
-        assert_eq!(clean_rewrite("Query: unicom").as_deref(), Some("unicom"));
-        assert_eq!(clean_rewrite(" \n "), None);
+        let e =
+            parse("Sure!\n**Query:** \"stash pop vs apply\"\n- Passage： git stash pop applies.\n");
+        assert_eq!(e.query.as_deref(), Some("stash pop vs apply"));
+        assert_eq!(e.passage.as_deref(), Some("git stash pop applies."));
+        // Only a passage: the query is missing, not taken from the passage.
+        let e = parse("passage: Lockfiles pin versions.");
         assert_eq!(
-            clean_rewrite(&"x".repeat(500)).map(|s| s.len()),
-            Some(MAX_REWRITE_CHARS)
+            (e.query, e.passage.as_deref()),
+            (None, Some("Lockfiles pin versions."))
         );
     }
 
     #[test]
-    fn the_prompt_carries_the_last_turns_and_the_question() {
+    fn an_unlabelled_answer_is_a_bare_query_and_nothing_usable_is_empty() {
+        let e = parse("\n \"Partial FC code\"\nbecause...");
+        assert_eq!(e.query.as_deref(), Some("Partial FC code"));
+        assert_eq!(e.passage, None);
+        assert!(parse(" \n ").is_empty());
+        assert!(parse("query: \"\"\npassage:").is_empty());
+        assert_eq!(
+            parse("git config: user name").query.as_deref(),
+            Some("git config: user name")
+        );
+    }
+
+    #[test]
+    fn each_part_is_capped() {
+        let long = format!("query: {}\npassage: {}", "q".repeat(900), "p".repeat(900));
+        let e = parse(&long);
+        assert_eq!(e.query.map(|q| q.chars().count()), Some(MAX_QUERY_CHARS));
+        assert_eq!(
+            e.passage.map(|p| p.chars().count()),
+            Some(MAX_PASSAGE_CHARS)
+        );
+    }
+
+    #[test]
+    fn modes_parse_by_name_and_refuse_others() {
+        assert_eq!(QueryRewrite::parse("OFF").unwrap(), QueryRewrite::Off);
+        assert_eq!(QueryRewrite::parse("weak").unwrap(), QueryRewrite::Weak);
+        assert_eq!(
+            QueryRewrite::parse("Cross_Language").unwrap(),
+            QueryRewrite::CrossLanguage
+        );
+        assert_eq!(QueryRewrite::parse("always").unwrap(), QueryRewrite::Always);
+        assert_eq!(QueryRewrite::parse("on").unwrap(), QueryRewrite::Weak);
+        assert!(QueryRewrite::parse("sometimes").is_err());
+        assert_eq!(QueryRewrite::default(), QueryRewrite::CrossLanguage);
+    }
+
+    #[test]
+    fn the_mode_decides_which_strong_questions_are_rewritten() {
+        let r = Retriever::build(
+            [
+                vec!["git stash saves local changes".to_string()],
+                vec!["git commit records changes".to_string()],
+            ],
+            &[],
+        );
+        let question = "git stash saves local changes";
+        let hits = r.search(question, 3, 0.0).1;
+        let situation = |site| Situation {
+            retriever: &r,
+            site,
+            question,
+            has_earlier_turn: false,
+            hits: &hits,
+            followup: false,
+        };
+        let english = situation(Language::English);
+        let chinese = situation(Language::Chinese);
+        // A strong English question on an English site: only `always` rewrites it.
+        assert_eq!(trigger(QueryRewrite::Weak, &english), None);
+        assert_eq!(trigger(QueryRewrite::CrossLanguage, &english), None);
+        assert_eq!(
+            trigger(QueryRewrite::Always, &english),
+            Some(Trigger::Always)
+        );
+        // On a Chinese site it is another language.
+        assert_eq!(
+            trigger(QueryRewrite::CrossLanguage, &chinese),
+            Some(Trigger::CrossLanguage)
+        );
+        assert_eq!(trigger(QueryRewrite::Weak, &chinese), None);
+        assert_eq!(trigger(QueryRewrite::Off, &chinese), None);
+        // No hits is weak in every mode but off.
+        let none = Situation {
+            hits: &[],
+            ..situation(Language::English)
+        };
+        assert_eq!(trigger(QueryRewrite::Weak, &none), Some(Trigger::NoHits));
+        assert_eq!(trigger(QueryRewrite::Off, &none), None);
+    }
+
+    #[test]
+    fn the_prompt_carries_the_last_turns_the_question_and_the_format() {
         let history: Vec<ChatMessage> = (0..6)
             .map(|i| {
                 ChatMessage::new(
@@ -341,9 +470,10 @@ mod tests {
                 )
             })
             .collect();
-        let m = rewrite_messages("它的代码在哪里？", &history, "English");
+        let m = rewrite_messages("它的代码在哪里？", &history, Language::English);
         assert_eq!(m.len(), 2);
         assert!(m[0].content.contains("English"));
+        assert!(m[0].content.contains("\nquery:") && m[0].content.contains("\npassage:"));
         assert!(!m[1].content.contains("turn 1\n") && m[1].content.contains("turn 2"));
         assert!(m[1].content.ends_with("Question: 它的代码在哪里？"));
     }

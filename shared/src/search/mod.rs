@@ -19,7 +19,9 @@
 //! content words, those words ranked by BM25 within the matching entries.
 
 mod filter;
+mod fusion;
 mod intent;
+mod language;
 mod prebuilt;
 mod request;
 
@@ -29,8 +31,10 @@ mod refers_back;
 pub use crate::config::MAX_TOP_K;
 pub use crate::kb::content_version;
 pub use filter::{Facets, Filters, Order, Range};
+pub use fusion::{fuse_expansion, rrf, Expansion, FUSION_DEPTH, RRF_K};
 pub use handle::{index_object, KbHandle, Refresh, REFRESH_BUDGET};
 pub use intent::{Intent, Vocabulary};
+pub use language::Language;
 pub use refers_back::refers_back;
 pub use request::{SearchCall, SearchRequest, MAX_BATCH};
 
@@ -65,6 +69,8 @@ pub struct SearchIndex {
     facets: Vec<Facets>,
     /// Venues and authors of this knowledge base, for the question recogniser.
     vocabulary: Vocabulary,
+    /// The site's main language, read once at load (what a question is rewritten into).
+    language: Language,
     version: String,
     /// Whether it was read from a prebuilt index file.
     prebuilt: bool,
@@ -100,12 +106,14 @@ impl SearchIndex {
     ) -> Self {
         let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
         let vocabulary = Vocabulary::of(&kb, &facets);
+        let language = Language::of_kb(&kb);
         Self {
             kb,
             chunks,
             retriever,
             facets,
             vocabulary,
+            language,
             version,
             prebuilt: true,
         }
@@ -127,6 +135,7 @@ impl SearchIndex {
         let retriever = Retriever::build_fielded(texts, &kb.glossary);
         let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
         let vocabulary = Vocabulary::of(&kb, &facets);
+        let language = Language::of_kb(&kb);
         crate::memory::mark("facets");
         Self {
             kb,
@@ -134,6 +143,7 @@ impl SearchIndex {
             retriever,
             facets,
             vocabulary,
+            language,
             version,
             prebuilt: false,
         }
@@ -239,6 +249,11 @@ impl SearchIndex {
     /// The question recogniser over this knowledge base's venues and authors.
     pub fn vocabulary(&self) -> &Vocabulary {
         &self.vocabulary
+    }
+
+    /// The site's main language ([`Language::of_kb`], read when it was loaded).
+    pub fn language(&self) -> Language {
+        self.language
     }
 
     /// Decides how to answer `query` with the explicit `filters` and `sort` of a request:

@@ -16,6 +16,8 @@ mod limits_dynamodb;
 mod listing;
 mod no_answer;
 mod properties;
+#[cfg(feature = "test-util")]
+mod rewrite;
 mod sample_kb;
 #[cfg(feature = "test-util")]
 mod store_dynamodb;

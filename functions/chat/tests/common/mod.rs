@@ -51,8 +51,8 @@ pub fn state_tuned(
     let mut chat = ChatConfig {
         rate_limit_per_minute: 0,
         // One model call per turn, as these tests script it; query rewriting has its
-        // own tests (rewrite.rs).
-        query_rewrite: false,
+        // own tests (shared/tests/it/rewrite.rs).
+        query_rewrite: shared::chat::QueryRewrite::Off,
         ..ChatConfig::default()
     };
     tune(&mut chat);

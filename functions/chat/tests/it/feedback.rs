@@ -44,7 +44,7 @@ fn salted_state(store: Arc<dyn ConversationStore>) -> chat::AppState {
         &config(),
         ChatConfig {
             rate_limit_per_minute: 0,
-            query_rewrite: false,
+            query_rewrite: shared::chat::QueryRewrite::Off,
             client_salt: Some(Secret::new(SALT)),
             ..ChatConfig::default()
         },
@@ -223,7 +223,7 @@ async fn ratings_are_rate_limited_apart_from_questions() {
         &config(),
         ChatConfig {
             rate_limit_per_minute: 2,
-            query_rewrite: false,
+            query_rewrite: shared::chat::QueryRewrite::Off,
             ..ChatConfig::default()
         },
     );

@@ -1070,7 +1070,7 @@ async fn the_answer_style_reaches_the_prompt_as_instruction_and_block_format() {
             &config(),
             ChatConfig {
                 rate_limit_per_minute: 0,
-                query_rewrite: false,
+                query_rewrite: shared::chat::QueryRewrite::Off,
                 answer_style,
                 ..ChatConfig::default()
             },
@@ -1192,7 +1192,7 @@ fn cached_state(
         &config(),
         ChatConfig {
             rate_limit_per_minute: 0,
-            query_rewrite: false,
+            query_rewrite: shared::chat::QueryRewrite::Off,
             answer_cache: cache.is_some(),
             ..ChatConfig::default()
         },

@@ -145,7 +145,7 @@ fn attack_state(fake: &FakeLlm, index: Arc<SearchIndex>) -> AppState {
         rate_limit_per_minute: 0,
         // Each attempt is checked in the answer's prompt; the rewrite call (a separate,
         // bounded prompt whose output is only searched) is tested in rewrite.rs.
-        query_rewrite: false,
+        query_rewrite: shared::chat::QueryRewrite::Off,
         ..ChatConfig::default()
     };
     AppState::new(
