@@ -2065,8 +2065,8 @@ mod tests {
         assert!(small.search("quixotic anthem", 3, 0.0).1.is_empty());
     }
 
-    /// A short page named for stashing, and a long manual with one short passage holding
-    /// the same words (its shortness gives it the higher passage score).
+    /// A short page named for stashing, and a long manual with one passage holding the
+    /// same words in fewer others (which gives it the higher passage score).
     fn stash_site() -> Vec<(String, Vec<String>)> {
         let stash = (
             "git-stash\nStash the changes in a dirty working directory away".to_string(),
@@ -2079,7 +2079,11 @@ mod tests {
         );
         let mut manual = vec!["The user manual covers branches, merges and history.".to_string()];
         manual.extend((0..40).map(|i| format!("Chapter {i}: commits, trees and blobs.")));
-        manual.push("To stash changes, see below.".to_string());
+        manual.push(
+            "Stash the changes in a dirty working directory away to record the current \
+             state and go back to a clean one."
+                .to_string(),
+        );
         let manual = ("Git User Manual\nBranches\nHistory".to_string(), manual);
         // Other pages, so the names' IDF is a site's rather than two pages'.
         let others = (0..20).map(|i| {
