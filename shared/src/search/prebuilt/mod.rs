@@ -33,7 +33,7 @@ pub const MAGIC: &[u8; 8] = b"RAGINDEX";
 /// The layout version this build writes and reads. Bump it whenever the layout, passage
 /// splitting or BM25 weights change; analysis changes are caught by
 /// [`analysis_fingerprint`].
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// Magic, version, flags, analysis fingerprint, KB hash, body length, body checksum.
 const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8;
