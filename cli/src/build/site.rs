@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::glob::Filter;
 use super::html::{self, Skip};
+use super::noise::Noise;
 use super::page::{join_url, url_path, Page};
 use super::sitemap::{self, Sitemap};
 use super::Report;
@@ -48,7 +49,12 @@ pub(crate) fn read(opts: &SiteOptions<'_>, report: &mut Report) -> Result<Vec<Pa
                     .ok()?
                     .to_string_lossy()
                     .replace('\\', "/");
-                let path = format!("/{}", rel.strip_suffix("index.html").unwrap_or(&rel));
+                // `a/index.html` serves `a/`; `bookindex.html` is a page of its own.
+                let dir = match rel.strip_suffix("index.html") {
+                    Some(d) if d.is_empty() || d.ends_with('/') => d,
+                    _ => &rel,
+                };
+                let path = format!("/{dir}");
                 Some((f, join_url(opts.base_url, &path)))
             })
             .collect()
@@ -72,6 +78,7 @@ pub(crate) fn read(opts: &SiteOptions<'_>, report: &mut Report) -> Result<Vec<Pa
             Ok(page) if opts.filter.allows(&page.path()) => pages.push(page),
             Ok(_) => {}
             Err(Skip::Empty) => report.warn(format!("{}: no main text, left out", file.display())),
+            Err(Skip::Redirect) => report.noise.add(Noise::Redirect, url_path(&url)),
             Err(_) => {}
         }
     }
