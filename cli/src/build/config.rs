@@ -32,6 +32,10 @@ pub(crate) struct BuildArgs {
     /// Read every HTML file of --site even when it has a sitemap.xml.
     #[arg(long)]
     pub(crate) no_sitemap: bool,
+    /// Keep generator noise (link indexes, search pages, source listings, redirect stubs,
+    /// print-all pages) and near-duplicate pages instead of leaving them out.
+    #[arg(long)]
+    pub(crate) keep_all: bool,
     /// A directory of Markdown sources with front matter.
     #[arg(long)]
     pub(crate) markdown: Option<PathBuf>,
@@ -87,6 +91,7 @@ struct File {
     #[serde(default)]
     exclude: Vec<String>,
     cache: Option<PathBuf>,
+    keep_all: Option<bool>,
 }
 
 /// Every option resolved: the file's values, overridden by flags, defaults filled in.
@@ -122,6 +127,8 @@ pub(crate) struct Settings {
     pub(crate) exclude: Vec<String>,
     /// Crawl cache file.
     pub(crate) cache: PathBuf,
+    /// Keep generator noise and near-duplicates.
+    pub(crate) keep_all: bool,
 }
 
 impl Settings {
@@ -187,6 +194,7 @@ impl Settings {
             include: globs(args.include, file.include),
             exclude: globs(args.exclude, file.exclude),
             cache,
+            keep_all: args.keep_all || file.keep_all.unwrap_or(false),
         };
         settings.check()?;
         Ok(settings)

@@ -13,6 +13,7 @@ pub(crate) const CONTENT_HASH: &str = "content_hash";
 const FIELD_ORDER: &[&str] = &[
     "id",
     "type",
+    "kind",
     "title",
     "name",
     "authors",
@@ -20,6 +21,7 @@ const FIELD_ORDER: &[&str] = &[
     "year",
     "date",
     "url",
+    "alternates",
     "paper_url",
     "code_url",
     "stars",

@@ -112,6 +112,7 @@ pub(crate) fn extract(html: &str, url: &str) -> Result<Page, Skip> {
         content,
         lang,
         description: meta_content(&doc, "meta[name='description']"),
+        structure: Some(super::noise::measure(root, fallback)),
         ..Page::default()
     })
 }
@@ -147,7 +148,7 @@ fn main_content(doc: &Html) -> (ElementRef<'_>, bool) {
     }
 }
 
-fn skipped(el: &scraper::node::Element, fallback: bool) -> bool {
+pub(super) fn skipped(el: &scraper::node::Element, fallback: bool) -> bool {
     let name = el.name();
     SKIPPED.contains(&name)
         || (fallback && matches!(name, "header" | "footer"))

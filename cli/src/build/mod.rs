@@ -12,6 +12,7 @@ mod bibtex;
 mod cache;
 mod config;
 mod crawl;
+mod dedup;
 mod entry;
 mod frontmatter;
 mod glob;
@@ -19,7 +20,9 @@ mod html;
 mod ids;
 mod markdown;
 mod merge;
+mod noise;
 mod page;
+mod releases;
 mod robots;
 mod site;
 mod sitemap;
@@ -43,6 +46,8 @@ use merge::{assemble, HandKept, Output};
 pub(crate) struct Report {
     warnings: Vec<String>,
     notes: Vec<String>,
+    /// Generator noise found, duplicates collapsed, release notes marked.
+    noise: noise::Tally,
 }
 
 impl Report {
@@ -69,7 +74,13 @@ pub(crate) fn run(args: BuildArgs) -> ExitCode {
     }
     match result {
         Ok((settings, output)) => {
-            outln!("wrote {} ({})", settings.output.display(), counts(&output));
+            let sifted = report.noise.summary().map(|s| format!("; {s}"));
+            outln!(
+                "wrote {} ({}{})",
+                settings.output.display(),
+                counts(&output),
+                sifted.unwrap_or_default()
+            );
             ExitCode::SUCCESS
         }
         Err(message) => {
@@ -127,6 +138,18 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
             },
             report,
         )?);
+    }
+    // Generator noise and duplicates go before the owner's JSON is merged, so an override
+    // can still name any page that is kept.
+    let mut pages = noise::sift(pages, s.keep_all, &mut report.noise);
+    if !s.keep_all {
+        let (kept, collapsed) = dedup::collapse(pages);
+        pages = kept;
+        report.noise.collapsed = collapsed;
+    }
+    report.noise.release_notes = releases::mark(&mut pages);
+    for line in report.noise.examples() {
+        report.note(line);
     }
     let hand = s
         .json

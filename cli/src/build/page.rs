@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::entry::Entry;
 use super::ids;
+use super::noise::Structure;
 
 /// What `rag build` keeps of one page.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -30,6 +31,15 @@ pub(crate) struct Page {
     /// Ordering weight (front matter `weight`; lower first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) weight: Option<i64>,
+    /// What its HTML measured like, for recognising generator noise (HTML pages only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) structure: Option<Structure>,
+    /// The URLs of near-duplicate pages folded into this one (see [`super::dedup`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) alternates: Vec<String>,
+    /// What kind of page it is, when retrieval should know (`release-notes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) kind: Option<String>,
 }
 
 impl Page {
@@ -42,7 +52,11 @@ impl Page {
     pub(crate) fn to_entry(&self) -> Entry {
         let mut e = Entry::new(ids::page_id(&self.path()), "page");
         e.set_str("title", Some(self.title.as_str()));
+        e.set_str("kind", self.kind.as_deref());
         e.set_str("url", Some(self.url.as_str()));
+        if !self.alternates.is_empty() {
+            e.set("alternates", self.alternates.clone().into());
+        }
         e.set_str("lang", self.lang.as_deref());
         e.set_str("description", self.description.as_deref());
         e.set_str("date", self.date.as_deref());

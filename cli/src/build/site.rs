@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::glob::Filter;
 use super::html::{self, Skip};
+use super::noise::Noise;
 use super::page::{join_url, url_path, Page};
 use super::sitemap::{self, Sitemap};
 use super::Report;
@@ -72,6 +73,7 @@ pub(crate) fn read(opts: &SiteOptions<'_>, report: &mut Report) -> Result<Vec<Pa
             Ok(page) if opts.filter.allows(&page.path()) => pages.push(page),
             Ok(_) => {}
             Err(Skip::Empty) => report.warn(format!("{}: no main text, left out", file.display())),
+            Err(Skip::Redirect) => report.noise.add(Noise::Redirect, url_path(&url)),
             Err(_) => {}
         }
     }

@@ -72,9 +72,13 @@ fn ids(kb: &Value) -> Vec<String> {
     ids
 }
 
-/// The pages of the Hugo site: home, about, the post and the posts list (the draft is
-/// never built or read).
-const HUGO_PAGES: [&str; 4] = [
+/// The pages of the Hugo site: home, about and the post (the draft is never built or
+/// read; the posts list is a listing, left out as generator noise).
+const HUGO_PAGES: [&str; 3] = ["page_about", "page_home", "page_posts_first_post"];
+
+/// The same site's Markdown sources: the posts section's `_index.md` is a page of its own
+/// (only built HTML is measured for generator noise).
+const MARKDOWN_PAGES: [&str; 4] = [
     "page_about",
     "page_home",
     "page_posts",
@@ -195,7 +199,7 @@ fn markdown_sources_skip_drafts_and_take_urls_from_the_pattern() {
             "/{path}/",
         ],
     );
-    assert_eq!(ids(&kb), HUGO_PAGES);
+    assert_eq!(ids(&kb), MARKDOWN_PAGES);
     let post = doc(&kb, "page_posts_first_post");
     assert_eq!(post["url"], "https://hugo.example.org/posts/first-post/");
     assert_eq!(post["date"], "2024-05-01");

@@ -105,6 +105,12 @@ pub struct Document {
     pub content: Option<String>,
     /// Keywords.
     pub keywords: Vec<String>,
+    /// What kind of entry it is when retrieval should know: one of [`ENTRY_KINDS`]
+    /// (`release-notes`). Neither indexed nor shown.
+    pub kind: Option<String>,
+    /// URLs of near-duplicate pages folded into this one (other versions or editions of
+    /// the same page). Not indexed; shown with search hits.
+    pub alternates: Vec<String>,
     /// Unknown string fields, in source order: kept, indexed and shown.
     pub extra: Vec<(String, String)>,
 }
@@ -334,7 +340,13 @@ pub(crate) const STRING_FIELDS: &[&str] = &[
     "summary",
     "description",
     "content",
+    "kind",
 ];
+
+/// The values `kind` may take: `release-notes` marks a changelog, "what's new" or
+/// release-notes page, which mentions many things in passing and should rank below the
+/// page about the thing it mentions.
+pub const ENTRY_KINDS: &[&str] = &["release-notes"];
 
 fn parse_document(doc: &mut Value, path: &str, problems: &mut Vec<Problem>) -> Option<Document> {
     let Value::Object(obj) = doc else {
@@ -414,6 +426,38 @@ fn parse_document(doc: &mut Value, path: &str, problems: &mut Vec<Problem>) -> O
             "must be an array of strings",
         )),
     }
+    if let Some(kind) = d.kind.as_deref().filter(|k| !ENTRY_KINDS.contains(k)) {
+        problems.push(Problem::new(
+            format!("{path}.kind"),
+            format!(
+                "{kind:?} is not a known kind (one of: {})",
+                ENTRY_KINDS.join(", ")
+            ),
+        ));
+    }
+    match obj.get("alternates") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (j, u) in items.iter().enumerate() {
+                match u {
+                    Value::String(s) => match check_url(s) {
+                        Ok(()) => d.alternates.push(s.clone()),
+                        Err(why) => {
+                            problems.push(Problem::new(format!("{path}.alternates[{j}]"), why))
+                        }
+                    },
+                    _ => problems.push(Problem::new(
+                        format!("{path}.alternates[{j}]"),
+                        "must be a string",
+                    )),
+                }
+            }
+        }
+        Some(_) => problems.push(Problem::new(
+            format!("{path}.alternates"),
+            "must be an array of URLs",
+        )),
+    }
     collect_extra(obj, &mut d);
     // A required field that is present but mistyped was reported above already.
     let absent = |f: &str| obj.get(f).is_none_or(Value::is_null);
@@ -478,6 +522,7 @@ pub(crate) fn string_slot<'a>(d: &'a mut Document, field: &str) -> &'a mut Optio
         "role" => &mut d.role,
         "summary" => &mut d.summary,
         "description" => &mut d.description,
+        "kind" => &mut d.kind,
         _ => &mut d.content,
     }
 }
@@ -497,6 +542,7 @@ pub(crate) fn string_field<'a>(d: &'a Document, field: &str) -> Option<&'a str> 
         "role" => d.role.as_deref(),
         "summary" => d.summary.as_deref(),
         "description" => d.description.as_deref(),
+        "kind" => d.kind.as_deref(),
         _ => d.content.as_deref(),
     }
 }
@@ -513,6 +559,7 @@ fn collect_extra(obj: &Map<String, Value>, d: &mut Document) {
         if k == "id"
             || k == "type"
             || k == "keywords"
+            || k == "alternates"
             || STRING_FIELDS.contains(&k.as_str())
             || BOOKKEEPING_FIELDS.contains(&k.as_str())
         {

@@ -281,3 +281,42 @@ fn read_from_text_trailing_garbage_is_invalid_json() {
         "{err}"
     );
 }
+
+#[test]
+fn kind_must_be_known_and_alternates_must_be_links() {
+    let kb = parsed(&json!([{"id": "a", "type": "page", "title": "Changelog",
+        "kind": "release-notes", "alternates": ["https://ex.org/v1/changelog/"]}]))
+    .unwrap();
+    let d = &kb.documents[0];
+    assert_eq!(d.kind.as_deref(), Some("release-notes"));
+    assert_eq!(d.alternates, ["https://ex.org/v1/changelog/"]);
+    assert!(
+        d.extra.is_empty(),
+        "neither is an extra field: {:?}",
+        d.extra
+    );
+    assert!(
+        !d.metadata_text().contains("release-notes"),
+        "kind is not indexed"
+    );
+    assert!(
+        !d.metadata_text().contains("/v1/"),
+        "alternates are not indexed"
+    );
+
+    let p = problems(json!([{"id": "a", "type": "page", "title": "T",
+        "kind": "release_notes", "alternates": ["javascript:alert(1)", 3]}]));
+    assert!(
+        p[0].contains("documents[0].kind") && p[0].contains("release-notes"),
+        "{p:?}"
+    );
+    assert!(p[1].contains("documents[0].alternates[0]"), "{p:?}");
+    assert!(
+        p[2].contains("documents[0].alternates[1]: must be a string"),
+        "{p:?}"
+    );
+    let p = problems(
+        json!([{"id": "a", "type": "page", "title": "T", "alternates": "https://ex.org/"}]),
+    );
+    assert!(p[0].contains("must be an array of URLs"), "{p:?}");
+}

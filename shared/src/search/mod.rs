@@ -364,6 +364,7 @@ impl SearchIndex {
             url: doc.link().map(str::to_owned),
             score: (r.score * 1000.0).round() / 1000.0,
             snippet: snippet(self.passage_text(r)),
+            alternates: doc.alternates.clone(),
         }
     }
 }
@@ -552,6 +553,9 @@ pub struct SearchHit {
     pub score: f32,
     /// The start of the best passage.
     pub snippet: String,
+    /// Other versions of the same page (knowledge-base `alternates`), if any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub alternates: Vec<String>,
 }
 
 #[cfg(test)]

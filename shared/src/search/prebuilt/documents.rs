@@ -6,7 +6,7 @@
 //! Documents: their number, then per document its id, its type and its other string
 //! fields in `STRING_FIELDS` order (each a string or none), the number of keywords and
 //! the keywords, the number of extra fields and a (name, value) pair of strings for each,
-//! then its passages: 0 (no content), 1 (the trimmed content is the passage) or 2
+//! the number of alternate URLs and the URLs, then its passages: 0 (no content), 1 (the trimmed content is the passage) or 2
 //! followed by a count and each passage's (start, end) byte offsets in the content.
 //! Glossary: the number of entries, then per entry its word, a count and the translations.
 
@@ -31,6 +31,8 @@ pub(super) fn write(kb: &KnowledgeBase, chunks: &[Chunks], w: &mut Writer) {
             w.str(k);
             w.str(v);
         }
+        w.u32(d.alternates.len() as u32);
+        d.alternates.iter().for_each(|u| w.str(u));
         match c {
             Chunks::None => w.u32(0),
             Chunks::Whole => w.u32(1),
@@ -52,9 +54,9 @@ pub(super) fn write(kb: &KnowledgeBase, chunks: &[Chunks], w: &mut Writer) {
     }
 }
 
-/// The fewest bytes a document's record takes: the lengths of its strings, its two counts
-/// and its passage kind.
-const MIN_RECORD: u64 = 4 * (2 + STRING_FIELDS.len() as u64 + 3);
+/// The fewest bytes a document's record takes: the lengths of its strings, its three
+/// counts and its passage kind.
+const MIN_RECORD: u64 = 4 * (2 + STRING_FIELDS.len() as u64 + 4);
 
 /// Reads what [`write`] wrote: the knowledge base and each document's passages.
 pub(super) fn read(r: &mut Input<'_>) -> Result<(KnowledgeBase, Vec<Chunks>), IndexError> {
@@ -76,6 +78,8 @@ pub(super) fn read(r: &mut Input<'_>) -> Result<(KnowledgeBase, Vec<Chunks>), In
         d.extra = (0..n)
             .map(|_| Ok((r.str()?, r.str()?)))
             .collect::<Result<_, IndexError>>()?;
+        let n = r.count(4)?;
+        d.alternates = (0..n).map(|_| r.str()).collect::<Result<_, _>>()?;
         let content = d.content.as_deref();
         chunks.push(match r.u32()? {
             0 if content.is_none_or(|c| c.trim().is_empty()) => Chunks::None,

@@ -378,3 +378,22 @@ fn the_index_is_named_after_the_kb() {
     assert_eq!(index_name("knowledge_base.json"), "knowledge_base.index");
     assert_eq!(index_name("kb"), "kb.index");
 }
+
+#[test]
+fn kind_and_alternates_round_trip() {
+    let json = serde_json::json!({"documents": [
+        {"id": "a", "type": "page", "title": "What's new in 2.0", "kind": "release-notes",
+         "url": "https://ex.org/whatsnew/", "content": "Version 2.0 adds streaming replies."},
+        {"id": "b", "type": "page", "title": "Streaming replies", "url": "https://ex.org/std/stream/",
+         "alternates": ["https://ex.org/core/stream/", "https://ex.org/v1/stream/"],
+         "content": "How streaming replies work, and how to turn them off."}
+    ]});
+    let bytes = serde_json::to_vec(&json).unwrap();
+    let kb = kb_of(&bytes);
+    assert_eq!(kb.documents[0].kind.as_deref(), Some("release-notes"));
+    assert_eq!(kb.documents[1].alternates.len(), 2);
+    let built = SearchIndex::new(kb, "v");
+    let index = encode(&built, content_hash(&bytes), "E1");
+    let loaded = decode(&index, Expect::Version("E1"), "E1".into()).unwrap();
+    assert_eq!(loaded.kb(), built.kb());
+}

@@ -1,0 +1,626 @@
+//! Generator noise: pages a documentation generator writes beside the real ones that answer
+//! no question (link indexes, search pages, source listings, redirect stubs, print-all
+//! pages), recognised by their structure, never by one generator's file names.
+//!
+//! [`measure`] takes a page's numbers while its HTML is parsed (how much of the main text
+//! sits in links, in `<pre>`/`<code>`, whether a search form is there, a run of line
+//! numbers); [`sift`] reads them, and for print-all pages compares each page's headings with
+//! the other pages' titles. The thresholds were chosen on real generator output (asciidoc,
+//! Sphinx, rustdoc, DocBook, Doxygen: see `docs/build.md`).
+
+use ego_tree::iter::Edge;
+use scraper::{ElementRef, Node};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+use super::page::Page;
+
+/// What the main content of an HTML page measures: the numbers the noise rules read.
+/// Characters are non-whitespace characters; words are whitespace-separated runs holding a
+/// letter or digit (a Chinese, Japanese or Korean character counts as a word).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Structure {
+    /// Characters of the main text.
+    pub(crate) chars: u32,
+    /// Characters inside links (`<a href>` to another page or place; not `#anchors`).
+    pub(crate) link_chars: u32,
+    /// Characters inside `<pre>` or `<code>`.
+    pub(crate) code_chars: u32,
+    /// Words of the main text.
+    pub(crate) words: u32,
+    /// Words outside links, code and headings: the page's own prose.
+    pub(crate) prose_words: u32,
+    /// Links, as counted for [`Structure::link_chars`].
+    pub(crate) links: u32,
+    /// Blocks of text (paragraphs, list items, table rows, ...; headings not counted).
+    pub(crate) blocks: u32,
+    /// Blocks that are an index entry: at most [`ENTRY_MAX_WORDS`] words, a third of
+    /// their characters inside links or a table row led by a link.
+    pub(crate) entries: u32,
+    /// Prose words (as [`Structure::prose_words`]) in blocks that are not index entries:
+    /// what a page says besides its list of links.
+    pub(crate) loose_words: u32,
+    /// Bare line numbers in ascending order (`1`, `2`, `3`, ... each a text of its own,
+    /// gaps of up to [`LINE_GAP`] allowed): a source listing's gutter.
+    pub(crate) numbered_lines: u32,
+    /// Whether the main content holds a search form.
+    pub(crate) search_form: bool,
+}
+
+/// The kinds of generator noise, in the order the summary lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Noise {
+    /// Mostly links: indexes, module lists, tag/category/archive listings, tables of
+    /// contents.
+    Links,
+    /// A search form and no content of its own.
+    Search,
+    /// A source-code listing (text in `<pre>`/`<code>` with line numbers).
+    Source,
+    /// A redirect stub: `<meta http-equiv=refresh>`, or a tiny body with one link.
+    Redirect,
+    /// One page concatenating many others (its headings are other pages' titles).
+    PrintAll,
+}
+
+impl Noise {
+    /// Every kind, in summary order.
+    pub(crate) const ALL: [Noise; 5] = [
+        Noise::Links,
+        Noise::Search,
+        Noise::Source,
+        Noise::Redirect,
+        Noise::PrintAll,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            Noise::Links => "link lists",
+            Noise::Search => "search pages",
+            Noise::Source => "source listings",
+            Noise::Redirect => "redirect stubs",
+            Noise::PrintAll => "print-all pages",
+        }
+    }
+}
+
+/// How many pages of each kind were skipped (or, with `keep_all`, found and kept), with a
+/// few example paths each, and how many duplicates were collapsed.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    /// Per kind: the count and up to [`SAMPLES`] example URL paths.
+    found: HashMap<Noise, (usize, Vec<String>)>,
+    /// Pages folded into another as its alternates.
+    pub(crate) collapsed: usize,
+    /// Pages marked as release notes.
+    pub(crate) release_notes: usize,
+    /// Whether noise was kept rather than skipped.
+    pub(crate) kept: bool,
+}
+
+/// Example paths remembered per kind.
+const SAMPLES: usize = 3;
+
+impl Tally {
+    /// Counts one page of this kind.
+    pub(crate) fn add(&mut self, kind: Noise, path: String) {
+        let (n, samples) = self.found.entry(kind).or_default();
+        *n += 1;
+        if samples.len() < SAMPLES {
+            samples.push(path);
+        }
+    }
+
+    /// Pages of this kind.
+    pub(crate) fn count(&self, kind: Noise) -> usize {
+        self.found.get(&kind).map_or(0, |(n, _)| *n)
+    }
+
+    /// The summary: "skipped 12 link lists, 3 source listings; 4 duplicates collapsed",
+    /// or `None` when there is nothing to say.
+    pub(crate) fn summary(&self) -> Option<String> {
+        let kinds: Vec<String> = Noise::ALL
+            .iter()
+            .filter(|k| self.count(**k) > 0)
+            .map(|k| format!("{} {}", self.count(*k), k.label()))
+            .collect();
+        let mut parts = Vec::new();
+        if !kinds.is_empty() {
+            let verb = if self.kept { "kept" } else { "skipped" };
+            parts.push(format!("{verb} {}", kinds.join(", ")));
+        }
+        if self.collapsed > 0 {
+            parts.push(format!("{} duplicates collapsed", self.collapsed));
+        }
+        if self.release_notes > 0 {
+            parts.push(format!("{} release notes", self.release_notes));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
+    /// One line per kind with its examples, for the notes.
+    pub(crate) fn examples(&self) -> Vec<String> {
+        Noise::ALL
+            .iter()
+            .filter_map(|k| {
+                let (n, samples) = self.found.get(k)?;
+                Some(format!("{n} {}, e.g. {}", k.label(), samples.join(", ")))
+            })
+            .collect()
+    }
+}
+
+/// Measures the main content `root` (`fallback`: it is the whole `<body>`), leaving out
+/// what the text extraction leaves out ([`super::html`]'s skipped elements), except that a
+/// form is looked into for a search field.
+pub(crate) fn measure(root: ElementRef<'_>, fallback: bool) -> Structure {
+    let mut m = Structure::default();
+    let mut skipping = None;
+    // Depths of the elements the current text is inside.
+    let (mut link, mut code, mut heading) = (0u32, 0u32, 0u32);
+    let mut next_line = 1u32;
+    let mut block = Block::default();
+    for edge in root.traverse() {
+        match edge {
+            Edge::Open(node) => {
+                if skipping.is_some() {
+                    continue;
+                }
+                match node.value() {
+                    Node::Element(el)
+                        if node.id() != root.id() && super::html::skipped(el, fallback) =>
+                    {
+                        skipping = Some(node.id());
+                        if let Some(form) = ElementRef::wrap(node) {
+                            m.search_form |= is_search_form(form);
+                        }
+                    }
+                    Node::Element(el) => match el.name() {
+                        name if BLOCKS.contains(&name) => {
+                            block.end(&mut m);
+                            block.row = name == "tr";
+                            if name == "pre" {
+                                code += 1;
+                            }
+                            if name.len() == 2 && name.starts_with('h') {
+                                heading += 1;
+                            }
+                        }
+                        "a" if is_link(el) => {
+                            link += 1;
+                            m.links += 1;
+                        }
+                        "code" => code += 1,
+                        _ => {}
+                    },
+                    Node::Text(t) => {
+                        let text: &str = t;
+                        let trimmed = text.trim();
+                        if trimmed.is_empty() {
+                            continue;
+                        }
+                        if let Ok(n) = trimmed.parse::<u32>() {
+                            if (next_line..=next_line.saturating_add(LINE_GAP)).contains(&n) {
+                                m.numbered_lines += 1;
+                                next_line = n.saturating_add(1);
+                            }
+                        }
+                        let chars = trimmed.chars().filter(|c| !c.is_whitespace()).count() as u32;
+                        let words = count_words(trimmed);
+                        m.chars += chars;
+                        m.words += words;
+                        if block.words == 0 {
+                            block.starts_linked = link > 0;
+                        }
+                        block.words += words;
+                        block.chars += chars;
+                        block.heading |= heading > 0;
+                        if link > 0 {
+                            m.link_chars += chars;
+                            block.link_chars += chars;
+                        }
+                        if code > 0 {
+                            m.code_chars += chars;
+                        }
+                        if link == 0 && code == 0 && heading == 0 {
+                            m.prose_words += words;
+                            block.prose += words;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Edge::Close(node) => {
+                if skipping == Some(node.id()) {
+                    skipping = None;
+                } else if skipping.is_none() {
+                    if let Node::Element(el) = node.value() {
+                        match el.name() {
+                            name if BLOCKS.contains(&name) => {
+                                block.end(&mut m);
+                                if name == "pre" {
+                                    code = code.saturating_sub(1);
+                                }
+                                if name.len() == 2 && name.starts_with('h') {
+                                    heading = heading.saturating_sub(1);
+                                }
+                            }
+                            "a" if is_link(el) => link = link.saturating_sub(1),
+                            "code" => code = code.saturating_sub(1),
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+    }
+    block.end(&mut m);
+    m
+}
+
+/// Elements that start and end a block of text, as measured.
+const BLOCKS: &[&str] = &[
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "ul",
+    "ol",
+    "li",
+    "dl",
+    "dt",
+    "dd",
+    "table",
+    "tr",
+    "pre",
+    "blockquote",
+    "figure",
+    "figcaption",
+    "details",
+    "summary",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+];
+
+/// Most words of an index entry ("ABORT, [ABORT]", "abs() (built-in function)").
+const ENTRY_MAX_WORDS: u32 = 12;
+
+/// Line numbers a listing may skip (Doxygen leaves out the lines of doc comments, a
+/// hundred at a time in a long header).
+const LINE_GAP: u32 = 1000;
+
+/// The block of text being measured.
+#[derive(Default)]
+struct Block {
+    words: u32,
+    prose: u32,
+    chars: u32,
+    link_chars: u32,
+    /// Whether the block is a table row.
+    row: bool,
+    /// Whether its first words are a link.
+    starts_linked: bool,
+    heading: bool,
+}
+
+impl Block {
+    /// Counts the block (if it has words) and starts the next.
+    fn end(&mut self, m: &mut Structure) {
+        if self.words > 0 && !self.heading {
+            m.blocks += 1;
+            // An entry's link is most of it ("$libdir, [Dynamic Loading]"), or it is a
+            // table row led by its link ("[abc] Abstract Base Classes"); a definition
+            // whose signature links its types is neither.
+            let linked = 3 * self.link_chars >= self.chars || (self.row && self.starts_linked);
+            if self.words <= ENTRY_MAX_WORDS && linked {
+                m.entries += 1;
+            } else {
+                m.loose_words += self.prose;
+            }
+        }
+        *self = Block::default();
+    }
+}
+
+/// A link to somewhere else: a heading's anchor to itself (`href="#section"`) is not one.
+fn is_link(el: &scraper::node::Element) -> bool {
+    el.attr("href")
+        .is_some_and(|h| !h.trim_start().starts_with('#'))
+}
+
+/// Words in a text: whitespace-separated runs with a letter or digit, each CJK character
+/// one word (those scripts put no spaces between words).
+fn count_words(text: &str) -> u32 {
+    let mut n = 0;
+    for token in text.split_whitespace() {
+        let cjk = token.chars().filter(|c| is_cjk(*c)).count() as u32;
+        let rest = token.chars().any(|c| c.is_alphanumeric() && !is_cjk(c));
+        n += cjk + u32::from(rest);
+    }
+    n
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
+}
+
+/// A form (or `role=search` element) with a text field that says it searches: an input
+/// of type `search`, or named `q`, or "search" in the form's or the field's attributes.
+fn is_search_form(el: ElementRef<'_>) -> bool {
+    let v = el.value();
+    if v.name() != "form" && v.attr("role") != Some("search") {
+        return false;
+    }
+    let says_search = |e: &scraper::node::Element| {
+        e.attrs()
+            .any(|(k, val)| k != "type" && val.to_ascii_lowercase().contains("search"))
+    };
+    let form_says = says_search(v);
+    el.descendants()
+        .filter_map(ElementRef::wrap)
+        .filter(|i| i.value().name() == "input")
+        .any(|i| {
+            let iv = i.value();
+            let ty = iv.attr("type").unwrap_or("text").to_ascii_lowercase();
+            match ty.as_str() {
+                "search" => true,
+                "text" => form_says || says_search(iv) || iv.attr("name") == Some("q"),
+                _ => false,
+            }
+        })
+}
+
+/// Most prose words a search page has besides its form (Sphinx's search page: 30).
+const SEARCH_MAX_PROSE: u32 = 100;
+/// Most prose words and links of a redirect stub without a meta refresh ("This page has
+/// moved to <a>...</a>").
+const STUB_MAX_WORDS: u32 = 20;
+/// An index: at least this many blocks are index entries (a link and a few words) ...
+const INDEX_MIN_ENTRIES: u32 = 10;
+/// ... making at least this share of its blocks (a back-of-book index, a member list).
+const INDEX_MIN_SHARE: f64 = 0.7;
+/// A page with this many words of its own prose besides its links is a page, however
+/// many links it has (a chapter's introduction above its table of contents) ...
+const OWN_PROSE_MIN: u32 = 150;
+/// ... unless they are fewer than this many per index entry (a back-of-book index's or
+/// a module index's few longer entries).
+const OWN_PROSE_PER_ENTRY: u32 = 1;
+/// A table of contents: at least this share of the main text inside links ...
+const TOC_MIN_LINK_SHARE: f64 = 0.5;
+/// ... at least this many links ...
+const TOC_MIN_LINKS: u32 = 5;
+/// ... and fewer prose words than this many per link.
+const TOC_MAX_PROSE_PER_LINK: f64 = 2.0;
+/// A source listing: a run of at least this many line numbers ...
+const SOURCE_MIN_LINES: u32 = 20;
+/// ... and at least this share of the text in `<pre>`/`<code>`, or line numbers on at
+/// least [`SOURCE_MIN_NUMBERED`] of the words (a listing set in `<div>` lines).
+const SOURCE_MIN_CODE_SHARE: f64 = 0.8;
+/// See [`SOURCE_MIN_CODE_SHARE`].
+const SOURCE_MIN_NUMBERED: f64 = 0.1;
+
+/// The noise kind a page's own structure shows, if any (print-all pages need the others:
+/// [`sift`]).
+pub(crate) fn classify(s: &Structure) -> Option<Noise> {
+    let share = |part: u32| {
+        if s.chars == 0 {
+            0.0
+        } else {
+            f64::from(part) / f64::from(s.chars)
+        }
+    };
+    if s.numbered_lines >= SOURCE_MIN_LINES
+        && (share(s.code_chars) >= SOURCE_MIN_CODE_SHARE
+            || f64::from(s.numbered_lines) >= SOURCE_MIN_NUMBERED * f64::from(s.words))
+    {
+        return Some(Noise::Source);
+    }
+    if s.search_form && s.prose_words <= SEARCH_MAX_PROSE {
+        return Some(Noise::Search);
+    }
+    let index = s.entries >= INDEX_MIN_ENTRIES
+        && f64::from(s.entries) >= INDEX_MIN_SHARE * f64::from(s.blocks)
+        && (s.loose_words < OWN_PROSE_MIN || s.loose_words < OWN_PROSE_PER_ENTRY * s.entries);
+    let toc = s.links >= TOC_MIN_LINKS
+        && share(s.link_chars) >= TOC_MIN_LINK_SHARE
+        && s.prose_words < OWN_PROSE_MIN
+        && f64::from(s.prose_words) < TOC_MAX_PROSE_PER_LINK * f64::from(s.links);
+    if index || toc {
+        return Some(Noise::Links);
+    }
+    if (1..=2).contains(&s.links) && s.words <= STUB_MAX_WORDS && s.code_chars == 0 {
+        // A listing with one entry (a section's archive page: a heading and a link) is a
+        // link list; a sentence pointing elsewhere is a stub.
+        return Some(if s.prose_words == 0 {
+            Noise::Links
+        } else {
+            Noise::Redirect
+        });
+    }
+    None
+}
+
+/// A print-all page has at least this many headings that are other pages' titles ...
+const PRINT_MIN_TITLES: usize = 8;
+/// ... making at least this share of its headings.
+const PRINT_MIN_SHARE: f64 = 0.3;
+
+/// Leaves out the noise among `pages` (unless `keep_all`), counting each kind in `tally`.
+pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<Page> {
+    tally.kept = keep_all;
+    let mut titles: HashMap<String, usize> = HashMap::new();
+    for p in &pages {
+        *titles.entry(normalise(&p.title)).or_default() += 1;
+    }
+    pages
+        .into_iter()
+        .filter(|p| {
+            let kind = p
+                .structure
+                .as_ref()
+                .and_then(classify)
+                .or_else(|| print_all(p, &titles).then_some(Noise::PrintAll));
+            match kind {
+                Some(k) => {
+                    tally.add(k, p.path());
+                    keep_all
+                }
+                None => true,
+            }
+        })
+        .collect()
+}
+
+/// Whether the page's headings repeat many other pages' titles (`titles`: how many pages
+/// carry each normalised title, this one included).
+fn print_all(page: &Page, titles: &HashMap<String, usize>) -> bool {
+    let own = normalise(&page.title);
+    let mut headings = 0usize;
+    let mut others = 0usize;
+    for line in page.content.lines() {
+        let Some(text) = line.strip_prefix('#') else {
+            continue;
+        };
+        let text = normalise(text.trim_start_matches('#'));
+        if text.is_empty() {
+            continue;
+        }
+        headings += 1;
+        let n = titles.get(&text).copied().unwrap_or(0);
+        // A heading with the page's own title names this page, not another.
+        if n > usize::from(text == own) {
+            others += 1;
+        }
+    }
+    others >= PRINT_MIN_TITLES && others as f64 >= PRINT_MIN_SHARE * headings as f64
+}
+
+/// A title or heading as compared: lowercase letters and digits, single spaces.
+pub(crate) fn normalise(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.extend(word.chars().flat_map(char::to_lowercase));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::html::extract;
+
+    fn fixture(name: &str) -> Page {
+        let path = format!("{}/tests/data/noise/{name}", env!("CARGO_MANIFEST_DIR"));
+        let html = std::fs::read_to_string(&path).unwrap();
+        extract(&html, &format!("https://docs.example/{name}")).unwrap()
+    }
+
+    fn kind(name: &str) -> Option<Noise> {
+        classify(&fixture(name).structure.unwrap())
+    }
+
+    #[test]
+    fn real_generator_noise_is_recognised_by_structure() {
+        assert_eq!(kind("sphinx-genindex.html"), Some(Noise::Links));
+        assert_eq!(kind("sphinx-search.html"), Some(Noise::Search));
+        assert_eq!(kind("rustdoc-src.html"), Some(Noise::Source));
+    }
+
+    #[test]
+    fn real_content_pages_are_not_noise() {
+        // A short reference page, a function with a long example, a rustdoc item page
+        // (whose search box sits in the page's own navigation).
+        for name in [
+            "sphinx-keyword.html",
+            "sphinx-bisect.html",
+            "rustdoc-fn.html",
+        ] {
+            assert_eq!(kind(name), None, "{name}: {:?}", fixture(name).structure);
+        }
+    }
+
+    #[test]
+    fn a_link_with_a_line_of_text_is_a_stub_but_a_short_paragraph_is_not() {
+        let stub = r#"<main><p>This page moved to <a href="/new/">the new guide</a>.</p></main>"#;
+        let s = extract(stub, "https://ex.org/old/")
+            .unwrap()
+            .structure
+            .unwrap();
+        assert_eq!(classify(&s), Some(Noise::Redirect));
+        let short = r#"<main><h1>git-whatchanged</h1><p>Show logs with the difference each
+            commit introduces. New users are encouraged to use <a href="git-log.html">git-log</a>
+            instead; this command is kept for historical reasons.</p></main>"#;
+        let s = extract(short, "https://ex.org/w/")
+            .unwrap()
+            .structure
+            .unwrap();
+        assert_eq!(classify(&s), None, "{s:?}");
+    }
+
+    fn page(path: &str, title: &str, content: &str) -> Page {
+        Page {
+            url: format!("https://ex.org{path}"),
+            title: title.into(),
+            content: content.into(),
+            ..Page::default()
+        }
+    }
+
+    #[test]
+    fn a_page_whose_headings_are_other_pages_titles_is_a_print_all_page() {
+        let titles: Vec<String> = (0..10).map(|i| format!("Chapter {i} topic")).collect();
+        let mut pages: Vec<Page> = titles
+            .iter()
+            .enumerate()
+            .map(|(i, t)| page(&format!("/ch{i}.html"), t, &format!("# {t}\n\nText {i}.")))
+            .collect();
+        let all: String = titles
+            .iter()
+            .map(|t| format!("# {t}\n\nText.\n\n"))
+            .collect();
+        pages.push(page("/print.html", "The whole book", &all));
+        // A long page with its own sections is not one.
+        let own: String = (0..10)
+            .map(|i| format!("## Part {i}\n\nText.\n\n"))
+            .collect();
+        pages.push(page("/manual.html", "User manual", &own));
+        let mut tally = Tally::default();
+        let kept = sift(pages.clone(), false, &mut tally);
+        assert_eq!(kept.len(), 11);
+        assert!(kept.iter().all(|p| p.path() != "/print.html"));
+        assert_eq!(tally.count(Noise::PrintAll), 1);
+
+        let mut tally = Tally::default();
+        assert_eq!(sift(pages, true, &mut tally).len(), 12, "keep_all keeps it");
+        assert_eq!(tally.count(Noise::PrintAll), 1, "and still counts it");
+        assert!(tally.summary().unwrap().starts_with("kept 1 print-all"));
+    }
+
+    #[test]
+    fn the_summary_names_each_kind_skipped() {
+        let mut t = Tally::default();
+        t.add(Noise::Links, "/genindex.html".into());
+        t.add(Noise::Links, "/contents.html".into());
+        t.add(Noise::Source, "/src/lib.rs.html".into());
+        t.collapsed = 3;
+        assert_eq!(
+            t.summary().unwrap(),
+            "skipped 2 link lists, 1 source listings; 3 duplicates collapsed"
+        );
+        assert_eq!(
+            t.examples()[0],
+            "2 link lists, e.g. /genindex.html, /contents.html"
+        );
+    }
+}

@@ -1,0 +1,160 @@
+//! Release-notes pages (changelogs, "what's new", release notes) mention every feature of
+//! a version in passing, so they match many questions a page about the feature answers
+//! better. They are marked `kind: "release-notes"` for retrieval to rank below the page
+//! about the thing they mention.
+//!
+//! Recognised by the title's words (in English and Chinese), by a title that names a
+//! release ("Release 15.4", "Version 2.0"), or by headings that are mostly version numbers
+//! ("Python 3.11.4 final", "v2.3.0").
+
+use super::noise::normalise;
+use super::page::Page;
+
+/// The `kind` given to release-notes pages.
+pub(crate) const RELEASE_NOTES: &str = "release-notes";
+
+/// Title phrases (normalised: lowercase words, single spaces) that name release notes.
+const TITLE_PHRASES: &[&str] = &[
+    "release notes",
+    "release note",
+    "changelog",
+    "change log",
+    "changes in version",
+    "what s new",
+    "whats new",
+    "version history",
+    "release history",
+    "更新日志",
+    "发布说明",
+    "发行说明",
+    "版本说明",
+    "更新说明",
+    "版本历史",
+    "新特性",
+];
+
+/// A page with at least this many version-number headings ...
+const MIN_VERSION_HEADINGS: usize = 3;
+/// ... making at least this share of its headings, is release notes.
+const MIN_VERSION_SHARE: f64 = 0.3;
+
+/// Marks the release-notes pages among `pages`; returns how many.
+pub(crate) fn mark(pages: &mut [Page]) -> usize {
+    let mut n = 0;
+    for p in pages.iter_mut().filter(|p| p.kind.is_none()) {
+        if is_release_notes(p) {
+            p.kind = Some(RELEASE_NOTES.to_owned());
+            n += 1;
+        }
+    }
+    n
+}
+
+fn is_release_notes(page: &Page) -> bool {
+    let title = unnumbered(&page.title);
+    let words = normalise(title);
+    let padded = format!(" {words} ");
+    if TITLE_PHRASES
+        .iter()
+        .any(|p| padded.contains(&format!(" {p} ")) || (!p.is_ascii() && words.contains(p)))
+    {
+        return true;
+    }
+    // "Release 15.4", "Version 2.0": a title naming one release.
+    let tokens: Vec<&str> = title.split_whitespace().collect();
+    if let [first, second] = tokens.as_slice() {
+        let named = |w: &str| matches!(w.to_lowercase().as_str(), "release" | "version");
+        if (named(first) && is_version(second)) || (is_version(first) && named(second)) {
+            return true;
+        }
+    }
+    let mut headings = 0usize;
+    let mut versions = 0usize;
+    for line in page.content.lines() {
+        let Some(text) = line.strip_prefix('#') else {
+            continue;
+        };
+        let text = unnumbered(text.trim_start_matches('#').trim());
+        if text.is_empty() {
+            continue;
+        }
+        headings += 1;
+        if text.split_whitespace().any(is_version) {
+            versions += 1;
+        }
+    }
+    versions >= MIN_VERSION_HEADINGS && versions as f64 >= MIN_VERSION_SHARE * headings as f64
+}
+
+/// A heading without a leading section number (`5.1. Table Basics`, `E.1. Release 15.4`):
+/// DocBook and others number every heading, and those numbers are not versions.
+fn unnumbered(text: &str) -> &str {
+    let text = text.trim();
+    match text.split_once(char::is_whitespace) {
+        Some((first, rest))
+            if first.ends_with('.')
+                && first.split('.').all(|g| {
+                    g.chars()
+                        .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+                }) =>
+        {
+            rest.trim()
+        }
+        _ => text,
+    }
+}
+
+/// `3.11.4`, `v2.0`, `15.20,`: two to four dot-separated groups of digits, maybe after a
+/// `v` and before punctuation.
+fn is_version(token: &str) -> bool {
+    let t = token.trim_matches(|c: char| !c.is_alphanumeric());
+    let t = t.strip_prefix(['v', 'V']).unwrap_or(t);
+    let groups: Vec<&str> = t.split('.').collect();
+    (2..=4).contains(&groups.len())
+        && groups
+            .iter()
+            .all(|g| (1..=4).contains(&g.len()) && g.chars().all(|c| c.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(title: &str, content: &str) -> Page {
+        Page {
+            url: "https://ex.org/p.html".into(),
+            title: title.into(),
+            content: content.into(),
+            ..Page::default()
+        }
+    }
+
+    #[test]
+    fn release_notes_are_known_by_title_or_by_version_headings() {
+        let mut pages =
+            vec![
+            page("What’s New In Python 3.11", "# What’s New In Python 3.11\n\nText."),
+            page("E.1. Release 15.20", "Text."),
+            page("Changelog", "Text."),
+            page("更新日志", "内容。"),
+            page(
+                "Project history",
+                "# Project history\n\n## v2.1.0\n\nFixes.\n\n## v2.0.3\n\nMore.\n\n## 1.9\n\nOld.",
+            ),
+            // DocBook numbers its sections; those numbers are no versions.
+            page(
+                "Chapter 5. Data Definition",
+                "## 5.1. Table Basics\n\nText.\n\n## 5.2. Default Values\n\nText.\n\n\
+                 ## 5.3. Generated Columns\n\nText.\n\n## 5.4. Constraints\n\nText.",
+            ),
+            page(
+                "git-stash - Stash the changes in a dirty working directory away",
+                "Text.",
+            ),
+        ];
+        assert_eq!(mark(&mut pages), 5);
+        let kinds: Vec<Option<&str>> = pages.iter().map(|p| p.kind.as_deref()).collect();
+        let r = Some(RELEASE_NOTES);
+        assert_eq!(kinds, [r, r, r, r, r, None, None]);
+    }
+}
