@@ -120,6 +120,10 @@ pub const CHAR_WEIGHT: f32 = 0.5;
 /// titles crowd out the passage that answers.
 pub const FIELD_WEIGHT: f32 = 0.3;
 
+/// The share of its score a demoted document (release notes) keeps: half, so the notes
+/// outrank the page about what they mention only when they match twice as well.
+pub const DEMOTED_WEIGHT: f32 = 0.5;
+
 /// BM25 over the naming fields: one unit per document, so `b` normalises a page with 300
 /// headings against one with a title alone.
 const FIELD_PARAMS: Bm25Params = Bm25Params { k1: 1.2, b: 0.75 };
@@ -499,6 +503,9 @@ pub struct Retriever {
     versions: Vec<u32>,
     /// Each Han character → the indexed bigrams holding it (see [`chars`]).
     char_bigrams: CharBigrams,
+    /// Documents that mention many things in passing (release notes), ascending: they
+    /// score at [`DEMOTED_WEIGHT`] (see [`Retriever::demote`]).
+    demoted: Vec<u32>,
 }
 
 impl Retriever {
@@ -610,7 +617,17 @@ impl Retriever {
             has_han,
             glossary_zh,
             versions,
+            demoted: Vec::new(),
         }
+    }
+
+    /// Ranks `docs` (release notes, which name every module that changed) at
+    /// [`DEMOTED_WEIGHT`] of their score, so the page about a thing outranks the notes
+    /// that mention it.
+    pub fn demote(&mut self, docs: impl IntoIterator<Item = u32>) {
+        self.demoted = docs.into_iter().collect();
+        self.demoted.sort_unstable();
+        self.demoted.dedup();
     }
 
     /// Each document's version in the other language on a bilingual site
@@ -1319,6 +1336,9 @@ impl Retriever {
             if f == doc {
                 score += FIELD_WEIGHT * fields[j].1;
                 j += 1;
+            }
+            if self.demoted.binary_search(&doc).is_ok() {
+                score *= DEMOTED_WEIGHT;
             }
             if score >= min_score {
                 candidates.push((doc, score));

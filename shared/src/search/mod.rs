@@ -101,9 +101,10 @@ impl SearchIndex {
     pub(crate) fn from_parts(
         kb: KnowledgeBase,
         chunks: Vec<Chunks>,
-        retriever: Retriever,
+        mut retriever: Retriever,
         version: String,
     ) -> Self {
+        retriever.demote(demoted(&kb));
         let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
         let vocabulary = Vocabulary::of(&kb, &facets);
         let language = Language::of_kb(&kb);
@@ -132,7 +133,8 @@ impl SearchIndex {
             .iter()
             .zip(&chunks)
             .map(|(d, c)| (field_text(d), index_texts(d, &c.passages(d))));
-        let retriever = Retriever::build_fielded(texts, &kb.glossary);
+        let mut retriever = Retriever::build_fielded(texts, &kb.glossary);
+        retriever.demote(demoted(&kb));
         let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
         let vocabulary = Vocabulary::of(&kb, &facets);
         let language = Language::of_kb(&kb);
@@ -409,6 +411,15 @@ impl Chunks {
                 .collect(),
         }
     }
+}
+
+/// The documents retrieval ranks below others for the same match: release notes.
+fn demoted(kb: &KnowledgeBase) -> impl Iterator<Item = u32> + '_ {
+    kb.documents
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.kind.as_deref() == Some("release-notes"))
+        .map(|(i, _)| i as u32)
 }
 
 /// The words that name a document, which retrieval scores as a field of their own: its
