@@ -119,6 +119,7 @@ pub(crate) fn from_source(
         date,
         keywords,
         weight: meta.get("weight").and_then(Value::as_i64),
+        ..Page::default()
     }))
 }
 
