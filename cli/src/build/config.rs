@@ -66,6 +66,15 @@ pub(crate) struct BuildArgs {
     /// Leave out pages whose URL path matches (repeatable glob: /tags/**).
     #[arg(long)]
     pub(crate) exclude: Vec<String>,
+    /// Do not write llms.txt and llms-full.txt next to the knowledge base.
+    #[arg(long)]
+    pub(crate) no_llms_txt: bool,
+    /// The site's name, the H1 of llms.txt (default: the home page's title).
+    #[arg(long)]
+    pub(crate) site_name: Option<String>,
+    /// One-line summary of the site for llms.txt (default: the home page's description).
+    #[arg(long)]
+    pub(crate) site_summary: Option<String>,
 }
 
 /// `rag.toml` as written.
@@ -92,6 +101,9 @@ struct File {
     exclude: Vec<String>,
     cache: Option<PathBuf>,
     keep_all: Option<bool>,
+    llms_txt: Option<bool>,
+    site_name: Option<String>,
+    site_summary: Option<String>,
 }
 
 /// Every option resolved: the file's values, overridden by flags, defaults filled in.
@@ -129,6 +141,12 @@ pub(crate) struct Settings {
     pub(crate) cache: PathBuf,
     /// Keep generator noise and near-duplicates.
     pub(crate) keep_all: bool,
+    /// Whether to write `llms.txt` and `llms-full.txt` next to the output.
+    pub(crate) llms_txt: bool,
+    /// The site's name for `llms.txt`.
+    pub(crate) site_name: Option<String>,
+    /// The site's summary for `llms.txt`.
+    pub(crate) site_summary: Option<String>,
 }
 
 impl Settings {
@@ -195,6 +213,9 @@ impl Settings {
             exclude: globs(args.exclude, file.exclude),
             cache,
             keep_all: args.keep_all || file.keep_all.unwrap_or(false),
+            llms_txt: !args.no_llms_txt && file.llms_txt.unwrap_or(true),
+            site_name: args.site_name.or(file.site_name),
+            site_summary: args.site_summary.or(file.site_summary),
         };
         settings.check()?;
         Ok(settings)
@@ -263,7 +284,7 @@ mod tests {
     fn the_file_sets_options_relative_to_itself_and_flags_override() {
         let path = write_config(
             "override",
-            "output = 'out/kb.json'\nbase_url = 'https://ex.org/'\nsite = 'public'\nbib = ['pubs.bib']\nexclude = ['/tags/**']\nmax_pages = 5\n",
+            "output = 'out/kb.json'\nbase_url = 'https://ex.org/'\nsite = 'public'\nbib = ['pubs.bib']\nexclude = ['/tags/**']\nmax_pages = 5\nsite_name = 'Ex'\n",
         );
         let dir = path.parent().unwrap().to_path_buf();
         let s = Settings::resolve(BuildArgs {
@@ -278,6 +299,8 @@ mod tests {
         assert_eq!(s.exclude, vec!["/tags/**"]);
         assert_eq!(s.max_pages, 5);
         assert!(s.sitemap);
+        assert!(s.llms_txt);
+        assert_eq!(s.site_name.as_deref(), Some("Ex"));
 
         let s = Settings::resolve(BuildArgs {
             config: Some(path),
@@ -285,6 +308,8 @@ mod tests {
             max_pages: Some(7),
             bib: vec!["other.bib".into()],
             no_sitemap: true,
+            no_llms_txt: true,
+            site_name: Some("Flag".into()),
             ..BuildArgs::default()
         })
         .unwrap();
@@ -292,6 +317,8 @@ mod tests {
         assert_eq!(s.max_pages, 7);
         assert_eq!(s.bib, vec![PathBuf::from("other.bib")]);
         assert!(!s.sitemap);
+        assert!(!s.llms_txt);
+        assert_eq!(s.site_name.as_deref(), Some("Flag"));
     }
 
     #[test]

@@ -2,15 +2,18 @@
 //! text that keeps the heading structure, plus title, canonical URL, language and
 //! description.
 //!
-//! The main content is the first `<main>`, else the first `[role=main]`, else the only
-//! `<article>`, else `<body>` without its `<header>`, `<footer>` and `<nav>`. Everywhere,
-//! `nav`, `aside`, scripts, styles, forms and anything marked `data-rag-ignore`, `hidden` or
-//! `aria-hidden="true"` are left out: they repeat on every page and answer nothing.
+//! The main content is the page's `data-pagefind-body` elements (see [`super::pagefind`]),
+//! else the first `<main>`, else the first `[role=main]`, else the only `<article>`, else
+//! `<body>` without its `<header>`, `<footer>` and `<nav>`. Everywhere, `nav`, `aside`,
+//! scripts, styles, forms and anything marked `data-rag-ignore`, `data-pagefind-ignore`,
+//! `hidden` or `aria-hidden="true"` are left out: they repeat on every page and answer
+//! nothing.
 
 use ego_tree::iter::Edge;
 use scraper::{ElementRef, Html, Node, Selector};
 
 use super::page::Page;
+use super::pagefind;
 
 /// Elements never part of the main text.
 const SKIPPED: &[&str] = &[
@@ -71,7 +74,17 @@ pub(crate) fn extract(html: &str, url: &str) -> Result<Page, Skip> {
         }
     }
     let (root, fallback) = main_content(&doc);
-    let content = render(root, fallback);
+    let bodies = pagefind::bodies(&doc);
+    let content = if bodies.is_empty() {
+        render(root, fallback)
+    } else {
+        let parts: Vec<String> = bodies.iter().map(|b| render(*b, false)).collect();
+        parts
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    };
     if content.trim().is_empty() {
         return Err(Skip::Empty);
     }
@@ -87,8 +100,12 @@ pub(crate) fn extract(html: &str, url: &str) -> Result<Page, Skip> {
         .and_then(|href| reqwest::Url::parse(url).ok()?.join(href.trim()).ok())
         .filter(|u| matches!(u.scheme(), "http" | "https"))
         .map(|u| u.to_string());
-    let h1 = root
+    let h1 = bodies
+        .first()
+        .copied()
+        .unwrap_or(root)
         .select(&sel("h1"))
+        .filter(|h| !pagefind::hidden(*h))
         .map(|h| heading_text(&text_of(h)))
         .find(|t| !t.is_empty());
     let title = h1
@@ -106,15 +123,18 @@ pub(crate) fn extract(html: &str, url: &str) -> Result<Page, Skip> {
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .map(str::to_owned);
-    Ok(Page {
+    let mut page = Page {
         url: canonical.unwrap_or_else(|| url.to_owned()),
         title,
         content,
         lang,
         description: meta_content(&doc, "meta[name='description']"),
         structure: Some(super::noise::measure(root, fallback)),
+        pagefind_body: !bodies.is_empty(),
         ..Page::default()
-    })
+    };
+    pagefind::apply(pagefind::read(&doc), &mut page);
+    Ok(page)
 }
 
 fn sel(css: &str) -> Selector {
@@ -153,6 +173,7 @@ pub(super) fn skipped(el: &scraper::node::Element, fallback: bool) -> bool {
     SKIPPED.contains(&name)
         || (fallback && matches!(name, "header" | "footer"))
         || el.attr("data-rag-ignore").is_some()
+        || pagefind::ignored(el)
         || el.attr("hidden").is_some()
         || el.attr("aria-hidden") == Some("true")
 }

@@ -3,7 +3,9 @@
 //! Sources, any mix: a built site directory ([`site`], pages through [`html`]), Markdown
 //! with front matter ([`markdown`], [`frontmatter`]), a live site crawled from its sitemap
 //! ([`crawl`], [`robots`], [`cache`]), BibTeX ([`bibtex`]), and the owner's hand-kept JSON
-//! merged last ([`merge`]). Options come from `rag.toml` and flags ([`config`]). Ids are
+//! merged last ([`merge`]). Built HTML may carry Pagefind's markup ([`pagefind`]). Beside
+//! the knowledge base go its prebuilt index and, for AI assistants, `llms.txt` and
+//! `llms-full.txt` ([`llms`]). Options come from `rag.toml` and flags ([`config`]). Ids are
 //! stable ([`ids`]), entries carry a content hash ([`entry`]), and the output is
 //! deterministic: the same input writes the same bytes. The result is validated like any
 //! knowledge base before it is written; on a problem nothing is written.
@@ -18,10 +20,12 @@ mod frontmatter;
 mod glob;
 mod html;
 mod ids;
+mod llms;
 mod markdown;
 mod merge;
 mod noise;
 mod page;
+mod pagefind;
 mod releases;
 mod robots;
 mod site;
@@ -115,8 +119,10 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
             report,
         )?);
     }
+    // The HTML pages (site and crawl) are one set for Pagefind's body rule.
+    let mut html_pages = Vec::new();
     if let Some(dir) = &s.site {
-        pages.extend(site::read(
+        html_pages.extend(site::read(
             &site::SiteOptions {
                 dir,
                 base_url,
@@ -128,7 +134,7 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
         )?);
     }
     if let Some(url) = &s.url {
-        pages.extend(crawl::crawl(
+        html_pages.extend(crawl::crawl(
             &crawl::CrawlOptions {
                 url,
                 filter: &filter,
@@ -139,6 +145,8 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
             report,
         )?);
     }
+    pagefind::keep_marked(&mut html_pages, report);
+    pages.extend(html_pages);
     // Generator noise and duplicates go before the owner's JSON is merged, so an override
     // can still name any page that is kept.
     let mut pages = noise::sift(pages, s.keep_all, &mut report.noise);
@@ -160,6 +168,18 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
     let bytes = output.to_bytes();
     let kb = validate(&output, &bytes)?;
     write(&s.output, &bytes)?;
+    if s.llms_txt {
+        let (index, full) = llms::render(
+            &kb,
+            &llms::Site {
+                name: s.site_name.as_deref(),
+                summary: s.site_summary.as_deref(),
+                base_url: s.base_url.as_deref(),
+            },
+        );
+        write(&s.output.with_file_name("llms.txt"), index.as_bytes())?;
+        write(&s.output.with_file_name("llms-full.txt"), full.as_bytes())?;
+    }
     // Beside it, the prebuilt index the functions load instead of indexing the JSON.
     let retriever = shared::SearchIndex::new(kb, String::new());
     let hash = shared::index::content_hash(&bytes);

@@ -1,7 +1,10 @@
 //! A page extracted from any source (built HTML, Markdown, a crawl), before it becomes a
 //! knowledge-base entry.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::entry::Entry;
 use super::ids;
@@ -40,7 +43,20 @@ pub(crate) struct Page {
     /// What kind of page it is, when retrieval should know (`release-notes`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) kind: Option<String>,
+    /// Further fields from the page's markup (Pagefind metadata and filters), each with
+    /// one value or several.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) fields: BTreeMap<String, Vec<String>>,
+    /// Whether the main content came from `data-pagefind-body` elements.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) pagefind_body: bool,
 }
+
+/// Knowledge-base fields holding one string: several values from markup are joined with
+/// `", "` (how `authors` lists names).
+const ONE_STRING: &[&str] = &[
+    "name", "authors", "venue", "year", "stars", "role", "summary",
+];
 
 impl Page {
     /// The URL's path (`https://site/a/b/` → `/a/b/`), which ids and filters use.
@@ -62,6 +78,15 @@ impl Page {
         e.set_str("date", self.date.as_deref());
         e.set_keywords(self.keywords.clone());
         e.set_str("content", Some(self.content.as_str()));
+        for (k, values) in &self.fields {
+            let value = match values.as_slice() {
+                [] => continue,
+                [one] => Value::String(one.clone()),
+                _ if ONE_STRING.contains(&k.as_str()) => Value::String(values.join(", ")),
+                _ => Value::Array(values.iter().cloned().map(Value::String).collect()),
+            };
+            e.set(k, value);
+        }
         e
     }
 }
@@ -98,6 +123,21 @@ mod tests {
         assert_eq!(e.id, "page_notes_rust");
         assert_eq!(e.get_str("url"), Some("https://ex.org/notes/rust/"));
         assert_eq!(e.get_str("lang"), Some("en"));
+        assert_eq!(e.get("tag"), None);
+
+        let mut p = p;
+        for (k, v) in [
+            ("tag", &["a", "b"][..]),
+            ("authors", &["X", "Y"]),
+            ("lab", &["L"]),
+        ] {
+            p.fields
+                .insert(k.into(), v.iter().map(|s| (*s).to_owned()).collect());
+        }
+        let e = p.to_entry();
+        assert_eq!(e.get("tag"), Some(&serde_json::json!(["a", "b"])));
+        assert_eq!(e.get_str("authors"), Some("X, Y"));
+        assert_eq!(e.get_str("lab"), Some("L"));
         assert_eq!(
             join_url("https://ex.org/base/", "/a/"),
             "https://ex.org/base/a/"

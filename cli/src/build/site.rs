@@ -154,7 +154,8 @@ pub(crate) fn origin(url: &str) -> Option<String> {
     Some(u.origin().ascii_serialization())
 }
 
-fn percent_decode(text: &str) -> String {
+/// `%XX` escapes decoded (invalid UTF-8 replaced).
+pub(crate) fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

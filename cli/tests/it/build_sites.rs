@@ -210,7 +210,17 @@ fn markdown_sources_skip_drafts_and_take_urls_from_the_pattern() {
 #[test]
 fn the_sample_site_rebuilds_the_committed_sample_knowledge_base() {
     let config = repo().join("examples/sample-site/rag.toml");
-    let kb = build("sample", &["--config", config.to_str().unwrap()]);
+    let dir = scratch("sample");
+    let kb = built(
+        &dir,
+        &[
+            "build",
+            "--config",
+            config.to_str().unwrap(),
+            "-o",
+            "kb.json",
+        ],
+    );
     let committed: Value =
         serde_json::from_slice(&std::fs::read(repo().join("knowledge_base.json")).unwrap())
             .unwrap();
@@ -242,6 +252,104 @@ fn the_sample_site_rebuilds_the_committed_sample_knowledge_base() {
         kb, committed,
         "regenerate with: cargo run -p rag -- build --config examples/sample-site/rag.toml"
     );
+    for name in ["llms.txt", "llms-full.txt"] {
+        let built = std::fs::read_to_string(dir.join(name)).unwrap();
+        let committed = std::fs::read_to_string(repo().join(name)).unwrap();
+        assert!(
+            built == committed,
+            "{name} differs; regenerate with: cargo run -p rag -- build --config \
+             examples/sample-site/rag.toml"
+        );
+    }
+}
+
+#[test]
+fn the_sample_site_gets_an_llms_txt_of_its_sections_and_an_llms_full_txt() {
+    let dir = scratch("llms");
+    let config = repo().join("examples/sample-site/rag.toml");
+    let kb = built(
+        &dir,
+        &[
+            "build",
+            "--config",
+            config.to_str().unwrap(),
+            "-o",
+            "kb.json",
+        ],
+    );
+    let docs = kb["documents"].as_array().unwrap();
+    let of_type = |t: &str| docs.iter().filter(|d| d["type"] == t).count();
+    let index = std::fs::read_to_string(dir.join("llms.txt")).unwrap();
+    assert!(
+        index.starts_with("# Xiang An\n\n> Researcher in computer vision"),
+        "{index}"
+    );
+    let headings: Vec<&str> = index.lines().filter(|l| l.starts_with("## ")).collect();
+    assert_eq!(headings, ["## Pages", "## Publications", "## Projects"]);
+    // One link line per entry, each `- [Title](https://...)`, in its type's section.
+    let section = |h: &str| -> Vec<&str> {
+        index
+            .split(&format!("{h}\n\n"))
+            .nth(1)
+            .unwrap()
+            .split("\n\n")
+            .next()
+            .unwrap()
+            .lines()
+            .collect()
+    };
+    assert_eq!(section("## Pages").len(), of_type("page"));
+    assert_eq!(section("## Publications").len(), of_type("publication"));
+    assert_eq!(section("## Projects").len(), of_type("github_project"));
+    // Entries with a link are Markdown links; a paper known only by its venue is listed
+    // by its title.
+    let linked = docs
+        .iter()
+        .filter(|d| {
+            ["url", "paper_url", "code_url"]
+                .iter()
+                .any(|k| d[k].is_string())
+        })
+        .count();
+    let links = index.lines().filter(|l| l.starts_with("- [")).count();
+    assert_eq!(links, linked);
+    assert!(linked < docs.len(), "the sample has unlinked papers");
+    assert!(
+        index.contains("\n- ViCToR: Improving Visual Comprehension via Token Reconstruction for Pretraining LMMs: Yin Xie,"),
+        "{index}"
+    );
+    assert!(
+        index.contains("- [About Xiang An](https://xiangan.example.org/about/): Xiang An (安翔) is a researcher"),
+        "{index}"
+    );
+    let full = std::fs::read_to_string(dir.join("llms-full.txt")).unwrap();
+    assert!(full.starts_with("# Xiang An\n\n> "));
+    // Every entry's text is there: each page's content, each publication's title.
+    for d in docs {
+        let probe = match d["content"].as_str() {
+            Some(content) => content.lines().last().unwrap().to_owned(),
+            None => format!("# {}", d["title"].as_str().or(d["name"].as_str()).unwrap()),
+        };
+        assert!(
+            full.contains(&probe),
+            "{probe:?} missing from llms-full.txt"
+        );
+    }
+
+    // Turned off, neither is written.
+    let dir = scratch("nollms");
+    built(
+        &dir,
+        &[
+            "build",
+            "--config",
+            config.to_str().unwrap(),
+            "-o",
+            "kb.json",
+            "--no-llms-txt",
+        ],
+    );
+    assert!(!dir.join("llms.txt").exists() && !dir.join("llms-full.txt").exists());
 }
 
 #[test]
@@ -256,9 +364,15 @@ fn a_second_run_writes_the_same_bytes_and_the_result_validates() {
         "kb.json",
     ];
     built(&dir, &args);
-    let first = std::fs::read(dir.join("kb.json")).unwrap();
+    let files = ["kb.json", "llms.txt", "llms-full.txt"];
+    let first: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| std::fs::read(dir.join(f)).unwrap())
+        .collect();
     built(&dir, &args);
-    assert_eq!(first, std::fs::read(dir.join("kb.json")).unwrap());
+    for (f, bytes) in files.iter().zip(first) {
+        assert!(bytes == std::fs::read(dir.join(f)).unwrap(), "{f} changed");
+    }
     let out = rag(&dir, &["validate", "kb.json"]);
     assert_eq!(
         out.status.code(),
@@ -266,6 +380,100 @@ fn a_second_run_writes_the_same_bytes_and_the_result_validates() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The words of a text, lowercased: Pagefind's fragment text joins blocks with `. ` where
+/// `rag build` keeps the Markdown structure, so the two compare word by word.
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+#[test]
+fn a_pagefind_annotated_site_gives_what_pagefind_itself_indexes() {
+    // pagefind.expected.json is Pagefind 1.6's own index of the site (regenerate.sh).
+    let expected: Value =
+        serde_json::from_slice(&std::fs::read(sites().join("pagefind.expected.json")).unwrap())
+            .unwrap();
+    let dir = scratch("pagefind");
+    let site = sites().join("pagefind");
+    let out = rag(
+        &dir,
+        &[
+            "build",
+            "--site",
+            site.to_str().unwrap(),
+            "--base-url",
+            "https://pf.example.org/",
+            "-o",
+            "kb.json",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    // The home and tags pages lack data-pagefind-body, so Pagefind skips them: so do we.
+    assert!(
+        stdout.contains("left out 2 HTML page(s) without it"),
+        "{stdout}"
+    );
+    let kb: Value = serde_json::from_slice(&std::fs::read(dir.join("kb.json")).unwrap()).unwrap();
+    let pages = expected.as_array().unwrap();
+    assert_eq!(pages.len(), 2);
+    assert_eq!(ids(&kb), ["page_about", "page_posts_bm25"]);
+    for page in pages {
+        let url = format!("https://pf.example.org{}", page["url"].as_str().unwrap());
+        let entry = kb["documents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["url"] == url.as_str())
+            .unwrap_or_else(|| panic!("no entry for {url}"));
+        let content = entry["content"].as_str().unwrap();
+        assert_eq!(
+            words(content),
+            words(page["content"].as_str().unwrap()),
+            "{url}: {content}"
+        );
+        for (key, value) in page["meta"].as_object().unwrap() {
+            let value = value.as_str().unwrap();
+            match key.as_str() {
+                "image" => assert_eq!(entry["image"], format!("https://pf.example.org{value}")),
+                _ => assert_eq!(entry[key], value, "{url}: meta {key}"),
+            }
+        }
+        for (key, values) in page["filters"].as_object().unwrap() {
+            let got = match &entry[key] {
+                Value::String(one) => vec![Value::String(one.clone())],
+                Value::Array(many) => many.clone(),
+                other => panic!("{url}: filter {key} is {other}"),
+            };
+            assert_eq!(&got, values.as_array().unwrap(), "{url}: filter {key}");
+        }
+    }
+    let post = doc(&kb, "page_posts_bm25");
+    assert_eq!(post["title"], "BM25, explained");
+    assert!(post["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("# BM25 by hand\n\nBy Jane Doe"));
+    // The filters are search filters: the built knowledge base loads, and `field.tag`
+    // selects on any of a page's tags.
+    let text = std::fs::read_to_string(dir.join("kb.json")).unwrap();
+    let kb = shared::KnowledgeBase::from_json_str(&text, "kb.json").unwrap();
+    let matching = |name: &str, value: &str| -> Vec<&str> {
+        let mut f = shared::search::Filters::default();
+        assert!(f.set(name, value).unwrap());
+        kb.documents
+            .iter()
+            .filter(|d| f.matches(d, &shared::search::Facets::of(d)))
+            .map(|d| d.id.as_str())
+            .collect()
+    };
+    assert_eq!(matching("field.tag", "Ranking"), ["page_posts_bm25"]);
+    assert_eq!(matching("field.author", "jane doe"), ["page_posts_bm25"]);
+    assert!(matching("field.tag", "Blog").is_empty());
 }
 
 #[test]

@@ -552,8 +552,10 @@ pub(crate) fn string_field<'a>(d: &'a Document, field: &str) -> Option<&'a str> 
 /// its hex digits would only add noise to retrieval and tokens to the prompt).
 const BOOKKEEPING_FIELDS: &[&str] = &["content_hash"];
 
-/// Keeps unknown string fields; other unknown values are carried in the source but not
-/// indexed (a number or a flag says nothing a visitor would search for).
+/// Keeps unknown string fields, and each string of an unknown array of strings (a field
+/// with several values, like a page's tags: a `field.NAME` filter matches any of them);
+/// other unknown values are carried in the source but not indexed (a number or a flag
+/// says nothing a visitor would search for).
 fn collect_extra(obj: &Map<String, Value>, d: &mut Document) {
     for (k, v) in obj {
         if k == "id"
@@ -565,8 +567,14 @@ fn collect_extra(obj: &Map<String, Value>, d: &mut Document) {
         {
             continue;
         }
-        if let Value::String(s) = v {
-            d.extra.push((k.clone(), s.clone()));
+        match v {
+            Value::String(s) => d.extra.push((k.clone(), s.clone())),
+            Value::Array(items) if items.iter().all(Value::is_string) => {
+                for s in items.iter().filter_map(Value::as_str) {
+                    d.extra.push((k.clone(), s.to_owned()));
+                }
+            }
+            _ => {}
         }
     }
 }

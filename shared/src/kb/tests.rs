@@ -61,6 +61,26 @@ fn parses_the_seed_format_with_glossary() {
 }
 
 #[test]
+fn an_unknown_array_of_strings_gives_one_extra_value_per_string() {
+    let kb = parsed(&json!([
+        {"id": "pg", "type": "page", "title": "About", "tag": ["rust", "wasm"],
+         "mixed": ["a", 1], "lab": "X"}
+    ]))
+    .unwrap();
+    let values = |k: &str| -> Vec<&str> {
+        kb.documents[0]
+            .extra
+            .iter()
+            .filter(|(key, _)| key == k)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    };
+    assert_eq!(values("tag"), ["rust", "wasm"]);
+    assert_eq!(values("lab"), ["X"]);
+    assert!(values("mixed").is_empty());
+}
+
+#[test]
 fn the_content_hash_is_kept_out_of_the_indexed_and_shown_fields() {
     let kb = parsed(&json!([
         {"id": "pg", "type": "page", "title": "About", "content_hash": "sha256:00ff", "lab": "X"}

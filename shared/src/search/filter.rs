@@ -17,7 +17,8 @@
 //! - `stars`: a range like `year`, over the star count (`27k+` counts as 27,000).
 //! - `has`: comma-separated field names the entry must have (`has=code_url`).
 //! - `field.NAME=value`: the field (or an extra field of the entry) equals the value;
-//!   `field.keywords=x` holds when one keyword equals it.
+//!   `field.keywords=x` holds when one keyword equals it, and likewise for an extra field
+//!   holding several values (an array of strings).
 
 use std::cmp::Ordering;
 
@@ -599,6 +600,11 @@ mod tests {
         assert!(matches(&filters(&[("role", "leader")]), &p));
         assert!(matches(&filters(&[("field.section", "code")]), &p));
         assert!(!matches(&filters(&[("field.section", "cod")]), &p));
+        let tagged = doc(serde_json::json!({"id": "t", "type": "page", "title": "T",
+            "tag": ["Rust", "WebAssembly"]}));
+        assert!(matches(&filters(&[("field.tag", "webassembly")]), &tagged));
+        assert!(matches(&filters(&[("field.tag", "rust")]), &tagged));
+        assert!(!matches(&filters(&[("field.tag", "go")]), &tagged));
         assert!(!matches(&filters(&[("has", "code_url")]), &p));
         assert!(matches(&filters(&[("has", "name")]), &p));
         assert!(!matches(&filters(&[("has", "name, url")]), &p), "no url");

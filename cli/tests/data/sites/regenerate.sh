@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Rebuilds the committed outputs of the two real generators the `rag build` tests read:
 # src/hugo → hugo/ (Hugo, Debian package `hugo`, tested with 0.111.3) and
-# src/mkdocs → mkdocs/ (MkDocs from PyPI, pinned below). The outputs are committed so the
+# src/mkdocs → mkdocs/ (MkDocs from PyPI, pinned below), and records what Pagefind (npm,
+# pinned below) indexes of the hand-written pagefind/ site. The outputs are committed so the
 # test suite needs neither generator; run this after changing a source site.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -18,3 +19,11 @@ rm -rf "$here/mkdocs"
 "$venv/bin/mkdocs" build --quiet --config-file "$here/src/mkdocs/mkdocs.yml" --site-dir "$here/mkdocs"
 # Only the HTML pages and the sitemap are read by the tests; keep the fixture small.
 (cd "$here/mkdocs" && rm -rf search sitemap.xml.gz css js img webfonts)
+
+# What Pagefind itself indexes of the hand-written Pagefind-annotated site (pagefind/):
+# the test compares rag build's extraction with it.
+npm_dir="$(mktemp -d)"
+trap 'rm -rf "$venv" "$npm_dir"' EXIT
+(cd "$npm_dir" && npm init -y >/dev/null && npm install --silent "pagefind@1.6.0")
+cp "$here/pagefind-dump.mjs" "$npm_dir/"
+node "$npm_dir/pagefind-dump.mjs" "$here/pagefind" > "$here/pagefind.expected.json"
