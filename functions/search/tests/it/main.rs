@@ -8,4 +8,5 @@ mod bad_input;
 mod filters;
 mod handler;
 mod kb_s3;
+mod limits;
 mod runtime_api;
