@@ -9,13 +9,16 @@
 //! knowledge base before it is written; on a problem nothing is written.
 
 mod bibtex;
+mod bibtex_bounds;
 mod cache;
+mod claims;
 mod config;
 mod crawl;
 mod entry;
 mod frontmatter;
 mod glob;
 mod html;
+mod html_bounds;
 mod ids;
 mod markdown;
 mod merge;
