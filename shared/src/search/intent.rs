@@ -40,12 +40,13 @@ pub struct Intent {
 /// Venues, author names and glossary names of one knowledge base, for the recogniser.
 #[derive(Debug, Clone, Default)]
 pub struct Vocabulary {
-    /// Venue names as lowercase words (`["acm", "mm"]`), longest first.
-    venues: Phrases,
+    /// Venue names as lowercase words (`["acm", "mm"]`), longest first. (Boxed: a served
+    /// index holds one vocabulary, kept small where it is moved around.)
+    venues: Box<Phrases>,
     /// Authors of two or more words, lowercase, with the name as written; longest first.
-    authors: Phrases,
+    authors: Box<Phrases>,
     /// Chinese names (from the glossary) of authors, with the author's name.
-    zh_authors: Phrases,
+    zh_authors: Box<Phrases>,
 }
 
 /// Phrases (token sequences, each with the name it stands for) in the order they are
@@ -151,19 +152,19 @@ impl Vocabulary {
             .collect();
         authors.sort_by_key(|(a, _)| std::cmp::Reverse(a.len()));
         Self {
-            venues: Phrases::new(
+            venues: Box::new(Phrases::new(
                 venues
                     .into_iter()
                     .map(|v| (word_toks(&v), v.join(" ")))
                     .collect(),
-            ),
-            authors: Phrases::new(
+            )),
+            authors: Box::new(Phrases::new(
                 authors
                     .into_iter()
                     .map(|(a, name)| (word_toks(&a), name))
                     .collect(),
-            ),
-            zh_authors: Phrases::new(zh_authors),
+            )),
+            zh_authors: Box::new(Phrases::new(zh_authors)),
         }
     }
 }
