@@ -24,6 +24,8 @@ const VENUE_FIELDS: &[&str] = &[
 /// Parses a `.bib` file's text into entries, in file order; `origin` names the file in
 /// errors, `code_field` is the field holding a code link (e.g. `code`).
 pub(crate) fn parse(text: &str, origin: &str, code_field: &str) -> Result<Vec<Entry>, String> {
+    // Sizes first: the parser expands macros and recurses into braces as it goes.
+    super::bibtex_bounds::check(text, origin)?;
     let bib = Bibliography::parse(text).map_err(|e| {
         let line = text[..e.span.start.min(text.len())].matches('\n').count() + 1;
         format!("{origin}: line {line}: {}", e.kind)

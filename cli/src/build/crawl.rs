@@ -27,6 +27,8 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 const MAX_CRAWL_DELAY: Duration = Duration::from_secs(30);
 /// Most sitemaps followed from a sitemap index.
 const MAX_SITEMAPS: usize = 50;
+/// Most bytes of sitemaps read in one crawl (50 sitemaps of 5 MiB would be 250 MiB).
+const MAX_SITEMAP_BYTES: usize = 20 << 20;
 
 /// How to crawl.
 pub(crate) struct CrawlOptions<'a> {
@@ -70,49 +72,45 @@ async fn run(opts: &CrawlOptions<'_>, report: &mut Report) -> Result<Vec<Page>, 
         crawler.delay = crawler.delay.max(asked);
     }
 
-    let urls = crawler.sitemap_urls(&start, &home, &robots, report).await?;
-    let mut wanted = Vec::new();
-    let mut seen = HashSet::new();
-    for url in urls {
-        let Ok(u) = Url::parse(&url) else {
-            report.warn(format!("sitemap: {url:?} is not a URL"));
-            continue;
-        };
-        if u.origin().ascii_serialization() != home {
-            report.warn(format!("sitemap: {url} is on another host, left out"));
-            continue;
-        }
-        if !robots.allows(&path_and_query(&u)) {
-            report.note(format!("robots.txt disallows {}", u.path()));
-            continue;
-        }
-        if !opts.filter.allows(u.path()) || !seen.insert(url.clone()) {
-            continue;
-        }
-        if wanted.len() >= opts.max_pages {
-            report.warn(format!("stopped at {} pages (max_pages)", opts.max_pages));
-            break;
-        }
-        wanted.push(url);
+    let mut wanted = Wanted {
+        home: &home,
+        robots: &robots,
+        opts,
+        seen: HashSet::new(),
+        urls: Vec::new(),
+        off_site: 0,
+        not_urls: 0,
+    };
+    crawler.sitemap_urls(&start, &mut wanted, report).await?;
+    if wanted.off_site > 0 {
+        report.warn(format!(
+            "sitemap: {} URLs on other hosts, left out",
+            wanted.off_site
+        ));
     }
+    if wanted.not_urls > 0 {
+        report.warn(format!("sitemap: {} entries are not URLs", wanted.not_urls));
+    }
+    let wanted = wanted.urls;
 
     let old = Cache::load(opts.cache);
     let mut cache = Cache::default();
-    let mut pages = Vec::new();
+    let mut pages = super::claims::Claims::default();
     let (mut fetched, mut unchanged) = (0usize, 0usize);
+    let mut failed: Option<String> = None;
     for url in wanted {
         let cached = old.pages.get(&url);
         match crawler.page(&url, cached).await {
             Ok(Fetch::NotModified) => {
                 if let Some(c) = cached {
                     unchanged += 1;
-                    pages.push(c.page.clone());
+                    pages.add(&url, c.page.clone(), report);
                     cache.pages.insert(url, c.clone());
                 }
             }
             Ok(Fetch::Page(entry)) => {
                 fetched += 1;
-                pages.push(entry.page.clone());
+                pages.add(&url, entry.page.clone(), report);
                 cache.pages.insert(url, *entry);
             }
             Ok(Fetch::Gone(why)) => report.warn(format!("{url}: {why}, left out")),
@@ -120,19 +118,28 @@ async fn run(opts: &CrawlOptions<'_>, report: &mut Report) -> Result<Vec<Page>, 
                 // A server hiccup must not drop a page from the knowledge base.
                 Some(c) => {
                     report.warn(format!("{url}: {why}; kept the cached version"));
-                    pages.push(c.page.clone());
+                    pages.add(&url, c.page.clone(), report);
                     cache.pages.insert(url, c.clone());
                 }
-                None => return Err(format!("{url}: {why}")),
+                // One bad page (an off-site redirect, a body over 5 MiB, a redirect
+                // loop) costs that page, not the crawl.
+                None => {
+                    report.warn(format!("{url}: {why}, left out"));
+                    failed.get_or_insert(format!("{url}: {why}"));
+                }
             },
         }
+    }
+    // Every page failing is the site, not a page: nothing is written.
+    if let (0, Some(first)) = (pages.len(), failed) {
+        return Err(format!("no page could be fetched; the first: {first}"));
     }
     cache.save(opts.cache)?;
     report.note(format!(
         "crawled {}: {fetched} fetched, {unchanged} not modified",
         opts.url
     ));
-    Ok(pages)
+    Ok(pages.into_pages())
 }
 
 fn client(home: String) -> Result<Client, String> {
@@ -157,6 +164,47 @@ fn path_and_query(u: &Url) -> String {
     match u.query() {
         Some(q) => format!("{}?{q}", u.path()),
         None => u.path().to_owned(),
+    }
+}
+
+/// The pages a crawl will fetch, chosen as the sitemaps are read.
+struct Wanted<'a> {
+    home: &'a str,
+    robots: &'a Robots,
+    opts: &'a CrawlOptions<'a>,
+    seen: HashSet<String>,
+    urls: Vec<String>,
+    /// URLs on other hosts (counted, reported once).
+    off_site: usize,
+    /// Entries that are not URLs (counted, reported once).
+    not_urls: usize,
+}
+
+impl Wanted<'_> {
+    /// Takes `url` if the crawl should fetch it; `false` once `max_pages` are taken and
+    /// another is offered (nothing more needs reading).
+    fn offer(&mut self, url: String, report: &mut Report) -> bool {
+        let Ok(u) = Url::parse(&url) else {
+            self.not_urls += 1;
+            return true;
+        };
+        if u.origin().ascii_serialization() != self.home {
+            self.off_site += 1;
+            return true;
+        }
+        if !self.robots.allows(&path_and_query(&u)) {
+            report.note(format!("robots.txt disallows {}", u.path()));
+            return true;
+        }
+        if !self.opts.filter.allows(u.path()) || self.seen.contains(&url) {
+            return true;
+        }
+        if self.urls.len() >= self.opts.max_pages {
+            return false;
+        }
+        self.seen.insert(url.clone());
+        self.urls.push(url);
+        true
     }
 }
 
@@ -206,22 +254,31 @@ impl Crawler {
         Ok(Robots::parse(&body(resp).await?))
     }
 
-    /// The page URLs the sitemap (and the sitemaps an index names) list.
+    /// Reads the sitemap (and the sitemaps an index names) into `wanted`, until it holds
+    /// `max_pages` URLs or [`MAX_SITEMAP_BYTES`] of sitemaps were read: a sitemap index
+    /// fanning out to 50 sitemaps of 5 MiB is not collected whole (21 million URLs, 2 GB)
+    /// to keep the first few.
     async fn sitemap_urls(
         &mut self,
         start: &Url,
-        home: &str,
-        robots: &Robots,
+        wanted: &mut Wanted<'_>,
         report: &mut Report,
-    ) -> Result<Vec<String>, String> {
+    ) -> Result<(), String> {
         let mut queue = vec![start.to_string()];
-        let mut out = Vec::new();
         let mut visited = 0;
+        let mut read = 0usize;
         while !queue.is_empty() {
             let map = queue.remove(0);
             visited += 1;
             if visited > MAX_SITEMAPS {
                 report.warn(format!("followed {MAX_SITEMAPS} sitemaps, left the rest"));
+                break;
+            }
+            if read > MAX_SITEMAP_BYTES {
+                report.warn(format!(
+                    "read {} MiB of sitemaps, left the rest",
+                    MAX_SITEMAP_BYTES >> 20
+                ));
                 break;
             }
             self.pace().await;
@@ -235,18 +292,29 @@ impl Crawler {
                 return Err(format!("{map}: HTTP {}", resp.status()));
             }
             let xml = body(resp).await?;
+            read += xml.len();
             if !xml.contains("<urlset") && !xml.contains("<sitemapindex") {
                 return Err(format!(
                     "{map}: not a sitemap (no <urlset> or <sitemapindex>)"
                 ));
             }
             match sitemap::parse(&xml) {
-                Sitemap::Pages(urls) => out.extend(urls),
+                Sitemap::Pages(urls) => {
+                    for url in urls {
+                        if !wanted.offer(url, report) {
+                            report.warn(format!(
+                                "stopped at {} pages (max_pages)",
+                                wanted.opts.max_pages
+                            ));
+                            return Ok(());
+                        }
+                    }
+                }
                 Sitemap::Index(maps) => {
                     for m in maps {
                         let allowed = Url::parse(&m).is_ok_and(|u| {
-                            origin(&m).as_deref() == Some(home)
-                                && robots.allows(&path_and_query(&u))
+                            origin(&m).as_deref() == Some(wanted.home)
+                                && wanted.robots.allows(&path_and_query(&u))
                         });
                         if allowed {
                             queue.push(m);
@@ -257,7 +325,7 @@ impl Crawler {
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// One page, conditional on the cached version's validators.
@@ -295,6 +363,9 @@ impl Crawler {
             return Ok(Fetch::Gone("not HTML".to_owned()));
         }
         let text = body(resp).await?;
+        if let Err(why) = super::html_bounds::check(&text) {
+            return Ok(Fetch::Gone(why));
+        }
         match html::extract(&text, url) {
             Ok(page) => Ok(Fetch::Page(Box::new(Cached {
                 etag,

@@ -11,7 +11,9 @@
 //! knowledge base before it is written; on a problem nothing is written.
 
 mod bibtex;
+mod bibtex_bounds;
 mod cache;
+mod claims;
 mod config;
 mod crawl;
 mod dedup;
@@ -19,6 +21,7 @@ mod entry;
 mod frontmatter;
 mod glob;
 mod html;
+mod html_bounds;
 mod ids;
 mod llms;
 mod markdown;

@@ -54,7 +54,7 @@ pub(crate) fn read(opts: &SiteOptions<'_>, report: &mut Report) -> Result<Vec<Pa
             })
             .collect()
     };
-    let mut pages = Vec::new();
+    let mut pages = super::claims::Claims::default();
     for (file, url) in files {
         if !opts.filter.allows(&url_path(&url)) {
             continue;
@@ -69,15 +69,20 @@ pub(crate) fn read(opts: &SiteOptions<'_>, report: &mut Report) -> Result<Vec<Pa
             continue;
         }
         let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-        match html::extract(&String::from_utf8_lossy(&bytes), &url) {
-            Ok(page) if opts.filter.allows(&page.path()) => pages.push(page),
+        let text = String::from_utf8_lossy(&bytes);
+        if let Err(why) = super::html_bounds::check(&text) {
+            report.warn(format!("{}: {why}, left out", file.display()));
+            continue;
+        }
+        match html::extract(&text, &url) {
+            Ok(page) if opts.filter.allows(&page.path()) => pages.add(&url, page, report),
             Ok(_) => {}
             Err(Skip::Empty) => report.warn(format!("{}: no main text, left out", file.display())),
             Err(Skip::Redirect) => report.noise.add(Noise::Redirect, url_path(&url)),
             Err(_) => {}
         }
     }
-    Ok(pages)
+    Ok(pages.into_pages())
 }
 
 /// The files behind the sitemap's URLs (URLs outside the base URL are reported).

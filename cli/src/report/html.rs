@@ -8,11 +8,15 @@ use std::fmt::Write;
 
 use super::summary::Summary;
 
-/// Text escaped for HTML element content and quoted attribute values.
+/// Text escaped for HTML element content and quoted attribute values; controls, bidi and
+/// invisible characters shown as `\u{…}` ([`super::visible`]).
 pub(crate) fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
+            c if super::visible::hidden(c) => {
+                out.push_str(&super::visible::escaped(c.encode_utf8(&mut [0; 4])))
+            }
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
@@ -271,6 +275,14 @@ fn chart(s: &Summary) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bidi_and_invisible_characters_show_as_escapes() {
+        assert_eq!(
+            esc("a\u{202e}b\u{200b}c\u{e0041}\td"),
+            "a\\u{202e}b\\u{200b}c\\u{e0041}\\u{0009}d"
+        );
+    }
 
     #[test]
     fn escaping_covers_markup_and_both_quotes() {

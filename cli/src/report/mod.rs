@@ -10,6 +10,7 @@ mod dates;
 mod html;
 mod render;
 mod summary;
+mod visible;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -134,7 +135,9 @@ pub(crate) fn run(args: ReportArgs) -> Result<(), String> {
     );
     let text = match format {
         Format::Table => render::table(&summary),
-        Format::Json => serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?,
+        Format::Json => visible::json_escaped(
+            &serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?,
+        ),
         Format::Csv => render::csv(&summary),
         Format::Html => html::page(&summary),
     };

@@ -1,9 +1,11 @@
 //! `rag report` as terminal text and as CSV.
 //!
-//! Questions and comments are visitors' text: in the terminal every control and
-//! bidirectional-formatting character is shown as an escape (a question cannot move the
-//! cursor, recolour the screen or reverse a line), and long text is cut. In CSV a field
-//! that a spreadsheet would run as a formula (`=`, `+`, `-`, `@` first) gets a leading `'`.
+//! Questions and comments are visitors' text: every control, bidirectional-formatting and
+//! invisible character is shown as an escape ([`super::visible`]: a question cannot move
+//! the cursor, recolour the screen, reverse a line or hide words), and in the terminal long
+//! text is cut. In CSV every field is quoted, and a formula character (`=`, `+`, `-`, `@`)
+//! gets a leading `'` wherever a spreadsheet could start a cell: at the start and after
+//! `,` `;` tab `|` or a line break.
 
 use std::fmt::Write;
 
@@ -128,25 +130,23 @@ pub(crate) fn table(s: &Summary) -> String {
 
 /// Visitor text made safe for one terminal line and cut to [`TEXT_CHARS`].
 fn terminal_text(text: &str) -> String {
-    let escaped = shared::error::escape_controls(text);
     let mut out = String::new();
-    for (i, c) in escaped.chars().enumerate() {
+    for (i, c) in text.chars().enumerate() {
         if i == TEXT_CHARS {
             out.push('…');
             break;
         }
-        if is_bidi_or_zero_width(c) {
-            let _ = write!(out, "\\u{{{:04x}}}", u32::from(c));
-        } else {
-            out.push(c);
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if super::visible::hidden(c) => {
+                out.push_str(&super::visible::escaped(c.encode_utf8(&mut [0; 4])))
+            }
+            c => out.push(c),
         }
     }
     out
-}
-
-/// Characters that reorder or hide text on display.
-fn is_bidi_or_zero_width(c: char) -> bool {
-    matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
 }
 
 /// The CSV header; every row has these columns.
@@ -246,19 +246,34 @@ pub(crate) fn csv(s: &Summary) -> String {
     out
 }
 
-/// One CSV field: quoted when it holds a comma, quote or line break; a leading `'` when a
-/// spreadsheet would read it as a formula.
+/// Characters a spreadsheet reads as the start of a formula (and their full-width forms).
+const FORMULA_START: &[char] = &['=', '+', '-', '@', '＝', '＋', '－', '＠'];
+
+/// Characters after which a spreadsheet may start a new cell: the separators of every
+/// locale (`,` `;` tab, `|` in some imports) and line breaks.
+const CELL_BREAK: &[char] = &[',', ';', '\t', '|', '\n', '\r'];
+
+/// One CSV field, always quoted; hidden characters escaped ([`super::visible`]); a `'`
+/// before a formula character wherever a cell could start: at the field's start and after
+/// any separator or line break (a spreadsheet whose separator is `;` or tab splits the
+/// field there, and runs `a;=cmd|' /C calc'!A0` as a formula).
 fn csv_field(text: &str) -> String {
-    let text = if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-        format!("'{text}")
-    } else {
-        text.to_owned()
-    };
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text
+    let text = super::visible::escaped(text);
+    let mut out = String::with_capacity(text.len() + 4);
+    out.push('"');
+    let mut cell_start = true;
+    for c in text.chars() {
+        if cell_start && FORMULA_START.contains(&c) {
+            out.push('\'');
+        }
+        cell_start = CELL_BREAK.contains(&c) || (cell_start && c == ' ');
+        if c == '"' {
+            out.push('"');
+        }
+        out.push(c);
     }
+    out.push('"');
+    out
 }
 
 #[cfg(test)]
@@ -275,10 +290,43 @@ mod tests {
 
     #[test]
     fn csv_fields_are_quoted_and_formulas_defused() {
-        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("plain"), "\"plain\"");
+        assert_eq!(csv_field(""), "\"\"");
         assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"hi\"\nnow"), "\"say \"\"hi\"\"\nnow\"");
+        assert_eq!(
+            csv_field("say \"hi\"\nnow"),
+            "\"say \"\"hi\"\"\\u{000a}now\""
+        );
         assert_eq!(csv_field("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
-        assert_eq!(csv_field("-1"), "'-1");
+        assert_eq!(csv_field("-1"), "\"'-1\"");
+    }
+
+    #[test]
+    fn a_formula_after_a_separator_of_any_locale_is_defused() {
+        // The review's cell: a formula once a `;` locale splits the field.
+        assert_eq!(
+            csv_field("a;=cmd|' /C calc'!A0"),
+            "\"a;'=cmd|' /C calc'!A0\""
+        );
+        assert_eq!(csv_field("a, +1"), "\"a, '+1\"");
+        assert_eq!(csv_field("x|@SUM(A1)"), "\"x|'@SUM(A1)\"");
+        assert_eq!(csv_field("＝1+1"), "\"'＝1+1\"");
+        // A tab is escaped, and what follows it defused all the same.
+        assert_eq!(csv_field("a\t=1"), "\"a\\u{0009}=1\"");
+        // Inside a cell, formula characters are text.
+        assert_eq!(csv_field("e-mail x=1"), "\"e-mail x=1\"");
+    }
+
+    #[test]
+    fn questions_and_comments_show_bidi_and_invisible_characters_as_escapes() {
+        let text = "ok\u{202e}gnp.exe\u{061c}\u{200b}\u{e0041}";
+        for shown in [csv_field(text), terminal_text(text)] {
+            assert!(
+                !shown.chars().any(super::super::visible::hidden),
+                "{shown:?}"
+            );
+            assert!(shown.contains("\\u{202e}"), "{shown:?}");
+            assert!(shown.contains("\\u{e0041}"), "{shown:?}");
+        }
     }
 }

@@ -47,6 +47,16 @@ async fn answer(mut stream: TcpStream, root: &Path, log: &Log, base: &str) {
         return;
     };
     let path = request.target().to_owned();
+    if let Some((status, head, body)) = hostile(&path) {
+        log.lock().unwrap().push((path, status));
+        let head = format!(
+            "HTTP/1.1 {status} X\r\n{head}Content-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        let _ = stream.write_all(head.as_bytes()).await;
+        let _ = stream.write_all(&body).await;
+        return;
+    }
     let if_none_match = request.header("if-none-match").map(str::to_owned);
     let body: Option<Vec<u8>> = if path == "/robots.txt" {
         Some(ROBOTS.as_bytes().to_vec())
@@ -63,9 +73,17 @@ async fn answer(mut stream: TcpStream, root: &Path, log: &Log, base: &str) {
                 let xml = String::from_utf8(b)
                     .unwrap()
                     .replace("https://hugo.example.org", base);
+                // Pages a test adds, one path a line.
+                let extra: String = std::fs::read_to_string(root.join("extra-urls"))
+                    .unwrap_or_default()
+                    .lines()
+                    .map(|p| format!("<url><loc>{base}{p}</loc></url>"))
+                    .collect();
                 xml.replace(
                     "</urlset>",
-                    "<url><loc>https://elsewhere.example.com/x/</loc></url></urlset>",
+                    &format!(
+                        "{extra}<url><loc>https://elsewhere.example.com/x/</loc></url></urlset>"
+                    ),
                 )
                 .into_bytes()
             } else {
@@ -106,6 +124,22 @@ async fn answer(mut stream: TcpStream, root: &Path, log: &Log, base: &str) {
     );
     let _ = stream.write_all(head.as_bytes()).await;
     let _ = stream.write_all(&body).await;
+}
+
+/// Answers that no well-behaved page gives: a redirect off the site, a redirect loop, a
+/// body over the crawler's 5 MiB.
+fn hostile(path: &str) -> Option<(u16, String, Vec<u8>)> {
+    let redirect = |to: &str| Some((302, format!("Location: {to}\r\n"), Vec::new()));
+    match path {
+        "/hostile/offsite/" => redirect("https://elsewhere.example.com/"),
+        "/hostile/loop/" => redirect("/hostile/loop/"),
+        "/hostile/huge/" => {
+            let mut body = b"<html><body><main><p>".to_vec();
+            body.resize(6 << 20, b'a');
+            Some((200, "Content-Type: text/html\r\n".to_owned(), body))
+        }
+        _ => None,
+    }
 }
 
 /// A copy of the Hugo fixture the test may edit.
@@ -247,4 +281,142 @@ fn a_crawl_stops_at_max_pages_and_refuses_other_schemes() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("http(s)"));
+}
+
+#[test]
+fn hostile_pages_cost_a_warning_each_and_the_crawl_goes_on() {
+    let dir = site_copy("hostile");
+    let site = dir.join("site");
+    let (base, log) = serve(site.clone());
+    let page = |dir: &str, html: String| {
+        std::fs::create_dir_all(site.join(dir)).unwrap();
+        std::fs::write(site.join(dir).join("index.html"), html).unwrap();
+    };
+    // 200,000 nested elements (2.2 MB): minutes in the HTML parser.
+    page(
+        "deep",
+        format!(
+            "<html><body><main>{}deep text{}</main></body></html>",
+            "<div>".repeat(200_000),
+            "</div>".repeat(200_000)
+        ),
+    );
+    // A canonical URL off the site, and a page naming the home page as its own.
+    page(
+        "canon",
+        r#"<html><head><link rel="canonical" href="https://evil.example/phish"></head>
+        <body><main><h1>Canon</h1><p>Canonical elsewhere.</p></main></body></html>"#
+            .to_owned(),
+    );
+    page(
+        "claim",
+        format!(
+            r#"<html><head><link rel="canonical" href="{base}/"></head>
+            <body><main><h1>Impostor</h1><p>I am the home page now.</p></main></body></html>"#
+        ),
+    );
+    std::fs::write(
+        site.join("extra-urls"),
+        "/hostile/offsite/\n/hostile/loop/\n/hostile/huge/\n/deep/\n/canon/\n/claim/\n",
+    )
+    .unwrap();
+
+    let out = crawl(&dir, &base, &[]);
+    ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for (path, why) in [
+        ("/hostile/offsite/", ""),
+        ("/hostile/loop/", ""),
+        ("/hostile/huge/", "5 MiB"),
+        ("/deep/", "nested more than 512"),
+    ] {
+        let line = stderr
+            .lines()
+            .find(|l| l.contains(&format!("{base}{path}")))
+            .unwrap_or_else(|| panic!("no warning for {path}:\n{stderr}"));
+        assert!(line.starts_with("warning:") && line.contains(why), "{line}");
+    }
+    let docs = kb(&dir)["documents"].as_array().unwrap().clone();
+    let url_of = |title: &str| {
+        docs.iter()
+            .find(|d| d["title"] == title)
+            .map(|d| d["url"].as_str().unwrap().to_owned())
+    };
+    assert_eq!(
+        url_of("Canon").as_deref(),
+        Some(format!("{base}/canon/").as_str())
+    );
+    assert!(stderr.contains("https://evil.example/phish"), "{stderr}");
+    // The home page keeps its URL; the impostor is left out, both named.
+    assert_eq!(url_of("Impostor"), None);
+    let home = docs.iter().find(|d| d["id"] == "page_home").unwrap();
+    assert_ne!(home["title"], "Impostor");
+    let claim = stderr
+        .lines()
+        .find(|l| l.contains("both name"))
+        .unwrap_or_else(|| panic!("no claim warning:\n{stderr}"));
+    assert!(
+        claim.contains(&format!("{base}/claim/")) && claim.contains(&format!("kept {base}/")),
+        "{claim}"
+    );
+    // Every other page is there.
+    for id in ["page_posts", "page_posts_first_post"] {
+        assert!(docs.iter().any(|d| d["id"] == id), "{id} missing");
+    }
+    assert!(pages_answered(&log, 200).contains(&"/hostile/huge/".to_owned()));
+}
+
+#[test]
+fn a_sitemap_index_fanning_out_is_read_only_up_to_max_pages() {
+    let dir = site_copy("fanout");
+    let site = dir.join("site");
+    let (base, log) = serve(site.clone());
+    // An index of 20 sitemaps of 20,000 URLs each (about 1.2 MB apiece).
+    let maps: String = (0..20)
+        .map(|i| format!("<sitemap><loc>{base}/maps/{i}.xml</loc></sitemap>"))
+        .collect();
+    std::fs::write(
+        site.join("index.xml"),
+        format!("<sitemapindex>{maps}</sitemapindex>"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(site.join("maps")).unwrap();
+    for i in 0..20 {
+        let urls: String = (0..20_000)
+            .map(|j| format!("<url><loc>https://other.example/{i}/{j}</loc></url><url><loc>{base}/p/{i}/{j}/</loc></url>"))
+            .collect();
+        std::fs::write(
+            site.join(format!("maps/{i}.xml")),
+            format!("<urlset>{urls}</urlset>"),
+        )
+        .unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_rag"))
+        .current_dir(&dir)
+        .args([
+            "build",
+            "--url",
+            &format!("{base}/index.xml"),
+            "--delay-ms",
+            "0",
+            "--max-pages",
+            "5",
+            "-o",
+            "out/kb.json",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The pages 404: none is kept, which is an error, but the point is what was read.
+    let read: Vec<String> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(p, _)| p.clone())
+        .filter(|p| p.starts_with("/maps/"))
+        .collect();
+    assert_eq!(read, ["/maps/0.xml"], "{stderr}");
+    assert!(stderr.contains("max_pages"), "{stderr}");
+    // Off-host URLs are one warning, not one each.
+    assert!(stderr.lines().count() < 20, "{stderr}");
 }

@@ -7,6 +7,7 @@
 use lambda_http::http::Method;
 use lambda_http::{Body, Error, Request, RequestExt, Response};
 use shared::edge::{self, ApiError, Cors, RequestLog};
+use shared::limits::{ClientLimit, ClientLimitConfig};
 use shared::{Config, KbHandle, SearchCall, SearchRequest};
 
 mod mcp;
@@ -23,6 +24,9 @@ pub struct AppState {
     pub cors: Cors,
     /// The MCP endpoint's search defaults and body limit (the search API's).
     pub mcp: shared::mcp::Endpoint,
+    /// Requests per client and minute, as for the chat (`RATE_LIMIT_PER_MINUTE`, counted
+    /// in `LIMITS_TABLE` when set).
+    pub limit: ClientLimit,
 }
 
 impl AppState {
@@ -30,11 +34,21 @@ impl AppState {
     /// `s3://bucket/key`).
     pub async fn from_env() -> Result<Self, Error> {
         let config = Config::from_env()?;
-        let kb = KbHandle::from_config(&config, &shared::config::AwsClients::from_env()).await?;
-        Ok(Self::new(kb, &config))
+        let aws = shared::config::AwsClients::from_env();
+        let kb = KbHandle::from_config(&config, &aws).await?;
+        let counters = shared::limits::open_counters(&config, &aws).await;
+        let limit = ClientLimit::new(
+            "search",
+            ClientLimitConfig::from_lookup(|k| std::env::var(k).ok())?,
+            counters,
+        );
+        Ok(Self {
+            limit,
+            ..Self::new(kb, &config)
+        })
     }
 
-    /// State over an already loaded knowledge base.
+    /// State over an already loaded knowledge base, with no rate limit.
     pub fn new(kb: KbHandle, config: &Config) -> Self {
         Self {
             kb,
@@ -46,6 +60,7 @@ impl AppState {
                 min_score: config.min_score,
                 max_body_bytes: edge::MAX_BODY_BYTES,
             },
+            limit: ClientLimit::off("search"),
         }
     }
 }
@@ -61,7 +76,17 @@ pub async fn function_handler(state: &AppState, event: Request) -> Result<Respon
     }
     let request_id = edge::request_id(&event);
     let mut log = RequestLog::start("search", &request_id);
-    let mut res = match parse(state, &event) {
+    let admitted = state
+        .limit
+        .admit(
+            edge::source_ip(&event).as_deref(),
+            std::time::SystemTime::now(),
+        )
+        .await;
+    let mut res = match admitted
+        .map_err(|e| ApiError::from(&e))
+        .and_then(|()| parse(state, &event))
+    {
         Ok(SearchCall::One(req)) => {
             let index = state.kb.current().await;
             let found = index.run(&req, state.min_score);

@@ -2,7 +2,8 @@
 //!
 //! Triggered by its function URL: `GET ?q=...&k=...` or `POST {"query", "top_k"}`.
 //! Env: `KB_SOURCE` (path or `s3://bucket/key`), `KB_REFRESH_SECS`, `TOP_K`, `MIN_SCORE`,
-//! `ALLOWED_ORIGINS` (see `docs/configuration.md`).
+//! `ALLOWED_ORIGINS`, `LIMITS_TABLE`, `RATE_LIMIT_PER_MINUTE`, `CLIENT_HASH_SALT`,
+//! `CLIENT_IPV6_PREFIX` (see `docs/configuration.md`).
 //! Local: `cargo lambda watch`, then `curl 'localhost:9000/lambda-url/search/?q=LLaVA'`.
 
 use lambda_http::{service_fn, Adapter, Error, Request};

@@ -25,7 +25,25 @@ pub(crate) async fn handle(state: &AppState, event: &Request) -> Response<Body> 
             .cors
             .preflight_allowing(origin, "POST, OPTIONS", MCP_HEADERS);
     }
-    let mut log = RequestLog::start("search", edge::request_id(event));
+    let request_id = edge::request_id(event);
+    let mut log = RequestLog::start("search", &request_id);
+    // The search API's per-client limit: an agent's calls count as its searches do.
+    if *event.method() == Method::POST {
+        let admitted = state
+            .limit
+            .admit(
+                edge::source_ip(event).as_deref(),
+                std::time::SystemTime::now(),
+            )
+            .await;
+        if let Err(e) = admitted {
+            let mut res =
+                edge::error_response(&shared::edge::ApiError::from(&e), &request_id, None);
+            state.cors.apply(origin, res.headers_mut());
+            log.finish_status(res.status().as_u16());
+            return res;
+        }
+    }
     let reply = match *event.method() {
         Method::POST if state.cors.refuses(origin) => {
             Reply::origin_refused(origin.unwrap_or_default())

@@ -3,10 +3,14 @@
 //! the first time, without a model call or any of the token budget.
 //!
 //! # Key
-//! SHA-256 of the knowledge base version, the answer style, the question normalised
-//! ([`normalize_question`]: folded, spaces collapsed, closing punctuation dropped) and the
-//! ids of the entries the prompt carried, in order. A knowledge base change gives every key
-//! a new version, so stale answers are never found; they expire with their time to live.
+//! SHA-256 of the knowledge base version, everything of the deployment that shapes an
+//! answer ([`AnswerShape`]: the resolved system prompt, the model's provider and name, the
+//! answer style, the context and answer limits and [`PROMPT_TEMPLATE_VERSION`]), the
+//! question normalised ([`normalize_question`]: folded, spaces collapsed, closing
+//! punctuation dropped) and the ids of the entries the prompt carried, in order. A
+//! knowledge base change, and a deploy changing the prompt, the model or a limit, gives
+//! every key a new value, so an earlier answer is never found; it expires with its time to
+//! live.
 //! Only first turns are cached (no history: the prompt then depends on nothing but these),
 //! and only answers that ended normally and passed the grounding check.
 //!
@@ -73,10 +77,51 @@ pub trait AnswerCache: Send + Sync {
     async fn put(&self, key: &str, answer: &CachedAnswer) -> Result<(), StoreError>;
 }
 
-/// The cache key of a first-turn question (see the module docs).
-pub fn cache_key(kb_version: &str, style: &str, question: &str, doc_ids: &[String]) -> String {
+/// The version of the prompt's template (how `crate::prompt::build_prompt` lays out the
+/// system prompt, the context blocks and the question, and how a style writes its blocks).
+/// Bump it with any change to them: cached answers written under the old template are then
+/// never served.
+pub const PROMPT_TEMPLATE_VERSION: u32 = 1;
+
+/// Everything of a deployment, besides the knowledge base, the question and the entries,
+/// that shapes an answer: a change to any of it must not serve an answer written before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnswerShape<'a> {
+    /// The system prompt as sent: the owner's, with the style's instruction.
+    pub system_prompt: &'a str,
+    /// Where the model is served (the provider's base URL).
+    pub provider: &'a str,
+    /// The model's name.
+    pub model: &'a str,
+    /// The answer style's name.
+    pub style: &'a str,
+    /// The model's context window the prompt is fitted to.
+    pub max_context_tokens: usize,
+    /// The cap on answer tokens.
+    pub max_answer_tokens: u32,
+}
+
+impl AnswerShape<'_> {
+    /// A digest of every field and [`PROMPT_TEMPLATE_VERSION`], each field delimited (so
+    /// moving text between two fields changes it).
+    pub fn digest(&self) -> String {
+        let mut h = Sha256::new();
+        h.update(PROMPT_TEMPLATE_VERSION.to_le_bytes());
+        for part in [self.system_prompt, self.provider, self.model, self.style] {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part.as_bytes());
+        }
+        h.update((self.max_context_tokens as u64).to_le_bytes());
+        h.update(self.max_answer_tokens.to_le_bytes());
+        hex::encode(&h.finalize()[..16])
+    }
+}
+
+/// The cache key of a first-turn question (see the module docs); `shape` is
+/// [`AnswerShape::digest`] of the deployment answering it.
+pub fn cache_key(kb_version: &str, shape: &str, question: &str, doc_ids: &[String]) -> String {
     let mut h = Sha256::new();
-    for part in [kb_version, style, &normalize_question(question)] {
+    for part in [kb_version, shape, &normalize_question(question)] {
         h.update(part.as_bytes());
         h.update([0]);
     }
@@ -113,6 +158,58 @@ mod tests {
             "what is partial fc"
         );
         assert_eq!(normalize_question("ＧＰＵ 是什么。"), "gpu 是什么");
+    }
+
+    fn shape() -> AnswerShape<'static> {
+        AnswerShape {
+            system_prompt: "You answer about my papers.",
+            provider: "https://api.example/v1",
+            model: "model-a",
+            style: "standard",
+            max_context_tokens: 8192,
+            max_answer_tokens: 512,
+        }
+    }
+
+    #[test]
+    fn the_shape_changes_with_every_field() {
+        let base = shape().digest();
+        assert_eq!(base, shape().digest());
+        let changed = [
+            AnswerShape {
+                system_prompt: "Never mention authors. Answer in French.",
+                ..shape()
+            },
+            AnswerShape {
+                provider: "https://other.example/v1",
+                ..shape()
+            },
+            AnswerShape {
+                model: "model-b",
+                ..shape()
+            },
+            AnswerShape {
+                style: "concise",
+                ..shape()
+            },
+            AnswerShape {
+                max_context_tokens: 4096,
+                ..shape()
+            },
+            AnswerShape {
+                max_answer_tokens: 256,
+                ..shape()
+            },
+            // Text moved from one field to the next.
+            AnswerShape {
+                system_prompt: "You answer about my papers.h",
+                provider: "ttps://api.example/v1",
+                ..shape()
+            },
+        ];
+        for other in changed {
+            assert_ne!(other.digest(), base, "{other:?}");
+        }
     }
 
     #[test]

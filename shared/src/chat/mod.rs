@@ -66,7 +66,7 @@ pub use response::{
     Timings,
 };
 
-use crate::answer_cache::{cache_key, AnswerCache, CachedAnswer, MemoryAnswerCache};
+use crate::answer_cache::{cache_key, AnswerCache, AnswerShape, CachedAnswer, MemoryAnswerCache};
 use crate::error::Error;
 use crate::grounding::{self, Grounding};
 use crate::limits::{
@@ -738,8 +738,9 @@ impl ChatService {
             .await;
         let style = self.config.answer_style;
         let mut blocks = style.blocks(index, &found.hits);
+        let system_prompt = style.system_prompt(&self.config.system_prompt);
         let prompt = build_prompt(&PromptInput {
-            system_prompt: &style.system_prompt(&self.config.system_prompt),
+            system_prompt: &system_prompt,
             blocks: &blocks,
             history: &history,
             question: &req.question,
@@ -762,10 +763,22 @@ impl ChatService {
         let sources = sources(index, &found.hits[..cited]);
         blocks.truncate(prompt.budget.blocks_kept);
         // Only a first turn's prompt depends on nothing but the question and the entries.
-        let cache_key =
-            (self.cache.is_some() && offline.is_none() && history.is_empty()).then(|| {
+        // The key also names everything of this deployment that shapes the answer, so a
+        // redeploy with another prompt, model or limit never serves an earlier one.
+        let llm = self.llm.as_deref().filter(|_| offline.is_none());
+        let cache_key = llm
+            .filter(|_| self.cache.is_some() && history.is_empty())
+            .map(|llm| {
                 let ids: Vec<String> = sources.iter().map(|s| s.id.clone()).collect();
-                cache_key(index.version(), style.as_str(), &req.question, &ids)
+                let shape = AnswerShape {
+                    system_prompt: &system_prompt,
+                    provider: llm.provider(),
+                    model: llm.model(),
+                    style: style.as_str(),
+                    max_context_tokens: self.config.max_context_tokens,
+                    max_answer_tokens: max_tokens(Some(llm)),
+                };
+                cache_key(index.version(), &shape.digest(), &req.question, &ids)
             });
         let suggestions = suggest::suggestions(index, &found.hits, &req.question);
         let handoff = match &self.config.contact_url {

@@ -179,10 +179,16 @@ impl KbSource for FileKbSource {
 
     async fn open_index(&self) -> Result<Option<IndexStream>, KbSourceError> {
         match std::fs::File::open(self.index_path()) {
-            Ok(file) => Ok(Some(Box::new(std::io::BufReader::with_capacity(
-                1 << 16,
-                file,
-            )))),
+            Ok(file) => {
+                let len = file
+                    .metadata()
+                    .map_err(|e| self.io_error("cannot read the index", e))?
+                    .len();
+                Ok(Some(IndexStream {
+                    reader: Box::new(std::io::BufReader::with_capacity(1 << 16, file)),
+                    len,
+                }))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(self.io_error("cannot read the index", e)),
         }

@@ -153,9 +153,10 @@ impl KbSource for MemoryKbSource {
 
     async fn open_index(&self) -> Result<Option<IndexStream>, KbSourceError> {
         self.check_available()?;
-        Ok(self
-            .index()
-            .map(|bytes| Box::new(std::io::Cursor::new(bytes)) as IndexStream))
+        Ok(self.index().map(|bytes| IndexStream {
+            len: bytes.len() as u64,
+            reader: Box::new(std::io::Cursor::new(bytes)),
+        }))
     }
 
     async fn put_index(&self, bytes: Vec<u8>) -> Result<(), KbSourceError> {

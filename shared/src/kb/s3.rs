@@ -339,8 +339,12 @@ impl KbSource for S3KbSource {
             file.write_all(chunk).map_err(spool_error)
         })
         .await?;
+        let len = file.seek(SeekFrom::End(0)).map_err(spool_error)?;
         file.seek(SeekFrom::Start(0)).map_err(spool_error)?;
-        Ok(Some(Box::new(BufReader::with_capacity(1 << 16, file))))
+        Ok(Some(IndexStream {
+            reader: Box::new(BufReader::with_capacity(1 << 16, file)),
+            len,
+        }))
     }
 
     async fn put_index(&self, bytes: Vec<u8>) -> Result<(), KbSourceError> {

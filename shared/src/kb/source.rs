@@ -20,8 +20,23 @@ use crate::config::KbLocation;
 /// Boxed source error kept inside [`KbSourceError`], so no SDK type appears in the API.
 pub use crate::error::BoxError;
 
-/// A prebuilt index being read ([`KbSource::open_index`]).
-pub type IndexStream = Box<dyn std::io::Read + Send>;
+/// A prebuilt index being read ([`KbSource::open_index`]): its bytes as a stream and the
+/// object's real length, which the reader holds the index's own header to (a header may
+/// claim anything; the object's size is what is there).
+pub struct IndexStream {
+    /// The object's bytes, from the start.
+    pub reader: Box<dyn std::io::Read + Send>,
+    /// The object's length in bytes.
+    pub len: u64,
+}
+
+impl std::fmt::Debug for IndexStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IndexStream")
+            .field("len", &self.len)
+            .finish_non_exhaustive()
+    }
+}
 
 /// The stored knowledge base: its bytes and the ETag that names this version.
 #[derive(Debug, Clone, PartialEq, Eq)]

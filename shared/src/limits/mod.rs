@@ -1,5 +1,6 @@
 //! Abuse and cost limits shared by every warm instance: request rates per client and per
-//! session ([`RateLimiter`]) and the daily model-token budget ([`TokenBudget`]).
+//! session ([`RateLimiter`]; per client only for the search function, [`ClientLimit`]) and
+//! the daily model-token budget ([`TokenBudget`]).
 //!
 //! Both are counters in a [`Counters`] store. With `LIMITS_TABLE` set that is DynamoDB
 //! ([`DynamoCounters`]), whose conditional updates are atomic, so every instance sees one
@@ -12,6 +13,7 @@ mod budget;
 mod dynamodb;
 mod fallback;
 mod memory;
+mod per_client;
 mod rate;
 mod salt;
 
@@ -24,6 +26,7 @@ pub use budget::{BudgetStatus, Reservation, TokenBudget};
 pub use dynamodb::{create_limits_table, DynamoCounters};
 pub use fallback::FallbackCounters;
 pub use memory::MemoryCounters;
+pub use per_client::{ClientLimit, ClientLimitConfig};
 pub use rate::{Limited, RateLimiter};
 pub(crate) use salt::random_salt;
 pub use salt::{client_salt, ClientSalt};

@@ -33,6 +33,12 @@ pub trait LlmClient: Send + Sync {
     /// The model name sent to the provider (reported back in chat responses).
     fn model(&self) -> &str;
 
+    /// Where the model is served (the provider's base URL): with [`LlmClient::model`],
+    /// part of what a cached answer is keyed on. Empty unless the client says.
+    fn provider(&self) -> &str {
+        ""
+    }
+
     /// The most answer tokens this client asks for per call (`max_tokens` above it is
     /// capped); unbounded unless the client says otherwise.
     fn max_tokens(&self) -> u32 {

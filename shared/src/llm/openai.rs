@@ -156,6 +156,10 @@ impl LlmClient for OpenAiCompatClient {
         &self.config.model
     }
 
+    fn provider(&self) -> &str {
+        &self.config.base_url
+    }
+
     fn max_tokens(&self) -> u32 {
         self.config.max_tokens
     }

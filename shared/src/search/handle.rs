@@ -387,7 +387,7 @@ async fn open_index(source: &dyn KbSource) -> Option<IndexReader<'static>> {
             return None;
         }
     };
-    match IndexReader::open(stream) {
+    match IndexReader::open(stream.reader, stream.len) {
         Ok(reader) => Some(reader),
         Err(reason) => {
             tracing::warn!(

@@ -40,13 +40,62 @@ pub struct Intent {
 /// Venues, author names and glossary names of one knowledge base, for the recogniser.
 #[derive(Debug, Clone, Default)]
 pub struct Vocabulary {
-    /// Venue names as lowercase words (`["acm", "mm"]`), each with the venue it filters
-    /// by (itself, or for another way of writing a workshop the form the entries use).
-    venues: Vec<(Vec<String>, String)>,
-    /// Authors of two or more words, lowercase, with the name as written.
-    authors: Vec<(Vec<String>, String)>,
+    /// Venue names as lowercase words (`["acm", "mm"]`), longest first. (Boxed: a served
+    /// index holds one vocabulary, kept small where it is moved around.)
+    venues: Box<Phrases>,
+    /// Authors of two or more words, lowercase, with the name as written; longest first.
+    authors: Box<Phrases>,
     /// Chinese names (from the glossary) of authors, with the author's name.
-    zh_authors: Vec<(Vec<char>, String)>,
+    zh_authors: Box<Phrases>,
+}
+
+/// Phrases (token sequences, each with the name it stands for) in the order they are
+/// tried, indexed by their first two tokens (or their only one): a question looks up the
+/// phrases that start at each of its positions instead of trying every phrase, so a
+/// listing question costs the same against six authors or eighty thousand.
+#[derive(Debug, Clone, Default)]
+struct Phrases {
+    items: Vec<(Vec<Tok>, String)>,
+    by_start: rustc_hash::FxHashMap<(Tok, Option<Tok>), Vec<u32>>,
+}
+
+impl Phrases {
+    fn new(items: Vec<(Vec<Tok>, String)>) -> Self {
+        let mut by_start: rustc_hash::FxHashMap<_, Vec<u32>> = Default::default();
+        for (i, (pattern, _)) in items.iter().enumerate() {
+            if let Some(first) = pattern.first() {
+                let key = (first.clone(), pattern.get(1).cloned());
+                by_start.entry(key).or_default().push(i as u32);
+            }
+        }
+        Self { items, by_start }
+    }
+
+    /// The first phrase, in order, found over unused tokens of `q`; it is marked used.
+    fn take_first(&self, q: &mut Question) -> Option<&str> {
+        let mut candidates: Vec<u32> = Vec::new();
+        for (i, tok) in q.toks.iter().enumerate() {
+            let next = q.toks.get(i + 1).cloned();
+            for key in [(tok.clone(), None), (tok.clone(), next)] {
+                if let Some(ids) = self.by_start.get(&key) {
+                    candidates.extend_from_slice(ids);
+                }
+            }
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        candidates.into_iter().find_map(|id| {
+            let (pattern, name) = &self.items[id as usize];
+            let at = q.find(pattern, 0)?;
+            q.mark(at, pattern.len());
+            Some(name.as_str())
+        })
+    }
+}
+
+/// A name's words as the question's tokens.
+fn word_toks(words: &[String]) -> Vec<Tok> {
+    words.iter().map(|w| Tok::Word(w.clone())).collect()
 }
 
 /// Venues recognised even when no entry has them, so "SIGGRAPH papers" is a listing
@@ -61,8 +110,11 @@ impl Vocabulary {
     /// Collects the venues, authors and glossary names of `kb` (`facets` are its entries'
     /// parsed fields, in the same order).
     pub fn of(kb: &KnowledgeBase, facets: &[Facets]) -> Self {
-        // The entries' venues, then the common ones they lack.
+        // Sets, not scans of what is kept so far: a KB of thousands of distinct names
+        // costs linear time at every cold start (a scan cost 3 s at 40,000 authors).
+        // The entries' venues first, then the common ones they lack.
         let mut venues: Vec<Vec<String>> = Vec::new();
+        let mut seen: rustc_hash::FxHashSet<Vec<String>> = Default::default();
         for doc in &kb.documents {
             let Some(v) = doc.venue.as_deref() else {
                 continue;
@@ -74,13 +126,13 @@ impl Vocabulary {
                 .take_while(|w| !w.bytes().all(|b| b.is_ascii_digit()))
                 .collect();
             // "GitHub 2020" names where code lives, not a venue a visitor asks about.
-            if !name.is_empty() && name != ["github"] && !venues.contains(&name) {
+            if !name.is_empty() && name != ["github"] && seen.insert(name.clone()) {
                 venues.push(name);
             }
         }
         let from_entries = venues.len();
         for common in COMMON_VENUES.iter().map(|v| words(v)) {
-            if !venues.contains(&common) {
+            if seen.insert(common.clone()) {
                 venues.push(common);
             }
         }
@@ -90,58 +142,72 @@ impl Vocabulary {
         let mut venues: Vec<(Vec<String>, String)> = venues[..from_entries]
             .iter()
             .map(as_is)
-            .chain(workshop_aliases(&venues))
+            .chain(workshop_aliases(&venues, &seen))
             .chain(venues[from_entries..].iter().map(as_is))
             .collect();
         // Longest first, so "acm mm" is taken before a shorter name could split it.
         venues.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
         let mut authors: Vec<(Vec<String>, String)> = Vec::new();
+        let mut by_words: rustc_hash::FxHashMap<Vec<String>, usize> = Default::default();
         for f in facets {
             for name in &f.authors {
-                if name.len() >= 2 && !authors.iter().any(|(a, _)| a == name) {
+                if name.len() >= 2 && !by_words.contains_key(name) {
+                    by_words.insert(name.clone(), authors.len());
                     authors.push((name.clone(), name.join(" ")));
                 }
             }
         }
-        authors.sort_by_key(|(a, _)| std::cmp::Reverse(a.len()));
         let zh_authors = kb
             .glossary
             .iter()
             .filter_map(|(zh, translations)| {
-                let author = translations
-                    .iter()
-                    .find_map(|t| authors.iter().find(|(a, _)| *a == words(t)))?;
-                Some((zh.chars().collect(), author.1.clone()))
+                let author = translations.iter().find_map(|t| by_words.get(&words(t)))?;
+                let pattern = zh.chars().map(Tok::Han).collect();
+                Some((pattern, authors[*author].1.clone()))
             })
             .collect();
+        authors.sort_by_key(|(a, _)| std::cmp::Reverse(a.len()));
         Self {
-            venues,
-            authors,
-            zh_authors,
+            venues: Box::new(Phrases::new(
+                venues
+                    .into_iter()
+                    .map(|(v, value)| (word_toks(&v), value))
+                    .collect(),
+            )),
+            authors: Box::new(Phrases::new(
+                authors
+                    .into_iter()
+                    .map(|(a, name)| (word_toks(&a), name))
+                    .collect(),
+            )),
+            zh_authors: Box::new(Phrases::new(zh_authors)),
         }
     }
 }
 
-/// The other ways of writing each workshop among `venues`, with the venue they stand
-/// for: a workshop is written both "ICCVW" and "ICCV Workshop(s)", and a visitor uses
-/// either whichever the entries use. Only for a conference that is itself a venue, so an
-/// ordinary word ending in "w" is left alone.
-fn workshop_aliases(venues: &[Vec<String>]) -> Vec<(Vec<String>, String)> {
-    let known = |words: &[String]| venues.iter().any(|v| v.as_slice() == words);
+/// The other ways of writing each workshop among `venues` (`known` holds them all), with
+/// the venue they stand for: a workshop is written both "ICCVW" and "ICCV Workshop(s)",
+/// and a visitor uses either whichever the entries use. Only for a conference that is
+/// itself a venue, so an ordinary word ending in "w" is left alone.
+fn workshop_aliases(
+    venues: &[Vec<String>],
+    known: &rustc_hash::FxHashSet<Vec<String>>,
+) -> Vec<(Vec<String>, String)> {
     let mut out = Vec::new();
     for v in venues {
         let value = v.join(" ");
         match v.as_slice() {
             [one] if one.len() > 2 && one.ends_with('w') => {
                 let base = one[..one.len() - 1].to_owned();
-                if known(std::slice::from_ref(&base)) {
+                if known.contains(std::slice::from_ref(&base)) {
                     for w in ["workshop", "workshops"] {
                         out.push((vec![base.clone(), w.to_owned()], value.clone()));
                     }
                 }
             }
             [base, w]
-                if (w == "workshop" || w == "workshops") && known(std::slice::from_ref(base)) =>
+                if (w == "workshop" || w == "workshops")
+                    && known.contains(std::slice::from_ref(base)) =>
             {
                 out.push((vec![format!("{base}w")], value.clone()));
             }
@@ -151,7 +217,7 @@ fn workshop_aliases(venues: &[Vec<String>]) -> Vec<(Vec<String>, String)> {
     out
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Tok {
     /// Lowercase letters and digits (`+` and `-` are words of their own).
     Word(String),
@@ -431,17 +497,6 @@ fn take_years(q: &mut Question) -> Option<Range> {
     Some(range)
 }
 
-fn take_sequence(q: &mut Question, seq: &[String]) -> bool {
-    let pattern: Vec<Tok> = seq.iter().map(|w| Tok::Word(w.clone())).collect();
-    match q.find(&pattern, 0) {
-        Some(i) => {
-            q.mark(i, pattern.len());
-            true
-        }
-        None => false,
-    }
-}
-
 /// Type words, most specific first: (phrase, type, plural).
 const TYPE_WORDS: &[(&str, &str, bool)] = &[
     ("开源项目", "github_project", true),
@@ -593,24 +648,12 @@ impl Vocabulary {
         let mut filters = Filters {
             stars: take_stars(&mut q),
             year: take_years(&mut q),
-            venue: self
-                .venues
-                .iter()
-                .find(|(v, _)| take_sequence(&mut q, v))
-                .map(|(_, value)| value.clone()),
+            venue: self.venues.take_first(&mut q).map(str::to_owned),
             author: self
                 .authors
-                .iter()
-                .find(|(a, _)| take_sequence(&mut q, a))
-                .map(|(_, name)| name.clone())
-                .or_else(|| {
-                    self.zh_authors.iter().find_map(|(zh, name)| {
-                        let pattern: Vec<Tok> = zh.iter().map(|&c| Tok::Han(c)).collect();
-                        let at = q.find(&pattern, 0)?;
-                        q.mark(at, pattern.len());
-                        Some(name.clone())
-                    })
-                }),
+                .take_first(&mut q)
+                .or_else(|| self.zh_authors.take_first(&mut q))
+                .map(str::to_owned),
             ..Filters::default()
         };
         if q.take_any(HAS_CODE) {

@@ -19,6 +19,7 @@ use crate::chat::{
 };
 use crate::edge::{error_response, escape_raw_query, ApiError};
 use crate::error::Error;
+use crate::index as prebuilt;
 use crate::ingest::{authorize, parse_put_body, Patch, Precondition, TokenHash};
 use crate::kb::{
     fingerprint, parse_kb_bytes, split_passages, summaries, KbDiff, PASSAGE_MAX_CHARS,
@@ -462,5 +463,68 @@ pub fn kb_validate(data: &[u8]) {
             doc.display_title(),
             OfflineReason::Unavailable,
         );
+    }
+}
+
+/// The prebuilt index header's length, its body length and its checksum fields.
+const INDEX_HEADER_LEN: usize = 48;
+
+/// Queries a decoded index answers: words of the sample, Chinese, a listing question.
+const INDEX_QUERIES: &[&str] = &[
+    "face recognition",
+    "多模态大模型",
+    "他发表过哪些论文",
+    "papers by Jiankang Deng",
+    "what is installed",
+];
+
+/// A prebuilt index file as a cold start reads it. The first byte says what to mend
+/// before reading, so the fuzzer's mutations reach past the checks they would otherwise
+/// never pass: bit 0 writes this build's magic, format version and analysis fingerprint,
+/// bit 1 the body's real length and checksum (the review's "bytes changed, checksum
+/// recomputed" file). Any file is refused with a reason or served; a served one answers
+/// searches without panicking, its hits naming its own documents.
+pub fn prebuilt_index(data: &[u8]) {
+    let Some((&mode, file)) = data.split_first() else {
+        return;
+    };
+    let mut file = file.to_vec();
+    if mode & 1 != 0 && file.len() >= INDEX_HEADER_LEN {
+        file[..8].copy_from_slice(prebuilt::MAGIC);
+        file[8..12].copy_from_slice(&prebuilt::FORMAT_VERSION.to_le_bytes());
+        file[16..24].copy_from_slice(&prebuilt::analysis_fingerprint().to_le_bytes());
+    }
+    if mode & 2 != 0 && file.len() >= INDEX_HEADER_LEN {
+        let body = &file[INDEX_HEADER_LEN..];
+        let (len, sum) = (body.len() as u64, prebuilt::content_hash(body));
+        file[32..40].copy_from_slice(&len.to_le_bytes());
+        file[40..48].copy_from_slice(&sum.to_le_bytes());
+    }
+    let Ok(built) = prebuilt::built_from(&file) else {
+        return;
+    };
+    let expect = if mode & 4 != 0 && !built.version.is_empty() {
+        prebuilt::Expect::Version(&built.version)
+    } else {
+        prebuilt::Expect::Hash(built.hash)
+    };
+    let Ok(index) = prebuilt::decode(&file, expect, "fuzz".into()) else {
+        return;
+    };
+    let n_docs = index.kb().documents.len();
+    assert_eq!(index.retriever().documents(), n_docs);
+    let titles = index
+        .kb()
+        .documents
+        .iter()
+        .take(2)
+        .map(|d| d.display_title());
+    for query in INDEX_QUERIES.iter().copied().chain(titles) {
+        let found = index.search(query, 5, 0.0);
+        assert!(found.hits.len() <= 5);
+        let (_, ranked) = index.rank(query, 5, 0.0);
+        let blocks = context_blocks(&index, &ranked);
+        assert_eq!(blocks.len(), ranked.len());
+        let _ = offline_answer(&index, &ranked, query, OfflineReason::Unavailable);
     }
 }

@@ -59,3 +59,8 @@ fn sse_corpus() {
 fn kb_validate_corpus() {
     replay("kb_validate", fuzz::kb_validate);
 }
+
+#[test]
+fn prebuilt_index_corpus() {
+    replay("prebuilt_index", fuzz::prebuilt_index);
+}

@@ -14,6 +14,7 @@ mod kb_s3;
 #[cfg(feature = "test-util")]
 mod limits_dynamodb;
 mod listing;
+mod listing_scale;
 mod no_answer;
 mod properties;
 #[cfg(feature = "test-util")]

@@ -1180,22 +1180,38 @@ fn cached_state(
     chat::AppState,
     std::sync::Arc<shared::store::MemoryConversationStore>,
 ) {
+    deployed_state(fake, index, cache, |_, _| {})
+}
+
+/// [`cached_state`] deployed with the chat and model settings `deploy` changes.
+fn deployed_state(
+    fake: &FakeLlm,
+    index: std::sync::Arc<shared::SearchIndex>,
+    cache: Option<std::sync::Arc<shared::answer_cache::MemoryAnswerCache>>,
+    deploy: impl FnOnce(&mut shared::chat::ChatConfig, &mut shared::LlmConfig),
+) -> (
+    chat::AppState,
+    std::sync::Arc<shared::store::MemoryConversationStore>,
+) {
     use shared::chat::ChatConfig;
     use shared::{LlmClient, OpenAiCompatClient};
     use std::sync::Arc;
-    let client: Arc<dyn LlmClient> = Arc::new(OpenAiCompatClient::new(fake.config()).unwrap());
+    let mut chat_config = ChatConfig {
+        rate_limit_per_minute: 0,
+        query_rewrite: shared::chat::QueryRewrite::Off,
+        answer_cache: cache.is_some(),
+        ..ChatConfig::default()
+    };
+    let mut llm_config = fake.config();
+    deploy(&mut chat_config, &mut llm_config);
+    let client: Arc<dyn LlmClient> = Arc::new(OpenAiCompatClient::new(llm_config).unwrap());
     let store = Arc::new(shared::store::MemoryConversationStore::new());
     let mut state = chat::AppState::new(
         shared::KbHandle::fixed(index),
         Some(client),
         store.clone(),
         &config(),
-        ChatConfig {
-            rate_limit_per_minute: 0,
-            query_rewrite: shared::chat::QueryRewrite::Off,
-            answer_cache: cache.is_some(),
-            ..ChatConfig::default()
-        },
+        chat_config,
     );
     if let Some(cache) = cache {
         state.chat = state.chat.with_cache(cache);
@@ -1263,6 +1279,51 @@ async fn a_repeated_first_question_is_answered_from_the_cache_without_the_model(
     let (_, follow, _) = call_json(&state, post(&body)).await;
     assert!(follow.get("cached").is_none(), "{follow}");
     assert_eq!(fake.request_count(), 2);
+}
+
+#[tokio::test]
+async fn a_deploy_changing_the_prompt_model_style_or_limits_never_serves_an_earlier_answer() {
+    use shared::chat::{AnswerStyle, ChatConfig};
+    let question = r#"{"message": "What is Partial FC?"}"#;
+    // Instances sharing one cache (DynamoDB's outlives a deploy), each deployed anew.
+    let cache = memory_cache();
+    let fake = FakeLlm::start(vec![faithful_partial_fc()]).await;
+    let (old, _) = cached_state(&fake, index(), Some(cache.clone()));
+    call_json(&old, post(question)).await;
+    let (_, body, _) = call_json(&old, post(question)).await;
+    assert_eq!(body["cached"], true, "{body}");
+    // An unchanged redeploy still finds it.
+    let (same, _) = cached_state(&fake, index(), Some(cache.clone()));
+    let (_, body, _) = call_json(&same, post(question)).await;
+    assert_eq!(body["cached"], true, "{body}");
+    assert_eq!(fake.request_count(), 1);
+
+    type Deploy = fn(&mut ChatConfig, &mut shared::LlmConfig);
+    let deploys: [(&str, Deploy); 6] = [
+        ("system prompt", |c, _| {
+            c.system_prompt = "Never mention authors. Answer in French.".into()
+        }),
+        ("model", |_, l| l.model = "another-model".into()),
+        ("provider", |_, l| {
+            l.base_url = l.base_url.replace("127.0.0.1", "localhost")
+        }),
+        ("answer style", |c, _| {
+            c.answer_style = AnswerStyle::Detailed
+        }),
+        ("context window", |c, _| c.max_context_tokens = 4096),
+        ("answer cap", |_, l| l.max_tokens = 300),
+    ];
+    for (n, (what, deploy)) in deploys.into_iter().enumerate() {
+        let (new, _) = deployed_state(&fake, index(), Some(cache.clone()), deploy);
+        let (status, body, _) = call_json(&new, post(question)).await;
+        assert_eq!(status, 200, "{what}: {body}");
+        assert!(body.get("cached").is_none(), "{what}: {body}");
+        assert_eq!(
+            fake.request_count(),
+            n + 2,
+            "{what}: the model was not asked"
+        );
+    }
 }
 
 #[tokio::test]

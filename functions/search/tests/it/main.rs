@@ -8,5 +8,6 @@ mod bad_input;
 mod filters;
 mod handler;
 mod kb_s3;
+mod limits;
 mod mcp;
 mod runtime_api;

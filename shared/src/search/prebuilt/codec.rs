@@ -1,7 +1,9 @@
 //! The body's primitives: little-endian scalars, strings and length-prefixed arrays,
 //! written by [`Writer`] and read back by [`Input`] as they stream in (from a file or a
-//! buffer), hashing what it reads for the checksum and never reading, nor allocating for,
-//! more than the header announced.
+//! buffer), hashing what it reads for the checksum and never reading more than the body
+//! holds (its header's length, which the reader has compared with the object's real one).
+//! No count read from the file sizes an allocation: buffers grow block by block as the
+//! bytes arrive, so a hostile count costs what the file actually holds, not what it claims.
 
 use std::io::Read;
 
@@ -70,14 +72,14 @@ impl<'a> Input<'a> {
         }
     }
 
-    /// Fills `buf` from the stream; the header's length bounds every read.
+    /// Fills `buf` from the stream; the body's length bounds every read.
     fn fill(&mut self, buf: &mut [u8]) -> Result<(), IndexError> {
         if buf.len() as u64 > self.left {
             return Err(IndexError::Malformed("an array runs past the end"));
         }
         self.inner.read_exact(buf).map_err(|e| match e.kind() {
             std::io::ErrorKind::UnexpectedEof => IndexError::Length {
-                found: self.read as usize,
+                found: self.read,
                 expected: self.read + self.left,
             },
             _ => IndexError::Read(e.to_string()),
@@ -115,18 +117,28 @@ impl<'a> Input<'a> {
         self.fits(u64::from(n), size)
     }
 
+    /// `n` bytes, read a block at a time into a buffer that grows as they arrive.
+    fn raw(&mut self, n: usize) -> Result<Vec<u8>, IndexError> {
+        let mut out = Vec::with_capacity(n.min(BLOCK));
+        while out.len() < n {
+            let at = out.len();
+            let take = (n - at).min(BLOCK);
+            out.resize(at + take, 0);
+            self.fill(&mut out[at..])?;
+        }
+        Ok(out)
+    }
+
     pub(super) fn bytes(&mut self) -> Result<Vec<u8>, IndexError> {
         let n = self.u64()?;
         let n = self.fits(n, 1)?;
-        let mut v = vec![0u8; n];
-        self.fill(&mut v)?;
-        Ok(v)
+        self.raw(n)
     }
 
     pub(super) fn u32s(&mut self) -> Result<Vec<u32>, IndexError> {
         let n = self.u64()?;
         let n = self.fits(n, 4)?;
-        let mut out = Vec::with_capacity(n);
+        let mut out = Vec::with_capacity(n.min(BLOCK / 4));
         let mut block = vec![0u8; BLOCK.min(n * 4)];
         while out.len() < n {
             let take = ((n - out.len()) * 4).min(BLOCK);
@@ -151,9 +163,7 @@ impl<'a> Input<'a> {
             return Ok(None);
         }
         let n = self.fits(u64::from(n), 1)?;
-        let mut v = vec![0u8; n];
-        self.fill(&mut v)?;
-        String::from_utf8(v)
+        String::from_utf8(self.raw(n)?)
             .map(Some)
             .map_err(|_| IndexError::Malformed("a string is not UTF-8"))
     }
@@ -172,7 +182,7 @@ impl<'a> Input<'a> {
             Ok(0) => {}
             Ok(_) => {
                 return Err(IndexError::Length {
-                    found: self.read as usize + 1,
+                    found: self.read + 1,
                     expected: self.read,
                 })
             }

@@ -58,11 +58,16 @@ pub(super) fn write(kb: &KnowledgeBase, chunks: &[Chunks], w: &mut Writer) {
 /// counts and its passage kind.
 const MIN_RECORD: u64 = 4 * (2 + STRING_FIELDS.len() as u64 + 4);
 
+/// Most items reserved ahead of a count; past it, a list grows as its items arrive.
+const GROW: usize = 1024;
+
 /// Reads what [`write`] wrote: the knowledge base and each document's passages.
 pub(super) fn read(r: &mut Input<'_>) -> Result<(KnowledgeBase, Vec<Chunks>), IndexError> {
     let n_docs = r.count(MIN_RECORD)?;
-    let mut documents = Vec::with_capacity(n_docs);
-    let mut chunks = Vec::with_capacity(n_docs);
+    // A document takes far more memory than its fewest bytes on file: the lists grow as
+    // records arrive rather than trusting the count.
+    let mut documents = Vec::with_capacity(n_docs.min(GROW));
+    let mut chunks = Vec::with_capacity(n_docs.min(GROW));
     for _ in 0..n_docs {
         let mut d = Document {
             id: r.str()?,
@@ -86,7 +91,7 @@ pub(super) fn read(r: &mut Input<'_>) -> Result<(KnowledgeBase, Vec<Chunks>), In
             1 if content.is_some() => Chunks::Whole,
             2 => {
                 let n = r.count(8)?;
-                let mut spans = Vec::with_capacity(n);
+                let mut spans = Vec::with_capacity(n.min(GROW));
                 for _ in 0..n {
                     let span = r.u32()?..r.u32()?;
                     // Served as slices of the content: on character boundaries, in it.
@@ -103,7 +108,7 @@ pub(super) fn read(r: &mut Input<'_>) -> Result<(KnowledgeBase, Vec<Chunks>), In
         documents.push(d);
     }
     let n = r.count(8)?;
-    let mut glossary = Vec::with_capacity(n);
+    let mut glossary = Vec::with_capacity(n.min(GROW));
     for _ in 0..n {
         let word = r.str()?;
         let k = r.count(4)?;

@@ -10,12 +10,13 @@
 //! build's text analysis ([`analysis_fingerprint`]): an index whose terms another analysis
 //! produced is refused.
 //!
-//! Reading copies each array out of the buffer in one pass (no per-term allocation, one
+//! Reading copies each array out of the stream in one pass (no per-term allocation, one
 //! allocation per document string) after checking, in order: the magic, the format
-//! version, the analysis, the version it was built from, the length and the checksum of
-//! the body, then every bound an array's values must keep, so no file, however damaged or
-//! hostile, can make a lookup panic or loop. Any failure is an [`IndexError`] saying why,
-//! and the caller reads the JSON instead.
+//! version, the analysis, the body's length against the object's real length, the
+//! version it was built from, then the checksum of the body and every bound an array's
+//! values must keep, so no file, however damaged or hostile, can make a read or a lookup
+//! panic, loop or allocate more than the file holds. Any failure is an [`IndexError`]
+//! saying why, and the caller reads the JSON instead.
 
 mod codec;
 mod documents;
@@ -105,7 +106,7 @@ pub enum IndexError {
     #[error("index truncated or padded: body of {found} bytes, header says {expected}")]
     Length {
         /// Bytes present after the header.
-        found: usize,
+        found: u64,
         /// Bytes the header announces.
         expected: u64,
     },
@@ -243,8 +244,10 @@ impl std::fmt::Debug for IndexReader<'_> {
 }
 
 impl<'a> IndexReader<'a> {
-    /// Reads the header and the version from `stream`, if this build can read the index.
-    pub fn open(mut stream: Box<dyn Read + Send + 'a>) -> Result<Self, IndexError> {
+    /// Reads the header and the version from `stream`, an object of `len` bytes, if this
+    /// build can read the index. The header's body length must be what the object holds:
+    /// every count in the body is then bounded by bytes that are really there.
+    pub fn open(mut stream: Box<dyn Read + Send + 'a>, len: u64) -> Result<Self, IndexError> {
         let mut bytes = [0u8; HEADER_LEN];
         stream.read_exact(&mut bytes).map_err(|e| match e.kind() {
             std::io::ErrorKind::UnexpectedEof => IndexError::Magic,
@@ -274,6 +277,13 @@ impl<'a> IndexReader<'a> {
             body_len: field(32),
             checksum: field(40),
         };
+        let present = len.saturating_sub(HEADER_LEN as u64);
+        if header.body_len != present {
+            return Err(IndexError::Length {
+                found: present,
+                expected: header.body_len,
+            });
+        }
         let mut input = Input::new(stream, header.body_len);
         let version = input.bytes()?;
         let built = BuiltFrom {
@@ -324,12 +334,12 @@ impl<'a> IndexReader<'a> {
 /// What the index in `bytes` says it was built from, if this build can read it: a cheap
 /// look (no checksum) to decide whether the JSON must be read at all.
 pub fn built_from(bytes: &[u8]) -> Result<BuiltFrom, IndexError> {
-    IndexReader::open(Box::new(bytes)).map(|r| r.built)
+    IndexReader::open(Box::new(bytes), bytes.len() as u64).map(|r| r.built)
 }
 
 /// Reads an index held in memory ([`IndexReader::decode`]).
 pub fn decode(bytes: &[u8], expect: Expect<'_>, label: String) -> Result<SearchIndex, IndexError> {
-    IndexReader::open(Box::new(bytes))?.decode(expect, label)
+    IndexReader::open(Box::new(bytes), bytes.len() as u64)?.decode(expect, label)
 }
 
 /// The body after the version: the documents, then the retriever.
@@ -428,11 +438,13 @@ fn check_postings(
     {
         return Err(IndexError::Malformed("posting offsets"));
     }
+    // One pass: an offset out of order is caught by the slice it would bound failing
+    // (never by slicing first and checking later).
     for w in offsets.windows(2) {
-        if w[0] > w[1] {
-            return Err(IndexError::Malformed("posting offsets"));
-        }
-        let list = &unit[w[0] as usize..w[1] as usize];
+        let list = (w[0] <= w[1])
+            .then(|| unit.get(w[0] as usize..w[1] as usize))
+            .flatten()
+            .ok_or(IndexError::Malformed("posting offsets"))?;
         let sorted = list.windows(2).all(|p| p[0] < p[1]);
         if !sorted || list.last().is_some_and(|&u| u as usize >= n_units) {
             return Err(IndexError::Malformed("posting units"));

@@ -340,7 +340,7 @@ fn an_index_read_from_a_stream_is_the_one_read_from_memory() {
     let json = sample_json();
     let bytes = sample_index();
     let stream = std::io::BufReader::with_capacity(7, std::io::Cursor::new(bytes.clone()));
-    let reader = IndexReader::open(Box::new(stream)).unwrap();
+    let reader = IndexReader::open(Box::new(stream), bytes.len() as u64).unwrap();
     assert_eq!(reader.built_from().version, "E1");
     let streamed = reader.decode(Expect::Version("E1"), "E1".into()).unwrap();
     let held = decode(&bytes, Expect::Version("E1"), "E1".into()).unwrap();
@@ -396,4 +396,111 @@ fn kind_and_alternates_round_trip() {
     let index = encode(&built, content_hash(&bytes), "E1");
     let loaded = decode(&index, Expect::Version("E1"), "E1".into()).unwrap();
     assert_eq!(loaded.kb(), built.kb());
+}
+
+/// Where the posting offsets start in the body of `good` (the index of `json`).
+fn offsets_at(json: &[u8], good: &[u8]) -> (usize, Vec<u32>) {
+    let offsets = SearchIndex::new(kb_of(json), "v")
+        .retriever()
+        .index()
+        .offsets
+        .clone();
+    let pattern: Vec<u8> = std::iter::once(offsets.len() as u64)
+        .flat_map(u64::to_le_bytes)
+        .chain(offsets.iter().flat_map(|o| o.to_le_bytes()))
+        .collect();
+    let body = &good[HEADER_LEN..];
+    let at = body
+        .windows(pattern.len())
+        .position(|w| w == pattern)
+        .expect("the offsets are in the body");
+    (at + 8, offsets)
+}
+
+#[test]
+fn posting_offsets_out_of_order_are_refused_not_sliced() {
+    // The review's file: a valid checksum, an offset pointing past the postings with the
+    // next one back in range (the old check sliced before it saw the smaller one).
+    let json = sample_json();
+    let good = sample_index();
+    let (at, offsets) = offsets_at(&json, &good);
+    let n_postings = *offsets.last().unwrap();
+    let past = rechecksummed(&good, |body| {
+        body[at + 4..at + 8].copy_from_slice(&(n_postings + 1000).to_le_bytes());
+    });
+    assert_eq!(refused(&past), IndexError::Malformed("posting offsets"));
+    // Two neighbours swapped.
+    let (a, b) = (offsets[1], offsets[2]);
+    assert!(a < b, "the sample's first terms have postings");
+    let swapped = rechecksummed(&good, |body| {
+        body[at + 4..at + 8].copy_from_slice(&b.to_le_bytes());
+        body[at + 8..at + 12].copy_from_slice(&a.to_le_bytes());
+    });
+    assert!(matches!(refused(&swapped), IndexError::Malformed(_)));
+}
+
+#[test]
+fn a_header_claiming_more_than_the_object_holds_is_refused_before_anything_is_allocated() {
+    // The review's file: a body length of 2^62 and a first array of 2^44 bytes, both
+    // within what the header claims (16 TB were reserved, and the process aborted).
+    let good = sample_index();
+    let mut huge = good.clone();
+    huge[32..40].copy_from_slice(&(1u64 << 62).to_le_bytes());
+    huge[HEADER_LEN..HEADER_LEN + 8].copy_from_slice(&(1u64 << 44).to_le_bytes());
+    let body = (good.len() - HEADER_LEN) as u64;
+    assert_eq!(
+        refused(&huge),
+        IndexError::Length {
+            found: body,
+            expected: 1 << 62
+        }
+    );
+    // The header right, a count that runs past the real end.
+    let counted = rechecksummed(&good, |body| {
+        body[..8].copy_from_slice(&(1u64 << 44).to_le_bytes());
+    });
+    assert!(matches!(refused(&counted), IndexError::Malformed(_)));
+}
+
+#[test]
+fn a_stream_shorter_than_its_announced_length_fails_without_reserving_the_claim() {
+    // A source announcing more than it delivers (the length is the object's, the stream is
+    // cut): the arrays grow as bytes arrive, so the read fails at the cut, not on a
+    // reservation of what the header claims.
+    let good = sample_index();
+    let mut claims = good.clone();
+    let claim = 1u64 << 40;
+    claims[32..40].copy_from_slice(&claim.to_le_bytes());
+    let (at, _) = offsets_at(&sample_json(), &good);
+    claims[HEADER_LEN + at - 8..HEADER_LEN + at].copy_from_slice(&(1u64 << 37).to_le_bytes());
+    let reader = IndexReader::open(
+        Box::new(std::io::Cursor::new(claims)),
+        claim + HEADER_LEN as u64,
+    )
+    .unwrap();
+    let why = reader
+        .decode(Expect::Version("E1"), "E1".into())
+        .unwrap_err();
+    assert!(matches!(why, IndexError::Length { .. }), "{why:?}");
+}
+
+#[tokio::test]
+async fn a_malformed_index_is_logged_and_the_json_served() {
+    use crate::kb::{KbSource, MemoryKbSource};
+    use crate::search::KbHandle;
+    let json = sample_json();
+    let good = sample_index();
+    let (at, offsets) = offsets_at(&json, &good);
+    let n_postings = *offsets.last().unwrap();
+    let bad = rechecksummed(&good, |body| {
+        body[at + 4..at + 8].copy_from_slice(&(n_postings + 1000).to_le_bytes());
+    });
+    let source = std::sync::Arc::new(MemoryKbSource::with_bytes(json.clone()));
+    source.put_index(bad).await.unwrap();
+    let handle = KbHandle::load(source, std::time::Duration::ZERO)
+        .await
+        .unwrap();
+    let served = handle.snapshot();
+    assert!(!served.is_prebuilt());
+    assert_eq!(served.kb(), &kb_of(&json));
 }
