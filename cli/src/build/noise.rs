@@ -375,8 +375,10 @@ fn is_search_form(el: ElementRef<'_>) -> bool {
         })
 }
 
-/// Most prose words a search page has besides its form (Sphinx's search page: 30).
-const SEARCH_MAX_PROSE: u32 = 100;
+/// Most prose words a search page has besides its form (Sphinx's search page: 30). A site
+/// without a `<main>` element puts its header's search box in every page's content, so a
+/// short reference page (SQLite's C API pages: 50 to 100 words) must stay above it.
+const SEARCH_MAX_PROSE: u32 = 40;
 /// Most prose words and links of a redirect stub without a meta refresh ("This page has
 /// moved to <a>...</a>").
 const STUB_MAX_WORDS: u32 = 20;
@@ -548,6 +550,24 @@ mod tests {
         ] {
             assert_eq!(kind(name), None, "{name}: {:?}", fixture(name).structure);
         }
+    }
+
+    #[test]
+    fn a_short_page_under_a_header_search_box_is_a_page() {
+        // As SQLite's C API pages are laid out: no <main>, the site's search form in the
+        // header, a reference entry of some sixty words.
+        let words = "Register a callback to handle locked tables. ".repeat(8);
+        let page = format!(
+            r#"<body><div class=nav><form method=GET action="../search">
+            <input type=text name=q></form></div><h2>Set A Busy Timeout</h2>
+            <p>{words}</p></body>"#
+        );
+        let s = extract(&page, "https://ex.org/c3ref/busy_timeout.html")
+            .unwrap()
+            .structure
+            .unwrap();
+        assert!(s.search_form, "{s:?}");
+        assert_eq!(classify(&s), None, "{s:?}");
     }
 
     #[test]
