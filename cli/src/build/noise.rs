@@ -287,7 +287,7 @@ const BLOCKS: &[&str] = &[
     "h6",
 ];
 
-/// Most words of an index entry ("ABORT, [ABORT]", "abs() (built-in function)").
+/// Most words of an index entry ("ABORT, \[ABORT\]", "abs() (built-in function)").
 const ENTRY_MAX_WORDS: u32 = 12;
 
 /// Line numbers a listing may skip (Doxygen leaves out the lines of doc comments, a
