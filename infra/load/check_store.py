@@ -9,7 +9,8 @@ table names come from the same environment the functions use) and requires:
   - a request left in flight by the duration cap: at most one record of each kind;
   - nothing stored under an id no client sent;
   - the table totals (Scan with Select=COUNT) equal the sums of the above, so the per-id
-    reading missed nothing;
+    reading missed nothing (the answer cache's items, which share the conversations table,
+    are counted apart);
   - with --limit PHASE=N: exactly N requests of that phase admitted (stored).
 Prints one JSON object per phase plus the totals; exits 1 on any violation.
 
@@ -61,13 +62,19 @@ def main(argv):
             audit[rid] += 1
             outcomes[rid] = item.get("outcome", {}).get("S")
     turns = collections.Counter()
+    # The conversations table also holds the answer cache's items (session id
+    # "answer-cache#<key>", no request id): counted apart, never read as turns.
+    cached_answers = 0
     for page in scan(
         dynamo,
         conversations,
-        ProjectionExpression="request_id, #r",
+        ProjectionExpression="session_id, request_id, #r",
         ExpressionAttributeNames={"#r": "role"},
     ):
         for item in page["Items"]:
+            if item["session_id"]["S"].startswith("answer-cache#"):
+                cached_answers += 1
+                continue
             turns[(item["request_id"]["S"], item["role"]["S"])] += 1
 
     problems = []
@@ -128,7 +135,8 @@ def main(argv):
         problems.append(f"{len(unexpected)} stored request ids no client sent, e.g. {sorted(unexpected)[:3]}")
     totals = {
         "audit_records": count(dynamo, audit_table),
-        "turns": count(dynamo, conversations),
+        "turns": count(dynamo, conversations) - cached_answers,
+        "cached_answers": cached_answers,
     }
     if totals["audit_records"] != sum(audit.values()) or totals["turns"] != sum(turns.values()):
         problems.append(f"table counts {totals} differ from the items read")
