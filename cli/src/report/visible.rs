@@ -41,7 +41,9 @@ pub(crate) fn escaped(text: &str) -> String {
 pub(crate) fn json_escaped(json: &str) -> String {
     let mut out = String::with_capacity(json.len());
     for c in json.chars() {
-        if hidden(c) {
+        // A raw line break or tab is the pretty-printer's layout: inside a string
+        // serde_json has escaped them already.
+        if hidden(c) && !matches!(c, '\n' | '\r' | '\t') {
             let mut units = [0u16; 2];
             for u in c.encode_utf16(&mut units) {
                 out.push_str(&format!("\\u{u:04x}"));

@@ -92,7 +92,7 @@ impl Default for ChatConfig {
             max_top_k: 10,
             client_salt: None,
             rate_limit_per_minute: 20,
-            ipv6_prefix: super::client::DEFAULT_IPV6_PREFIX,
+            ipv6_prefix: crate::limits::DEFAULT_IPV6_PREFIX,
             daily_token_budget: 1_000_000,
             query_rewrite: QueryRewrite::default(),
             rewrite_model: None,

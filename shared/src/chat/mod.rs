@@ -25,7 +25,6 @@
 //! Nothing here knows about HTTP or Lambda: the `chat` function maps requests and results.
 
 mod bot_check;
-mod client;
 mod config;
 mod feedback;
 mod followup;
@@ -44,16 +43,17 @@ pub use storage::{StoreBudgets, HISTORY_BUDGET, RECORD_BUDGET};
 pub use style::AnswerStyle;
 pub use suggest::{suggestions, Handoff, Suggestion, MAX_SUGGESTIONS};
 
+use crate::limits::short_digest;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::StreamExt;
 
+pub use crate::limits::{client_hash, client_network};
 pub use bot_check::{
     issue_challenge, solve_challenge, verify_proof, BotCheck, BotCheckError, BotCheckOff,
     Challenge, BOT_CHECK_OFF, DEFAULT_DIFFICULTY,
 };
-pub use client::client_network;
 pub use config::ChatConfig;
 pub use feedback::{feedback_token, FeedbackAck, FeedbackRequest, MAX_COMMENT_CHARS};
 pub use followup::{retrieve_followup, Retrieval};
@@ -79,7 +79,6 @@ use crate::retrieval::Ranked;
 use crate::search::SearchIndex;
 use crate::secret::Secret;
 use crate::store::{AuditRecord, ConversationStore, Exchange, FeedbackStored, StoreError};
-use sha2::{Digest, Sha256};
 
 /// Most answers an instance keeps in memory when the cache is not DynamoDB's. Each is at
 /// most [`reply_cap_chars`] characters, so this bounds the cache to a few MB.
@@ -134,13 +133,6 @@ impl RequestContext {
     }
 }
 
-/// The audit form of a client address: the first 16 hex digits of SHA-256(salt, 0, ip).
-/// Enough to tell clients apart in an audit, useless for recovering the address without
-/// the salt.
-pub fn client_hash(salt: &Secret, ip: &str) -> String {
-    short_digest(&[salt.expose().as_bytes(), ip.as_bytes()])
-}
-
 /// The key a turn is recorded under when the client names its request: the client's id,
 /// a dot, and a hash of the session and the question. A true retry (same id, session and
 /// question) maps to the same key and is recorded once; an id reused for another question
@@ -149,19 +141,6 @@ pub fn client_hash(salt: &Secret, ip: &str) -> String {
 pub fn idempotency_key(client_id: &str, session_id: &str, question: &str) -> String {
     let digest = short_digest(&[session_id.as_bytes(), question.as_bytes()]);
     format!("{client_id}.{digest}")
-}
-
-/// 16 hex digits of the SHA-256 of `parts` joined by NUL, so that no two lists of parts
-/// (without NULs) hash alike (`"ab", "c"` vs `"a", "bc"`).
-fn short_digest(parts: &[&[u8]]) -> String {
-    let mut h = Sha256::new();
-    for (i, part) in parts.iter().enumerate() {
-        if i > 0 {
-            h.update([0u8]);
-        }
-        h.update(part);
-    }
-    hex::encode(&h.finalize()[..8])
 }
 
 /// The chat orchestration, shared by every request of a warm instance. Cheap to clone

@@ -143,8 +143,10 @@ mod tests {
             assert!(!shown.contains(&s.id), "{} was already a source", s.id);
             assert!(s.question.starts_with("Tell me about "), "{s:?}");
         }
-        // Partial FC's neighbours are about faces: InsightFace and the face papers.
+        // Partial FC's neighbours are about faces: InsightFace and the face papers, and the
+        // pages whose text on face recognition names its 10 million identities.
         let face = [
+            "page_about",
             "pub_masked_face",
             "pub_insightface",
             "project_insightface",

@@ -10,6 +10,7 @@
 //! it, so nothing needs cleaning up.
 
 mod budget;
+mod client;
 mod dynamodb;
 mod fallback;
 mod memory;
@@ -23,6 +24,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use async_trait::async_trait;
 
 pub use budget::{BudgetStatus, Reservation, TokenBudget};
+pub use client::{client_hash, client_network};
+pub(crate) use client::{short_digest, DEFAULT_IPV6_PREFIX};
 pub use dynamodb::{create_limits_table, DynamoCounters};
 pub use fallback::FallbackCounters;
 pub use memory::MemoryCounters;

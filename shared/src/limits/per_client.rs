@@ -14,7 +14,7 @@ use crate::secret::Secret;
 
 /// The chat's default IPv6 prefix (one network is one client).
 fn default_ipv6_prefix() -> u8 {
-    crate::chat::ChatConfig::default().ipv6_prefix
+    super::DEFAULT_IPV6_PREFIX
 }
 
 /// What [`ClientLimit`] is configured with (read from the same variables as the chat's).
@@ -94,9 +94,9 @@ impl ClientLimit {
         }
         let client = match ip {
             None => "unknown".to_owned(),
-            Some(ip) => crate::chat::client_hash(
+            Some(ip) => super::client_hash(
                 self.salt.get().await?,
-                &crate::chat::client_network(ip, self.ipv6_prefix),
+                &super::client_network(ip, self.ipv6_prefix),
             ),
         };
         let key = format!("{}:{client}", self.scope);

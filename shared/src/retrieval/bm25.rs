@@ -245,25 +245,25 @@ fn for_each_posting(by_unit: &[Vec<u8>], mut each: impl FnMut(u32, u32, u32)) {
 impl Bm25Builder {
     /// Adds the next unit (units are numbered in the order added).
     pub(crate) fn add<S: AsRef<str>>(&mut self, terms: impl IntoIterator<Item = S>) {
+        self.add_marked(terms, std::iter::empty::<&str>());
+    }
+
+    /// [`Bm25Builder::add`] with `marks` too: terms the unit holds that are not part of
+    /// its text (they leave its length, and so its other terms' weights, as they were).
+    pub(crate) fn add_marked<S: AsRef<str>, M: AsRef<str>>(
+        &mut self,
+        terms: impl IntoIterator<Item = S>,
+        marks: impl IntoIterator<Item = M>,
+    ) {
         let seen = self.lens.len() as u32 + 1;
         let mut len = 0;
         self.ids.clear();
         for term in terms {
             len += 1;
-            let id = self.terms.intern(term.as_ref());
-            if id as usize == self.counts.len() {
-                self.counts.push(TermCounts::default());
-            }
-            let counts = &mut self.counts[id as usize];
-            if counts.seen != seen {
-                *counts = TermCounts {
-                    seen,
-                    tf: 0,
-                    df: counts.df + 1,
-                };
-                self.ids.push(id);
-            }
-            counts.tf += 1;
+            self.count(term.as_ref(), seen);
+        }
+        for mark in marks {
+            self.count(mark.as_ref(), seen);
         }
         self.lens.push(len);
         self.ids.sort_unstable();
@@ -292,6 +292,24 @@ impl Bm25Builder {
                 self.by_unit.push(block);
             }
         }
+    }
+
+    /// Counts one occurrence of `term` in the unit being added (`seen`: its number + 1).
+    fn count(&mut self, term: &str, seen: u32) {
+        let id = self.terms.intern(term);
+        if id as usize == self.counts.len() {
+            self.counts.push(TermCounts::default());
+        }
+        let counts = &mut self.counts[id as usize];
+        if counts.seen != seen {
+            *counts = TermCounts {
+                seen,
+                tf: 0,
+                df: counts.df + 1,
+            };
+            self.ids.push(id);
+        }
+        counts.tf += 1;
     }
 
     /// The finished index.

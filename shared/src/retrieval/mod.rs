@@ -128,8 +128,12 @@ pub const DEMOTED_WEIGHT: f32 = 0.5;
 /// headings against one with a title alone.
 const FIELD_PARAMS: Bm25Params = Bm25Params { k1: 1.2, b: 0.75 };
 
-/// A query word found in the naming fields of at most one document in this many names
-/// the entry it is found in: it answers the question however much of the question's
+/// Marks a title's terms in the naming-field index (`^term`): no analysed query term
+/// starts with it, so they never score, and a test for a title word is one lookup.
+const TITLE_MARK: char = '^';
+
+/// A query word found in the title of at most one document in this many names the entry
+/// it is found in: it answers the question however much of the question's
 /// weight is in words the site never uses ("InsightFace 有多少 star" on a site that
 /// writes the star count as a number). A word in more names (model, learning) says too
 /// little about which entry is meant.
@@ -171,6 +175,8 @@ struct FlatWord {
     single: bool,
     neutral: bool,
     literal: bool,
+    /// Latin letters as the visitor wrote them (a word or identifier, not a translation).
+    written: bool,
 }
 
 impl TermSet {
@@ -276,6 +282,7 @@ impl TermSet {
                 single,
                 neutral: false,
                 literal: false,
+                written: false,
             });
             self.in_word = true;
         }
@@ -288,6 +295,13 @@ impl TermSet {
                 .alternatives(n - 1)
                 .any(|alt| alt.iter().all(|&i| self.ids[i as usize].is_some())),
             _ => false,
+        }
+    }
+
+    /// Marks the word just begun as written in Latin letters by the visitor.
+    fn mark_written(&mut self) {
+        if let (true, Some(w)) = (self.in_word, self.words.last_mut()) {
+            w.written = true;
         }
     }
 
@@ -464,6 +478,8 @@ struct Weighed {
     alts: (u32, u32),
     /// See [`Word::literal`].
     literal: bool,
+    /// Written by the visitor in Latin letters: only such a word can name an entry.
+    written: bool,
 }
 
 /// One ranked document: which document, its best passage and score.
@@ -521,8 +537,9 @@ impl Retriever {
         )
     }
 
-    /// Indexes `docs`, each given as the text of its naming fields (title, summary,
-    /// heading lines: what [`FIELD_WEIGHT`] scores) and its passages' texts.
+    /// Indexes `docs`, each given as the text of its naming fields (title on the first
+    /// line, then summary, heading lines...: what [`FIELD_WEIGHT`] scores) and its
+    /// passages' texts.
     pub fn build_fielded<D, P>(docs: D, glossary: &[(String, Vec<String>)]) -> Self
     where
         D: IntoIterator<Item = (String, P)>,
@@ -539,7 +556,15 @@ impl Retriever {
         // neither every passage's text nor every passage's terms are held at once.
         for (d, (field_text, passages)) in docs.into_iter().enumerate() {
             n_docs += 1;
-            fields.add(analyzer.learn_terms(&field_text));
+            // The first line is the title: its terms also stand marked ([`TITLE_MARK`]),
+            // for the no-answer rule's test of a question naming an entry.
+            let title = field_text.lines().next().unwrap_or("");
+            let marked: Vec<String> = analyzer
+                .learn_terms(title)
+                .into_iter()
+                .map(|t| format!("{TITLE_MARK}{t}"))
+                .collect();
+            fields.add_marked(analyzer.learn_terms(&field_text), marked);
             for (p, text) in passages.into_iter().enumerate() {
                 units.push((d as u32, p as u32));
                 builder.add(analyzer.learn_terms(&text));
@@ -745,6 +770,7 @@ impl Retriever {
                 weight,
                 alts: (first as u32, alts.len() as u32),
                 literal: word.literal,
+                written: word.written,
             });
         }
     }
@@ -878,6 +904,7 @@ impl Retriever {
                 Script::Latin => {
                     if let Some(t) = self.analyzer.latin_term_ref(run) {
                         terms.begin_word(false);
+                        terms.mark_written();
                         if t.chars().count() <= 2 || !run.chars().any(|c| c.is_ascii_alphabetic()) {
                             terms.mark_neutral();
                         }
@@ -1008,6 +1035,7 @@ impl Retriever {
         // Identifiers as written (`v-if`, `sys_platform`), beside their parts.
         compounds(query, &mut |t| {
             terms.begin_word(false);
+            terms.mark_written();
             terms.add(&t, 1.0, None, index);
             terms.end_word();
         });
@@ -1361,15 +1389,16 @@ impl Retriever {
     }
 
     /// Whether the index terms `terms` (one alternative of a query word) are all in
-    /// document `doc`'s naming fields, and in few documents' names
-    /// ([`NAMING_SHARE`]): the question names that entry ("InsightFace 有多少 star").
+    /// document `doc`'s title, and in few documents' titles ([`NAMING_SHARE`]): the
+    /// question names that entry ("InsightFace 有多少 star"). The title alone: a summary's
+    /// words are incidental (a summary's "approach" does not name its paper).
     fn names_document(&self, terms: &[u32], doc: u32) -> bool {
         let n_docs = self.fields.len();
         !terms.is_empty()
             && terms.iter().all(|&t| {
                 let field_term = std::str::from_utf8(self.index.terms.term(t))
                     .ok()
-                    .and_then(|term| self.fields.term_id(term));
+                    .and_then(|term| self.fields.term_id(&format!("{TITLE_MARK}{term}")));
                 field_term.is_some_and(|f| {
                     self.fields.doc_freq_of(f) * NAMING_SHARE <= n_docs
                         && self.fields.contains(f, doc)
@@ -1449,9 +1478,10 @@ impl Retriever {
                             .map(|&(_, _, df)| df as usize)
                             .min();
                         let names = || {
-                            word_alts.iter().any(|&(a, b, _)| {
-                                self.names_document(&ids[a as usize..b as usize], hit.doc)
-                            })
+                            w.written
+                                && word_alts.iter().any(|&(a, b, _)| {
+                                    self.names_document(&ids[a as usize..b as usize], hit.doc)
+                                })
                         };
                         match held {
                             None => (m, c),

@@ -8,10 +8,12 @@
 //! `CLIENT_IPV6_PREFIX`), IPv4 clients (and IPv4 carried in IPv6, `::ffff:a.b.c.d`) by the
 //! address.
 
+use crate::secret::Secret;
+use sha2::{Digest, Sha256};
 use std::net::{IpAddr, Ipv6Addr};
 
 /// The default IPv6 prefix length a client is keyed by.
-pub(super) const DEFAULT_IPV6_PREFIX: u8 = 64;
+pub(crate) const DEFAULT_IPV6_PREFIX: u8 = 64;
 
 /// The network `ip` belongs to as a limits key: the IPv4 address itself, or the IPv6
 /// address masked to `v6_prefix` bits written as `net/len`. Text that is no address (it
@@ -31,6 +33,26 @@ pub fn client_network(ip: &str, v6_prefix: u8) -> String {
         },
         Err(_) => ip.to_owned(),
     }
+}
+
+/// The audit form of a client address: the first 16 hex digits of SHA-256(salt, 0, ip).
+/// Enough to tell clients apart in an audit, useless for recovering the address without
+/// the salt.
+pub fn client_hash(salt: &Secret, ip: &str) -> String {
+    short_digest(&[salt.expose().as_bytes(), ip.as_bytes()])
+}
+
+/// 16 hex digits of the SHA-256 of `parts` joined by NUL, so that no two lists of parts
+/// (without NULs) hash alike (`"ab", "c"` vs `"a", "bc"`).
+pub(crate) fn short_digest(parts: &[&[u8]]) -> String {
+    let mut h = Sha256::new();
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            h.update([0u8]);
+        }
+        h.update(part);
+    }
+    hex::encode(&h.finalize()[..8])
 }
 
 #[cfg(test)]
