@@ -64,3 +64,30 @@ async fn with_the_limit_off_nothing_is_counted() {
         assert_eq!(res.status(), 200);
     }
 }
+
+#[tokio::test]
+async fn mcp_calls_count_against_the_same_limit() {
+    let counters: Arc<dyn Counters> = Arc::new(MemoryCounters::default());
+    let config =
+        ClientLimitConfig::from_lookup(|k| (k == "RATE_LIMIT_PER_MINUTE").then(|| "1".to_owned()))
+            .unwrap();
+    let mut state = state().await;
+    state.limit = ClientLimit::new("search", config, counters);
+    let mcp = || {
+        let mut ev: Value =
+            serde_json::from_str(include_str!("../data/function_url_mcp_post.json")).unwrap();
+        ev["requestContext"]["http"]["sourceIp"] = json!("198.51.100.7");
+        ev["body"] = json!(r#"{"jsonrpc": "2.0", "id": 1, "method": "ping"}"#);
+        lambda_http::request::from_str(&ev.to_string()).unwrap()
+    };
+    let res = function_handler(&state, mcp()).await.unwrap();
+    assert_eq!(res.status(), 200);
+    // The agent's next call, MCP or the search API, is one past the limit.
+    let res = function_handler(&state, mcp()).await.unwrap();
+    assert_eq!(res.status(), 429);
+    assert!(res.headers().contains_key("retry-after"));
+    let res = function_handler(&state, get_from("198.51.100.7"))
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 429);
+}
