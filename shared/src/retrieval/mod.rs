@@ -70,6 +70,12 @@ pub const MAX_QUERY_TERMS: usize = 256;
 /// The share of a query's words (weighted by specificity) that some passage must match for
 /// [`Retriever::search`] to return any hit (see there).
 pub const MIN_COVERAGE: f32 = 0.15;
+
+/// How many of the best hits [`Retriever::search`] looks through for one that covers the
+/// question, whatever the number of hits asked for: whether a site can answer a question
+/// must not depend on how many hits the caller shows (a chat asking for 3 and a search
+/// asking for 10 agree on it).
+pub const COVERAGE_DEPTH: usize = 10;
 /// The weight a query word's translations into the other language share; its own terms
 /// weigh 1 each. Below 1 so that, on a site with both languages, the page in the
 /// question's language outranks its translation, which still comes next.
@@ -1412,7 +1418,8 @@ impl Retriever {
     /// the IDF of its most specific indexed alternative, or the IDF of an absent term when
     /// the site has none (a word the site never uses is as specific as words get). A
     /// passage matches a word when it holds any of its alternatives (a phrase: all its
-    /// terms). The question is answered when some hit's passage matches at least
+    /// terms). The question is answered when one of the best [`COVERAGE_DEPTH`] hits' passage
+    /// matches at least
     /// [`MIN_COVERAGE`] of the total weight, and, when words the site never uses carry
     /// more than [`MAX_UNKNOWN`] of it, at least [`MIN_WORDS_IF_UNKNOWN`] of its words (or
     /// a name no dictionary has, as written: [`Word::literal`], or a word rare on the site:
@@ -1443,8 +1450,10 @@ impl Retriever {
                 .map(|(&id, t)| (t.term.as_str(), id, t.weight));
             let fields = self.score_fields(triples.clone(), &mut scratch.field_score);
             let scored = self.score_terms(triples, &mut scratch.score, &mut scratch.chars);
-            let mut ranked = self.rank_scored(scored, &fields, k, min_score);
-            if min_coverage > 0.0 && !ranked.is_empty() {
+            let covering = min_coverage > 0.0;
+            let depth = if covering { k.max(COVERAGE_DEPTH) } else { k };
+            let mut ranked = self.rank_scored(scored, &fields, depth, min_score);
+            if covering && !ranked.is_empty() {
                 self.word_weights(
                     set,
                     &mut scratch.weighed,
@@ -1506,7 +1515,7 @@ impl Retriever {
                     .sum();
                 let mostly_unknown = unknown > MAX_UNKNOWN * total;
                 let answerable = total <= 0.0
-                    || ranked.iter().any(|hit| {
+                    || ranked.iter().take(COVERAGE_DEPTH).any(|hit| {
                         let (share, count) = coverage(hit);
                         share >= min_coverage && (!mostly_unknown || count >= MIN_WORDS_IF_UNKNOWN)
                     });
@@ -1514,6 +1523,7 @@ impl Retriever {
                     ranked.clear();
                 }
             }
+            ranked.truncate(k);
             let terms = std::mem::take(&mut scratch.terms.terms);
             (terms, self.with_versions(ranked, k))
         })
