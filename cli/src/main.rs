@@ -6,7 +6,8 @@
 //! what would change in the deployed knowledge base and uploads it; `rag sync --url URL
 //! --token-env VAR [FILE]` sends only the documents that changed; `rag build` writes the
 //! knowledge base from a site (built HTML, Markdown, a sitemap crawl, BibTeX, hand-kept
-//! JSON) with its options in `rag.toml`; `rag report --since 2026-11-01 [--json|--csv|--html]`
+//! JSON) with its options in `rag.toml`; `rag index` writes the prebuilt index the functions
+//! load at cold start; `rag report --since 2026-11-01 [--json|--csv|--html]`
 //! summarises what visitors asked (from the audit table). Exit codes: 0 success,
 //! 1 invalid input or failed check, 2 usage error.
 

@@ -5,6 +5,7 @@
 //! fuzz harnesses) run with `--features test-util` (`--all-features`).
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
+mod docs_paths;
 mod followup;
 #[cfg(feature = "test-util")]
 mod fuzz_corpus;
