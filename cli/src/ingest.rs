@@ -12,13 +12,12 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use serde_json::Value;
-use shared::kb::parse_kb_bytes;
-use shared::kb::{fingerprint, rest_fingerprint, summaries, DocSummary, KbDiff};
-use shared::Error;
+use shared::kb::KbDiff;
 
+use crate::local_kb::{print_diff, LocalKb};
 use crate::out::outln;
 use crate::remote::{print_written, Condition, IngestClient, Written};
+use crate::stop::{exit, runtime, Stop};
 
 /// The arguments of `rag ingest`.
 pub(crate) struct Args<'a> {
@@ -30,93 +29,9 @@ pub(crate) struct Args<'a> {
     pub(crate) stage_above: usize,
 }
 
-/// Why a command stops: a usage mistake (exit 2) or a failure (exit 1).
-pub(crate) enum Stop {
-    Usage(String),
-    Failed(String),
-}
-
-/// The exit code for a command's result; prints the reason it stopped to stderr.
-pub(crate) fn exit(result: Result<(), Stop>) -> ExitCode {
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(Stop::Usage(m)) => {
-            eprintln!("error: {m}");
-            ExitCode::from(2)
-        }
-        Err(Stop::Failed(m)) => {
-            eprintln!("error: {m}");
-            ExitCode::from(1)
-        }
-    }
-}
-
 /// Runs the command; prints progress to stdout and problems to stderr.
 pub(crate) fn run(args: &Args<'_>) -> ExitCode {
     exit(execute(args))
-}
-
-/// A local knowledge-base file, validated, with what diffing it needs.
-pub(crate) struct LocalKb {
-    /// The file's bytes, uploaded as they are.
-    pub(crate) bytes: Vec<u8>,
-    /// The file as plain JSON: diffs are over the documents' JSON as written.
-    pub(crate) value: Value,
-    /// Its documents' summaries.
-    pub(crate) summaries: Vec<DocSummary>,
-    /// Its glossary entries.
-    pub(crate) glossary_entries: usize,
-    /// The path, for messages.
-    pub(crate) origin: String,
-}
-
-impl LocalKb {
-    /// Reads and validates `path`; every problem is printed to stderr.
-    pub(crate) fn load(path: &Path) -> Result<Self, Stop> {
-        let bytes =
-            std::fs::read(path).map_err(|e| Stop::Failed(format!("{}: {e}", path.display())))?;
-        let origin = path.display().to_string();
-        let kb = match parse_kb_bytes(&bytes, &origin) {
-            Ok(kb) => kb,
-            Err(Error::InvalidKb(problems)) => {
-                for p in &problems.0 {
-                    eprintln!("{origin}: {p}");
-                }
-                return Err(Stop::Failed(format!(
-                    "{} problem(s) in {origin}; nothing uploaded",
-                    problems.0.len()
-                )));
-            }
-            Err(e) => return Err(Stop::Failed(e.to_string())),
-        };
-        let value: Value =
-            serde_json::from_slice(&bytes).map_err(|e| Stop::Failed(e.to_string()))?;
-        Ok(Self {
-            summaries: summaries(&value),
-            glossary_entries: kb.glossary.len(),
-            bytes,
-            value,
-            origin,
-        })
-    }
-
-    /// [`fingerprint`] of the whole file.
-    pub(crate) fn content_hash(&self) -> String {
-        fingerprint(&self.value)
-    }
-
-    /// [`rest_fingerprint`] of the file: its glossary.
-    pub(crate) fn rest_hash(&self) -> String {
-        rest_fingerprint(&self.value)
-    }
-}
-
-/// A single-threaded runtime for a command's HTTP calls.
-pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Stop> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Stop::Failed(format!("cannot start the async runtime: {e}")))
 }
 
 fn execute(args: &Args<'_>) -> Result<(), Stop> {
@@ -172,23 +87,4 @@ fn execute(args: &Args<'_>) -> Result<(), Stop> {
             ))),
         }
     })
-}
-
-/// Prints each id with `+` (added), `~` (changed) or `-` (removed), then the counts.
-pub(crate) fn print_diff(diff: &KbDiff) {
-    for (mark, ids) in [
-        ("+", &diff.added),
-        ("~", &diff.changed),
-        ("-", &diff.removed),
-    ] {
-        for id in ids {
-            outln!("  {mark} {id}");
-        }
-    }
-    outln!(
-        "{} added, {} changed, {} removed",
-        diff.added.len(),
-        diff.changed.len(),
-        diff.removed.len()
-    );
 }

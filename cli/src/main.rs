@@ -14,9 +14,11 @@
 mod build;
 mod eval;
 mod ingest;
+mod local_kb;
 mod out;
 mod remote;
 mod report;
+mod stop;
 mod sync;
 
 use clap::{Parser, Subcommand};

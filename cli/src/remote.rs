@@ -12,8 +12,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use shared::kb::DocSummary;
 
-use crate::ingest::Stop;
 use crate::out::outln;
+use crate::stop::Stop;
 
 /// Time allowed for each call to the ingest function (a 5 MiB upload included).
 const TIMEOUT: Duration = Duration::from_secs(60);

@@ -20,9 +20,10 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use shared::kb::{documents_of, KbDiff};
 
-use crate::ingest::{exit, print_diff, runtime, LocalKb, Stop};
+use crate::local_kb::{print_diff, LocalKb};
 use crate::out::outln;
 use crate::remote::{print_written, Condition, IngestClient, Remote, Written};
+use crate::stop::{exit, runtime, Stop};
 
 /// Writes tried before giving up on conflicts (the first included).
 pub(crate) const MAX_ATTEMPTS: u32 = 4;

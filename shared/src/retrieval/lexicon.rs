@@ -203,6 +203,35 @@ impl Lexicon {
         scratch: &mut Scratch,
         out: &mut Vec<Segment<'a>>,
     ) {
+        self.segment_shorter(run, attested, usize::MAX, scratch, out);
+    }
+
+    /// The segments of one dictionary word as if the dictionary did not have it whole: its
+    /// parts (触发器 → 触发 + 器). A compound's own entry may be a sense the site never
+    /// uses (触发器 "flip-flop" on a database site) where its parts' senses ("trigger")
+    /// are the site's words.
+    pub(crate) fn parts_in<'a>(
+        &'a self,
+        word: &'a str,
+        attested: impl Fn(&str) -> bool,
+        scratch: &mut Scratch,
+        out: &mut Vec<Segment<'a>>,
+    ) {
+        let chars = word.chars().count();
+        if chars > 1 {
+            self.segment_shorter(word, attested, chars - 1, scratch, out);
+        }
+    }
+
+    /// [`Lexicon::segment_in`] with words of at most `max_chars` characters.
+    fn segment_shorter<'a>(
+        &'a self,
+        run: &'a str,
+        attested: impl Fn(&str) -> bool,
+        max_chars: usize,
+        scratch: &mut Scratch,
+        out: &mut Vec<Segment<'a>>,
+    ) {
         let Scratch {
             starts,
             words,
@@ -221,7 +250,7 @@ impl Lexicon {
         first.clear();
         for i in 0..n {
             first.push(words.len() as u32);
-            for len in 1..=MAX_KEY_CHARS.min(n - i) {
+            for len in 1..=MAX_KEY_CHARS.min(n - i).min(max_chars) {
                 let prefix = &run[at(i)..at(i + len)];
                 let entry = probe(prefix);
                 let flags = entry.map_or(0, |e| e.flags);

@@ -1025,6 +1025,10 @@ impl Retriever {
                             if !single && ex.has_translations() && !terms.word_indexed() {
                                 self.add_respelled_name(ex, terms);
                             }
+                            // Nor was it a name: its parts' senses may be the site's.
+                            if !single && ex.has_translations() && !terms.word_indexed() {
+                                self.add_parts(ex, seg_scratch, candidates, ids, shares, terms);
+                            }
                         }
                         terms.end_word();
                     }
@@ -1045,6 +1049,39 @@ impl Retriever {
             terms.add(&t, 1.0, None, index);
             terms.end_word();
         });
+    }
+
+    /// Adds to the current word the translations of its dictionary parts of two or more
+    /// characters (触发器 → 触发 "trigger"), for a compound whose own translations the
+    /// site never writes. A lone character's senses are too many to stand for a word.
+    /// `scratch`, `candidates`, `ids` and `shares` are working buffers (`shares` is only
+    /// appended to).
+    fn add_parts(
+        &self,
+        ex: &Segment<'_>,
+        scratch: &mut lexicon::Scratch,
+        candidates: &mut Vec<(usize, usize, f32)>,
+        ids: &mut Vec<u32>,
+        shares: &mut Vec<(usize, f32)>,
+        terms: &mut TermSet,
+    ) {
+        let mut parts = Vec::new();
+        self.lexicon
+            .parts_in(ex.word, |w| self.han_attested(w), scratch, &mut parts);
+        for part in parts
+            .iter()
+            .filter(|p| p.word.chars().nth(1).is_some() && !p.is_function_word())
+        {
+            let a = shares.len();
+            self.translations_of(part, candidates, ids, shares);
+            let mut groups = part.translation_terms().enumerate();
+            for &(k, w) in &shares[a..] {
+                if let Some((_, group)) = groups.find(|&(j, _)| j == k) {
+                    let phrase = group.split(' ').filter(|t| !t.is_empty());
+                    terms.add_phrase(phrase, w, Some(ex.word), &self.index);
+                }
+            }
+        }
     }
 
     /// True when the corpus writes the Han `word` (every bigram of it is indexed), which
