@@ -1712,6 +1712,25 @@ mod tests {
     }
 
     #[test]
+    fn a_compound_whose_senses_the_site_never_uses_is_translated_by_its_parts() {
+        // The dictionary's 触发器 is "flip-flop"; 触发 is "trigger".
+        let r = site(&["a flip-flop circuit", "create a trigger on the table"]);
+        let terms = r.analyze_query("触发器");
+        assert_eq!(
+            weight(&terms, "trigger"),
+            0.0,
+            "flip-flop is on the site: {terms:?}"
+        );
+        let r = site(&["the table has columns", "create a trigger on the table"]);
+        let terms = r.analyze_query("触发器怎么写");
+        assert!(weight(&terms, "trigger") > 0.0, "{terms:?}");
+        let (_, ranked) = r.search("触发器怎么写", 2, 0.0);
+        assert_eq!(ranked.first().map(|h| h.doc), Some(1), "{ranked:?}");
+        // A lone character's senses stand for no part: 器 ("device") is not added.
+        assert_eq!(weight(&terms, "devic"), 0.0, "{terms:?}");
+    }
+
+    #[test]
     fn question_and_filler_words_add_no_bigrams() {
         let r = Retriever::build([["卸载工具".to_string()]], &[]);
         let terms = r.analyze_query("请问卸载这个工具是怎么做的话");
