@@ -12,17 +12,10 @@
 use chat::{function_handler, AppState};
 use lambda_http::{service_fn, Error, Request, StreamAdapter};
 use shared::edge::RawQueryGuard;
-use std::sync::Arc;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    shared::edge::init_tracing();
-    // Logged as well as returned: the log line carries the cause in words (which object,
-    // which variable), where the runtime only prints the error's debug form.
-    let state = AppState::from_env()
-        .await
-        .inspect_err(|e| lambda_http::tracing::error!(error = %e, "cold start failed"))?;
-    let state = Arc::new(state);
+    let state = shared::edge::cold_start(AppState::from_env()).await?;
     let handler = service_fn(move |event: Request| {
         let state = state.clone();
         async move { function_handler(&state, event).await }

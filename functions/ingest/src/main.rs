@@ -9,7 +9,6 @@
 use ingest::{function_handler, AppState};
 use lambda_http::{service_fn, Adapter, Error, Request};
 use shared::edge::RawQueryGuard;
-use std::sync::Arc;
 
 // Counts heap use, so a new knowledge base's index is measured before it is stored
 // (`shared::memory`).
@@ -18,13 +17,7 @@ static ALLOC: shared::memory::CountingAlloc = shared::memory::CountingAlloc;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    shared::edge::init_tracing();
-    // Logged as well as returned: the log line carries the cause in words (which object,
-    // which variable), where the runtime only prints the error's debug form.
-    let state = AppState::from_env()
-        .await
-        .inspect_err(|e| lambda_http::tracing::error!(error = %e, "cold start failed"))?;
-    let state = Arc::new(state);
+    let state = shared::edge::cold_start(AppState::from_env()).await?;
     let handler = service_fn(move |event: Request| {
         let state = state.clone();
         async move { function_handler(&state, event).await }

@@ -7,11 +7,14 @@
 //! - `raw_query`: function-URL query strings `lambda_http` would panic on, escaped
 //!   ([`RawQueryGuard`]).
 //! - `telemetry`: log set-up, the per-request summary line ([`RequestLog`]) and EMF metrics.
+//! - `bootstrap`: a function's start ([`cold_start`]), shared by the three `main.rs`.
 
+mod bootstrap;
 mod http;
 mod raw_query;
 mod telemetry;
 
+pub use bootstrap::cold_start;
 pub use http::{
     body_bytes, error_response, json_response, origin, request_id, source_ip, sse_event, ApiError,
     Cors, MAX_BODY_BYTES,
