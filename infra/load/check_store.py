@@ -26,6 +26,13 @@ import sys
 import boto3
 
 
+def client_id(stored):
+    """The id the client sent, from the key a turn is stored under: the chat records a
+    turn under "<client id>.<digest of session and question>" (shared::idempotency_key),
+    so a retry maps to the same key; the load's client ids hold no dot."""
+    return stored.split(".", 1)[0]
+
+
 def scan(client, table, **kwargs):
     """Every page of a Scan (a single Scan stops at 1 MB)."""
     for page in client.get_paginator("scan").paginate(TableName=table, **kwargs):
@@ -58,7 +65,7 @@ def main(argv):
     outcomes = {}
     for page in scan(dynamo, audit_table, ProjectionExpression="request_id, outcome"):
         for item in page["Items"]:
-            rid = item["request_id"]["S"]
+            rid = client_id(item["request_id"]["S"])
             audit[rid] += 1
             outcomes[rid] = item.get("outcome", {}).get("S")
     turns = collections.Counter()
@@ -75,7 +82,7 @@ def main(argv):
             if item["session_id"]["S"].startswith("answer-cache#"):
                 cached_answers += 1
                 continue
-            turns[(item["request_id"]["S"], item["role"]["S"])] += 1
+            turns[(client_id(item["request_id"]["S"]), item["role"]["S"])] += 1
 
     problems = []
     known = set()

@@ -1,12 +1,12 @@
 //! Where the heap goes when a function indexes a knowledge base from its JSON (no prebuilt
 //! index): reads, parses and indexes one file exactly as the search function does, under
 //! the counting allocator, and prints the peak and what was held at the end of each phase
-//! the build marks ([`shared::memory::mark`]), both above what was live before the read.
+//! the build marks ([`shared::heap::mark`]), both above what was live before the read.
 //!
 //! Usage: `cargo run -p shared --example build_memory -- KB.json` (a large one from
 //! `infra/gen_kb.py 10000 kb.json`).
 
-use shared::memory::{measure, record, CountingAlloc};
+use shared::heap::{measure, record, CountingAlloc};
 use shared::retrieval::Analyzer;
 
 #[global_allocator]
@@ -26,11 +26,11 @@ fn main() -> Result<(), BoxError> {
     let started = std::time::Instant::now();
     let (index, marks) = record(|| -> Result<_, BoxError> {
         let bytes = std::fs::read(&path)?;
-        shared::memory::mark("read");
+        shared::heap::mark("read");
         let kb = shared::kb::parse_kb_bytes(&bytes, &path)?;
-        shared::memory::mark("parse");
+        shared::heap::mark("parse");
         drop(bytes);
-        shared::memory::mark("drop json");
+        shared::heap::mark("drop json");
         Ok(shared::search::SearchIndex::new(kb, "measured"))
     });
     let index = index?;

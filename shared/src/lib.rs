@@ -14,7 +14,7 @@
 //! - [`message`]: roles, chat messages and token usage.
 //! - [`secret`]: [`Secret`], a string that prints as `[redacted]`, and OS randomness.
 //! - [`dates`]: civil dates from day numbers (the budget's UTC days, `rag report`).
-//! - [`memory`]: the heap an index build takes, measured.
+//! - [`heap`]: the heap an index build takes, measured.
 //! - [`retry`]: retrying transient failures with backoff and jitter until a deadline.
 //!
 //! Knowledge and retrieval:
@@ -67,12 +67,12 @@ pub mod dates;
 pub mod edge;
 pub mod error;
 pub mod grounding;
+pub mod heap;
 pub mod ingest;
 pub mod kb;
 pub mod limits;
 pub mod llm;
 pub mod mcp;
-pub mod memory;
 pub mod message;
 pub mod prompt;
 pub mod retrieval;

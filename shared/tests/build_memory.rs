@@ -5,8 +5,8 @@
 // The generated site is `shared::testing`'s.
 #![cfg(feature = "test-util")]
 
+use shared::heap::{measure, CountingAlloc};
 use shared::kb::parse_kb_bytes;
-use shared::memory::{measure, CountingAlloc};
 use shared::search::SearchIndex;
 use shared::testing::synthetic::{site_json, Extras};
 

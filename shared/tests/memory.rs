@@ -1,7 +1,7 @@
 //! `shared::memory` with its allocator installed, as the ingest function installs it. One
 //! test only: the counters are process-wide, so nothing may allocate beside it.
 
-use shared::memory::{mark, measure, record, CountingAlloc};
+use shared::heap::{mark, measure, record, CountingAlloc};
 
 #[global_allocator]
 static ALLOC: CountingAlloc = CountingAlloc;

@@ -13,7 +13,7 @@ use shared::edge::RawQueryGuard;
 // Counts heap use, so a new knowledge base's index is measured before it is stored
 // (`shared::memory`).
 #[global_allocator]
-static ALLOC: shared::memory::CountingAlloc = shared::memory::CountingAlloc;
+static ALLOC: shared::heap::CountingAlloc = shared::heap::CountingAlloc;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {

@@ -14,7 +14,7 @@ use shared::ingest::IngestConfig;
 use shared::{Config, MemoryConversationStore, MemoryKbSource};
 
 #[global_allocator]
-static ALLOC: shared::memory::CountingAlloc = shared::memory::CountingAlloc;
+static ALLOC: shared::heap::CountingAlloc = shared::heap::CountingAlloc;
 
 /// `n` pages of text drawn from the basic CJK ideographs by a fixed LCG: every pair of
 /// characters is a new bigram, the worst case for the index.

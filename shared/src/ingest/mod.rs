@@ -42,11 +42,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, Problem, Problems, Result};
+use crate::heap;
 use crate::kb::{
     fingerprint, rest_fingerprint, summaries, DocSummary, KbDiff, KbObject, KbSource,
     KbSourceError, KnowledgeBase, WriteCondition, Written,
 };
-use crate::memory;
 use crate::search::SearchIndex;
 use crate::store::{AuditRecord, ConversationStore};
 
@@ -570,14 +570,14 @@ impl IngestService {
     /// They download the bytes, then parse and index them while, on a refresh, the index
     /// of the version before stays in memory: so what they need is the bytes, the build's
     /// peak, and one more index like this one. The peak and the index are measured by
-    /// building it here exactly as they will ([`memory::measure`]); without the counting
+    /// building it here exactly as they will ([`heap::measure`]); without the counting
     /// allocator (a test process, the CLI) both together are estimated at
     /// [`UNMEASURED_FACTOR`] times the bytes, the worst ratio measured (random CJK pages).
     ///
     /// Returns the version as built (from which its prebuilt index, [`crate::index`], is
     /// written once its ETag is known) and the hash of its bytes.
     fn check_fits(&self, bytes: &[u8]) -> Result<(SearchIndex, u64)> {
-        let (built, used) = memory::measure(|| {
+        let (built, used) = heap::measure(|| {
             crate::kb::parse_kb_bytes(bytes, "the new version")
                 .map(|kb| SearchIndex::new(kb, String::new()))
         });

@@ -578,18 +578,18 @@ impl Retriever {
                 has_han = has_han || text.chars().any(tokenize::is_han);
             }
         }
-        crate::memory::mark("analyze+postings");
+        crate::heap::mark("analyze+postings");
         // The names before the postings are laid out, so the word counts are gone by then.
         let names: Vec<(String, String)> = counter
             .names()
             .filter_map(|w| analyzer.latin_term(&w).map(|t| (w, t)))
             .collect();
-        crate::memory::mark("names");
+        crate::heap::mark("names");
         // Before the postings are laid out, the build's peak (docs/prebuilt-index.md).
         analyzer.forget_words();
         let index = builder.finish(Bm25Params::default());
         let fields = fields.finish(FIELD_PARAMS);
-        crate::memory::mark("finish");
+        crate::heap::mark("finish");
         Self::assemble(
             analyzer, index, fields, units, n_docs, has_han, names, glossary, None,
         )
@@ -621,20 +621,20 @@ impl Retriever {
             }
         }
         let lexicon = Lexicon::new(glossary);
-        crate::memory::mark("glossary");
+        crate::heap::mark("glossary");
         let versions = match versions {
             Some(stored) => stored,
             None if has_han => versions::pair(&index, &units, n_docs, &lexicon),
             None => Vec::new(),
         };
-        crate::memory::mark("versions");
+        crate::heap::mark("versions");
         // Only a site with Chinese text has bigrams to list.
         let char_bigrams = if has_han {
             CharBigrams::build(&index)
         } else {
             CharBigrams::default()
         };
-        crate::memory::mark("char bigrams");
+        crate::heap::mark("char bigrams");
         Self {
             char_bigrams,
             analyzer,

@@ -127,7 +127,7 @@ impl SearchIndex {
 
     fn assemble(kb: KnowledgeBase, version: String) -> Self {
         let chunks: Vec<Chunks> = kb.documents.iter().map(Chunks::of).collect();
-        crate::memory::mark("passages");
+        crate::heap::mark("passages");
         let texts = kb
             .documents
             .iter()
@@ -138,7 +138,7 @@ impl SearchIndex {
         let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
         let vocabulary = Vocabulary::of(&kb, &facets);
         let language = Language::of_kb(&kb);
-        crate::memory::mark("facets");
+        crate::heap::mark("facets");
         Self {
             kb,
             chunks,
