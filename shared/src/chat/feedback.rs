@@ -13,9 +13,10 @@ use serde_json::{Map, Value};
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
+use super::RequestContext;
 use crate::error::{Error, Result};
 use crate::secret::Secret;
-use crate::store::{Feedback, Rating};
+use crate::store::{Feedback, FeedbackStored, Rating, StoreError};
 
 /// Longest comment accepted, in characters, after control characters are taken out.
 pub const MAX_COMMENT_CHARS: usize = 500;
@@ -174,6 +175,73 @@ pub struct FeedbackAck {
     pub rating: Rating,
     /// Whether a comment was stored with it.
     pub comment: bool,
+}
+
+impl super::ChatService {
+    /// Stores a visitor's rating of an earlier answer: the token must be the answer's
+    /// ([`Error::Forbidden`], 403), the rating is rate-limited per client and session like a
+    /// question but counted apart, so rating never uses up the visitor's questions
+    /// ([`Error::RateLimited`], 429), and the answer must be recorded in that session
+    /// ([`Error::NotFound`], 404). Nothing is written on any refusal; a second rating of
+    /// the same answer replaces the first. One conditional `UpdateItem`, no model call.
+    #[tracing::instrument(skip_all, fields(request_id = %ctx.request_id))]
+    pub async fn feedback(
+        &self,
+        req: &FeedbackRequest,
+        ctx: &RequestContext,
+    ) -> Result<FeedbackAck, Error> {
+        let secret =
+            self.salt.get().await.inspect_err(
+                |e| tracing::error!(error = %e, "cannot look up the client-hash salt"),
+            )?;
+        if !verify_feedback_token(secret, &req.request_id, &req.session_id, &req.token) {
+            return Err(Error::Forbidden(
+                "feedback.token is not the feedback_token of that answer in that session".into(),
+            ));
+        }
+        let client = self.client_key(ctx.client_ip.as_deref()).await?;
+        let limited = self
+            .rate
+            .check(
+                &format!("feedback:{client}"),
+                Some(&format!("feedback:{}", req.session_id)),
+                ctx.at,
+            )
+            .await
+            .inspect_err(|e| tracing::error!(error = %e, "cannot check the rate limits"))?;
+        if let Some(l) = limited {
+            return Err(Error::RateLimited {
+                scope: l.scope,
+                retry_after_secs: l.retry_after_secs,
+            });
+        }
+        let at_ms = crate::store::epoch_ms(ctx.at);
+        // Throttling and outages retried within the record budget: the update sets the same
+        // values every time, so an attempt that landed unseen is harmless to repeat.
+        let deadline = tokio::time::Instant::now() + self.config.store_budgets.record;
+        let feedback = req.feedback(at_ms);
+        let stored = crate::retry::retry_until(deadline, StoreError::is_retryable, || {
+            self.store
+                .record_feedback(&req.request_id, &req.session_id, &feedback)
+        })
+        .await
+        .inspect_err(|e| tracing::error!(error = %e, "cannot store feedback"))?;
+        match stored {
+            FeedbackStored::Stored => {
+                tracing::info!(rating = req.rating.as_str(), rated = %req.request_id, "feedback stored");
+                Ok(FeedbackAck {
+                    request_id: req.request_id.clone(),
+                    rating: req.rating,
+                    comment: req.comment.is_some(),
+                })
+            }
+            FeedbackStored::UnknownRequest => Err(Error::NotFound(
+                "no recorded answer has that request_id in that session (an answer is recorded \
+                 just after its done event: retry in a moment)"
+                    .into(),
+            )),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -24,10 +24,12 @@
 //!
 //! Nothing here knows about HTTP or Lambda: the `chat` function maps requests and results.
 
+mod admission;
 mod bot_check;
 mod config;
 mod feedback;
 mod followup;
+mod health;
 mod offline;
 mod outcome;
 mod request;
@@ -77,8 +79,8 @@ use crate::message::Usage;
 use crate::prompt::{build_prompt, estimate_tokens, Prompt, PromptInput, ANSWER_RESERVE};
 use crate::retrieval::Ranked;
 use crate::search::SearchIndex;
-use crate::secret::Secret;
-use crate::store::{AuditRecord, ConversationStore, Exchange, FeedbackStored, StoreError};
+use crate::store::{AuditRecord, ConversationStore, Exchange};
+use admission::limits;
 
 /// Most answers an instance keeps in memory when the cache is not DynamoDB's. Each is at
 /// most [`reply_cap_chars`] characters, so this bounds the cache to a few MB.
@@ -303,192 +305,6 @@ impl ChatService {
         }
     }
 
-    /// The same service counting its limits in `counters` (shared by all instances when
-    /// they are DynamoDB's) and hashing client addresses with `salt` (a [`Secret`], or a
-    /// [`ClientSalt::lazy`] one looked up by the first request that needs it).
-    pub fn with_counters(
-        mut self,
-        counters: Arc<dyn Counters>,
-        salt: impl Into<ClientSalt>,
-    ) -> Self {
-        (self.rate, self.budget) = limits(&self.config, self.llm.as_deref(), counters);
-        self.salt = salt.into();
-        self
-    }
-
-    /// The salted hash of a client address, as stored and as counted by the rate limits
-    /// (IPv6 addresses by their network, [`client_network`]); an error when the
-    /// salt is still unknown and cannot be looked up.
-    pub async fn client_key(&self, ip: Option<&str>) -> Result<String, StoreError> {
-        match ip {
-            None => Ok("unknown".to_owned()),
-            Some(ip) => Ok(client_hash(
-                self.salt.get().await?,
-                &client_network(ip, self.config.ipv6_prefix),
-            )),
-        }
-    }
-
-    /// A bot-check challenge for the client at `ip` (`GET ?challenge`); `None` when the
-    /// check is off. Writes nothing; an error only when the salt is still unknown and
-    /// cannot be looked up.
-    pub async fn challenge(
-        &self,
-        ip: Option<&str>,
-        now: SystemTime,
-    ) -> Result<Option<Challenge>, StoreError> {
-        let BotCheck::Pow { difficulty, ttl } = self.config.bot_check else {
-            return Ok(None);
-        };
-        let client = self.client_key(ip).await?;
-        let secret = self.salt.get().await?;
-        Ok(Some(bot_check::issue_challenge(
-            secret, &client, difficulty, ttl, now,
-        )))
-    }
-
-    /// Admits a validated request, before anything is answered or counted: with
-    /// `BOT_CHECK=pow` its proof must solve a live challenge issued to this client
-    /// ([`Error::BotCheck`], 403); then the rate limits: [`Error::RateLimited`] (429) when
-    /// the client (by its source address) or the session has used up this minute,
-    /// [`Error::Store`] (503 when retryable) when the counters cannot be reached: refusing
-    /// is safer than serving unmetered.
-    pub async fn admit(&self, req: &ChatRequest, ctx: &RequestContext) -> Result<(), Error> {
-        let client = self
-            .client_key(ctx.client_ip.as_deref())
-            .await
-            .inspect_err(|e| tracing::error!(error = %e, "cannot look up the client-hash salt"))?;
-        if let BotCheck::Pow { difficulty, .. } = self.config.bot_check {
-            // The salt is known: `client_key` just found it (or there is no address, and
-            // then the lookup below is the first).
-            let secret = self.salt.get().await?;
-            bot_check::verify_proof(secret, &client, req.proof.as_deref(), difficulty, ctx.at)
-                .map_err(|e| {
-                    tracing::info!(code = e.code(), client = %client, "bot check refused");
-                    Error::BotCheck(e)
-                })?;
-        }
-        let session = self
-            .issued_session(req)
-            .await
-            .inspect_err(|e| tracing::error!(error = %e, "cannot look up the client-hash salt"))?;
-        let limited = self
-            .rate
-            .check(&client, session, ctx.at)
-            .await
-            .inspect_err(|e| tracing::error!(error = %e, "cannot check the rate limits"))?;
-        match limited {
-            None => Ok(()),
-            Some(l) => {
-                tracing::info!(scope = l.scope, client = %client, retry_after = l.retry_after_secs, "rate limited");
-                Err(Error::RateLimited {
-                    scope: l.scope,
-                    retry_after_secs: l.retry_after_secs,
-                })
-            }
-        }
-    }
-
-    /// `name` signed as a session id of this deployment (`session::sign`): for tests and
-    /// tools that continue a session they name. Before the salt is known (a lazy salt not
-    /// yet looked up) `name` is returned as it is, and will not verify.
-    pub fn sign_session(&self, name: &str) -> String {
-        self.salt
-            .known()
-            .map_or_else(|| name.to_owned(), |secret| session::sign(secret, name))
-    }
-
-    /// The request's session when this deployment issued it: only those are counted (any
-    /// other starts a new session, limited with its client).
-    async fn issued_session<'a>(
-        &self,
-        req: &'a ChatRequest,
-    ) -> Result<Option<&'a str>, StoreError> {
-        let Some(s) = req.session_id.as_deref() else {
-            return Ok(None);
-        };
-        let secret = self.salt.get().await?;
-        Ok(session::verify(secret, s).then_some(s))
-    }
-
-    /// The secret sessions are signed with: the client-hash salt. Known once the request
-    /// was admitted; should its lookup still fail, a per-process secret signs a new
-    /// session (which then lives on this instance only) rather than failing the turn.
-    async fn session_secret(&self) -> Secret {
-        match self.salt.get().await {
-            Ok(secret) => secret.clone(),
-            Err(e) => {
-                tracing::warn!(error = %e, "client-hash salt unknown: session signed per instance");
-                random_salt()
-            }
-        }
-    }
-
-    /// Stores a visitor's rating of an earlier answer: the token must be the answer's
-    /// ([`Error::Forbidden`], 403), the rating is rate-limited per client and session like a
-    /// question but counted apart, so rating never uses up the visitor's questions
-    /// ([`Error::RateLimited`], 429), and the answer must be recorded in that session
-    /// ([`Error::NotFound`], 404). Nothing is written on any refusal; a second rating of
-    /// the same answer replaces the first. One conditional `UpdateItem`, no model call.
-    #[tracing::instrument(skip_all, fields(request_id = %ctx.request_id))]
-    pub async fn feedback(
-        &self,
-        req: &FeedbackRequest,
-        ctx: &RequestContext,
-    ) -> Result<FeedbackAck, Error> {
-        let secret =
-            self.salt.get().await.inspect_err(
-                |e| tracing::error!(error = %e, "cannot look up the client-hash salt"),
-            )?;
-        if !feedback::verify_feedback_token(secret, &req.request_id, &req.session_id, &req.token) {
-            return Err(Error::Forbidden(
-                "feedback.token is not the feedback_token of that answer in that session".into(),
-            ));
-        }
-        let client = self.client_key(ctx.client_ip.as_deref()).await?;
-        let limited = self
-            .rate
-            .check(
-                &format!("feedback:{client}"),
-                Some(&format!("feedback:{}", req.session_id)),
-                ctx.at,
-            )
-            .await
-            .inspect_err(|e| tracing::error!(error = %e, "cannot check the rate limits"))?;
-        if let Some(l) = limited {
-            return Err(Error::RateLimited {
-                scope: l.scope,
-                retry_after_secs: l.retry_after_secs,
-            });
-        }
-        let at_ms = crate::store::epoch_ms(ctx.at);
-        // Throttling and outages retried within the record budget: the update sets the same
-        // values every time, so an attempt that landed unseen is harmless to repeat.
-        let deadline = tokio::time::Instant::now() + self.config.store_budgets.record;
-        let feedback = req.feedback(at_ms);
-        let stored = crate::retry::retry_until(deadline, StoreError::is_retryable, || {
-            self.store
-                .record_feedback(&req.request_id, &req.session_id, &feedback)
-        })
-        .await
-        .inspect_err(|e| tracing::error!(error = %e, "cannot store feedback"))?;
-        match stored {
-            FeedbackStored::Stored => {
-                tracing::info!(rating = req.rating.as_str(), rated = %req.request_id, "feedback stored");
-                Ok(FeedbackAck {
-                    request_id: req.request_id.clone(),
-                    rating: req.rating,
-                    comment: req.comment.is_some(),
-                })
-            }
-            FeedbackStored::UnknownRequest => Err(Error::NotFound(
-                "no recorded answer has that request_id in that session (an answer is recorded \
-                 just after its done event: retry in a moment)"
-                    .into(),
-            )),
-        }
-    }
-
     /// The most answer tokens one call may produce: the chat's reserve, capped by the
     /// client's `LLM_MAX_TOKENS`.
     pub fn max_tokens(&self) -> u32 {
@@ -503,36 +319,6 @@ impl ChatService {
     /// The configured model's name, or `offline`.
     pub fn model_name(&self) -> &str {
         self.llm.as_ref().map_or(OFFLINE_MODEL, |l| l.model())
-    }
-
-    /// The health report for `GET`, with today's token budget (left out, and logged, when
-    /// its counter cannot be read).
-    pub async fn health(&self, index: &SearchIndex) -> Health {
-        let budget = match self.budget.status(SystemTime::now()).await {
-            Ok(b) => Some(b),
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot read the token budget for health");
-                None
-            }
-        };
-        Health {
-            status: if self.budget.is_degraded() {
-                "degraded"
-            } else {
-                "ok"
-            },
-            kb_version: index.version().to_owned(),
-            documents: index.kb().documents.len(),
-            model: self.model_name().to_owned(),
-            store: self.store.kind(),
-            contact_url: self.config.contact_url.clone(),
-            limits: LimitsReport {
-                counters: self.budget.counters_kind(),
-                rate_limit_per_minute: self.rate.per_minute(),
-                max_tokens: self.max_tokens(),
-                budget,
-            },
-        }
     }
 
     /// Answers a validated request in one piece. Errors are model failures
@@ -1005,22 +791,6 @@ fn max_tokens(llm: Option<&dyn LlmClient>) -> u32 {
     llm.map_or(reserve, |l| reserve.min(l.max_tokens()))
 }
 
-/// The rate limiter and token budget `config` asks for, counting in `counters`.
-fn limits(
-    config: &ChatConfig,
-    llm: Option<&dyn LlmClient>,
-    counters: Arc<dyn Counters>,
-) -> (RateLimiter, TokenBudget) {
-    let rate = RateLimiter::new(counters.clone(), config.rate_limit_per_minute);
-    // With less left than one answer's cap, no answer fits: the budget is exhausted.
-    let budget = TokenBudget::new(
-        counters,
-        config.daily_token_budget,
-        u64::from(max_tokens(llm)),
-    );
-    (rate, budget)
-}
-
 /// The sources of `hits`, numbered from 1 as in the prompt; from the knowledge base only.
 fn sources(index: &SearchIndex, hits: &[Ranked]) -> Vec<Source> {
     hits.iter()
@@ -1114,6 +884,7 @@ fn ms(d: Duration) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::secret::Secret;
 
     #[test]
     fn client_hashes_are_stable_per_salt_and_hide_the_address() {

@@ -12,6 +12,7 @@
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
+use crate::limits::random_salt;
 use crate::secret::Secret;
 
 /// Bytes of the MAC kept in an id: 64 bits, beyond guessing at any request rate.
@@ -61,6 +62,30 @@ fn mac(secret: &Secret, body: &str) -> Vec<u8> {
     m.update(b"session\0");
     m.update(body.as_bytes());
     m.finalize().into_bytes().to_vec()
+}
+
+impl super::ChatService {
+    /// `name` signed as a session id of this deployment (`session::sign`): for tests and
+    /// tools that continue a session they name. Before the salt is known (a lazy salt not
+    /// yet looked up) `name` is returned as it is, and will not verify.
+    pub fn sign_session(&self, name: &str) -> String {
+        self.salt
+            .known()
+            .map_or_else(|| name.to_owned(), |secret| sign(secret, name))
+    }
+
+    /// The secret sessions are signed with: the client-hash salt. Known once the request
+    /// was admitted; should its lookup still fail, a per-process secret signs a new
+    /// session (which then lives on this instance only) rather than failing the turn.
+    pub(super) async fn session_secret(&self) -> Secret {
+        match self.salt.get().await {
+            Ok(secret) => secret.clone(),
+            Err(e) => {
+                tracing::warn!(error = %e, "client-hash salt unknown: session signed per instance");
+                random_salt()
+            }
+        }
+    }
 }
 
 #[cfg(test)]
