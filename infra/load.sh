@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# A load run of the locally served functions (not part of CI; a developer runs it). All of it
-# on 127.0.0.1: moto (DynamoDB tables, the knowledge base in S3), the test suite's fake model
-# (shared/examples/fake_llm.rs, paced like a real one), the functions under `cargo lambda
+# A load run of the locally served functions (its defaults are a developer's run;
+# infra/test.sh runs a short one). All of it on 127.0.0.1: moto (DynamoDB tables, the
+# knowledge base in S3), the test suite's fake model (shared/examples/fake_llm.rs, paced
+# like a real one), the functions under `cargo lambda
 # watch`, and wrk with infra/load/wrk.lua, in four bounded phases at 50 connections:
 #
 #   search         GET ?q= and POST, for LOAD_SEARCH_SECS

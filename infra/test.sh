@@ -2,7 +2,7 @@
 # Runs every test: installs what the tests need (pinned tools in .venv), then the SAM template
 # checks, the format, lint and doc-link gates, the whole workspace's tests (including those
 # against a moto server each test binary starts on a free port), the MCP endpoint under the
-# official MCP client and the widget's browser tests.
+# official MCP client, the widget's browser tests and a short load run.
 # Usage: infra/test.sh   (CI: CI=true infra/test.sh)
 set -euo pipefail
 
@@ -52,3 +52,10 @@ if [ ! -x /usr/bin/chromium ] || ! dpkg-query -W -f='${Status}' fonts-wqy-microh
   $sudo_cmd apt-get install -y chromium fonts-wqy-microhei
 fi
 (cd tests/widget && npm ci --no-audit --no-fund && node --test)
+
+echo "==> short load run"
+# infra/load.sh at a small size (a few minutes, mostly its wait for a fresh clock minute
+# before the rate-limited phase): every answer checked against what the store holds, so
+# the script and its store check cannot rot unnoticed. Debug functions: already built.
+LOAD_CONNECTIONS=4 LOAD_SEARCH_SECS=3 LOAD_CHAT_REQUESTS=40 LOAD_CHAT_SECS=60 \
+    LOAD_RATE_LIMIT=10 LOAD_FUNCTION_CONCURRENCY=2 infra/load.sh --debug

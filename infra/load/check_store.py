@@ -3,8 +3,9 @@
 Reads, per chat phase, the "<status> <request_id>" lines the wrk threads wrote and the ids
 left in flight, then scans the conversation and audit tables in moto (the endpoint and
 table names come from the same environment the functions use) and requires:
-  - every request answered 200: exactly one audit record (outcome "ok") and exactly two
-    turns, its question and its answer;
+  - every request answered 200: exactly one audit record (outcome "ok", or "cached" for a
+    question answered from the answer cache, which the load's repeated questions hit) and
+    exactly two turns, its question and its answer;
   - every request answered 429: nothing stored;
   - a request left in flight by the duration cap: at most one record of each kind;
   - nothing stored under an id no client sent;
@@ -109,7 +110,7 @@ def main(argv):
             got = (audit[rid], turns[(rid, "user")], turns[(rid, "assistant")])
             if got != (1, 1, 1):
                 problems.append(f"{phase}: {rid} answered 200 but stored (audit, user, assistant) = {got}")
-            elif outcomes.get(rid) != "ok":
+            elif outcomes.get(rid) not in ("ok", "cached"):
                 problems.append(f"{phase}: {rid} answered 200 but audited as {outcomes.get(rid)!r}")
         for rid in refused:
             if audit[rid] or turns[(rid, "user")] or turns[(rid, "assistant")]:
