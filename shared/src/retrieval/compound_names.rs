@@ -29,7 +29,7 @@ impl Retriever {
         let spelled = |e: &Segment<'_>| {
             !e.stopword && !e.word.is_empty() && e.word.chars().all(is_translit_char)
         };
-        for run in super::stretches(exps.len(), |j| spelled(&exps[j])) {
+        for run in super::analysis::stretches(exps.len(), |j| spelled(&exps[j])) {
             if run.len() > 1 {
                 self.match_segments(&exps[run.clone()], &mut is_name[run], terms, probes);
             }

@@ -1,0 +1,271 @@
+//! Ranking: analysed terms into ranked documents. A document scores as its best passage
+//! plus its naming fields at [`FIELD_WEIGHT`]; [`Retriever::search`] adds the no-answer
+//! rule (a question the site cannot answer gets no hits).
+
+use super::*;
+
+impl Retriever {
+    /// Ranks documents for already analyzed terms: a document scores as its best passage.
+    /// Returns at most `k` documents scoring at least `min_score`.
+    pub fn rank(&self, terms: &[QueryTerm], k: usize, min_score: f32) -> Vec<Ranked> {
+        let (scored, fields) = with_scratch(|scratch| {
+            let triples = terms
+                .iter()
+                .map(|t| (t.term.as_str(), self.index.term_id(&t.term), t.weight));
+            let fields = self.score_fields(triples.clone(), &mut scratch.field_score);
+            let scored = self.score_terms(triples, &mut scratch.score, &mut scratch.chars);
+            (scored, fields)
+        });
+        self.rank_scored(scored, &fields, k, min_score)
+    }
+
+    /// Each document's score on its naming fields (its unit of `fields`) for the query's
+    /// terms, in document order. Character terms (`郡*`) stay out: they stand for many
+    /// words, which a title would then seem to hold.
+    pub(super) fn score_fields<'t>(
+        &self,
+        terms: impl Iterator<Item = (&'t str, Option<u32>, f32)>,
+        scratch: &mut bm25::ScoreScratch,
+    ) -> Vec<(u32, f32)> {
+        if self.fields.vocabulary_size() == 0 {
+            return Vec::new();
+        }
+        self.fields.score_into(
+            // A term no passage holds is in no field either (fields repeat passage text).
+            terms.filter_map(|(term, id, w)| {
+                Some((self.fields.term_id(term).filter(|_| id.is_some())?, w))
+            }),
+            scratch,
+        )
+    }
+
+    /// Scores units for `(term, its index id, weight)` triples: a character term (`郡*`)
+    /// stands for the character anywhere (see [`chars`]; no index term is one), any other
+    /// term for itself.
+    pub(super) fn score_terms<'t>(
+        &self,
+        terms: impl Iterator<Item = (&'t str, Option<u32>, f32)> + Clone,
+        score: &mut bm25::ScoreScratch,
+        chars: &mut CharScratch,
+    ) -> Vec<(u32, f32)> {
+        let scored = self
+            .index
+            .score_into(terms.clone().filter_map(|(_, id, w)| Some((id?, w))), score);
+        let mut scorer = CharScorer::new(&self.index, &self.char_bigrams);
+        for (c, w) in terms.filter_map(|(term, _, w)| Some((char_of(term)?, w))) {
+            scorer.add(c, w, chars);
+        }
+        CharScorer::merge(scored, chars)
+    }
+
+    /// [`Retriever::rank`] for units already scored, with each document's naming-field
+    /// score (`fields`, in document order) added at [`FIELD_WEIGHT`]: a document scores as
+    /// its best passage plus its fields, so it gets no more chances for having more
+    /// passages, and a page named for the question's words outranks one that mentions them.
+    pub(super) fn rank_scored(
+        &self,
+        scored: Vec<(u32, f32)>,
+        fields: &[(u32, f32)],
+        k: usize,
+        min_score: f32,
+    ) -> Vec<Ranked> {
+        // Best passage per document; units of one document are contiguous and ascending,
+        // so one pass with a "current document" slot suffices.
+        let mut best: Vec<Ranked> = Vec::with_capacity(scored.len().min(self.n_docs));
+        for (u, score) in scored {
+            let (doc, passage) = self.units[u as usize];
+            match best.last_mut() {
+                Some(r) if r.doc == doc => {
+                    if score > r.score {
+                        *r = Ranked {
+                            doc,
+                            passage,
+                            score,
+                        };
+                    }
+                }
+                _ => best.push(Ranked {
+                    doc,
+                    passage,
+                    score,
+                }),
+            }
+        }
+        // Both lists ascend by document: merge, a document matched by its fields alone
+        // standing with its first passage.
+        let mut candidates: Vec<(u32, f32)> = Vec::with_capacity(best.len());
+        let mut passage_of: Vec<(u32, u32)> = Vec::with_capacity(best.len());
+        let (mut i, mut j) = (0, 0);
+        while i < best.len() || j < fields.len() {
+            let b = best.get(i).map_or(u32::MAX, |r| r.doc);
+            let f = fields.get(j).map_or(u32::MAX, |&(d, _)| d);
+            let doc = b.min(f);
+            let mut score = 0.0;
+            let mut passage = 0;
+            if b == doc {
+                score += best[i].score;
+                passage = best[i].passage;
+                i += 1;
+            }
+            if f == doc {
+                score += FIELD_WEIGHT * fields[j].1;
+                j += 1;
+            }
+            if self.demoted.binary_search(&doc).is_ok() {
+                score *= DEMOTED_WEIGHT;
+            }
+            if score >= min_score {
+                candidates.push((doc, score));
+                passage_of.push((doc, passage));
+            }
+        }
+        let passage_of = |doc: u32| {
+            passage_of
+                .binary_search_by_key(&doc, |&(d, _)| d)
+                .map_or(0, |i| passage_of[i].1)
+        };
+        top_k(candidates, k)
+            .into_iter()
+            .map(|(doc, score)| Ranked {
+                doc,
+                passage: passage_of(doc),
+                score,
+            })
+            .collect()
+    }
+
+    /// Whether the index terms `terms` (one alternative of a query word) are all in
+    /// document `doc`'s title, and in few documents' titles ([`NAMING_SHARE`]): the
+    /// question names that entry ("InsightFace 有多少 star"). The title alone: a summary's
+    /// words are incidental (a summary's "approach" does not name its paper).
+    pub(super) fn names_document(&self, terms: &[u32], doc: u32) -> bool {
+        let n_docs = self.fields.len();
+        !terms.is_empty()
+            && terms.iter().all(|&t| {
+                let field_term = std::str::from_utf8(self.index.terms.term(t))
+                    .ok()
+                    .and_then(|term| self.fields.term_id(&format!("{TITLE_MARK}{term}")));
+                field_term.is_some_and(|f| {
+                    self.fields.doc_freq_of(f) * NAMING_SHARE <= n_docs
+                        && self.fields.contains(f, doc)
+                })
+            })
+    }
+
+    /// Analyzes and ranks in one call, returning no hits for a question the site cannot
+    /// answer. Each content word of the query (an English word or identifier; a Chinese
+    /// word with its bigrams and translations; a name) weighs its specificity on this site:
+    /// the IDF of its most specific indexed alternative, or the IDF of an absent term when
+    /// the site has none (a word the site never uses is as specific as words get). A
+    /// passage matches a word when it holds any of its alternatives (a phrase: all its
+    /// terms). The question is answered when one of the best [`COVERAGE_DEPTH`] hits' passage
+    /// matches at least
+    /// [`MIN_COVERAGE`] of the total weight, and, when words the site never uses carry
+    /// more than [`MAX_UNKNOWN`] of it, at least [`MIN_WORDS_IF_UNKNOWN`] of its words (or
+    /// a name no dictionary has, as written: [`Word::literal`], or a word rare on the site:
+    /// [`RARE_PASSAGES`]);
+    /// then every hit stays (a lower one may answer another part). Both tests are shares
+    /// and counts of the query's own words, so they hold across site sizes, where raw BM25
+    /// scores do not: "香蕉面包的做法" on a research homepage shares only 做法 with it.
+    pub fn search(&self, query: &str, k: usize, min_score: f32) -> (Vec<QueryTerm>, Vec<Ranked>) {
+        self.search_covering(query, k, min_score, MIN_COVERAGE)
+    }
+
+    /// [`Retriever::search`] with another minimum coverage (0 keeps every hit).
+    pub fn search_covering(
+        &self,
+        query: &str,
+        k: usize,
+        min_score: f32,
+        min_coverage: f32,
+    ) -> (Vec<QueryTerm>, Vec<Ranked>) {
+        with_scratch(|scratch| {
+            self.analyze_into(query, scratch);
+            let set = &scratch.terms;
+            // The terms' index ids were looked up as they were added.
+            let triples = set
+                .ids
+                .iter()
+                .zip(&set.terms)
+                .map(|(&id, t)| (t.term.as_str(), id, t.weight));
+            let fields = self.score_fields(triples.clone(), &mut scratch.field_score);
+            let scored = self.score_terms(triples, &mut scratch.score, &mut scratch.chars);
+            let covering = min_coverage > 0.0;
+            let depth = if covering { k.max(COVERAGE_DEPTH) } else { k };
+            let mut ranked = self.rank_scored(scored, &fields, depth, min_score);
+            if covering && !ranked.is_empty() {
+                self.word_weights(
+                    set,
+                    &mut scratch.weighed,
+                    &mut scratch.weighed_alts,
+                    &mut scratch.weighed_ids,
+                );
+                let (words, alts, ids) = (
+                    &scratch.weighed,
+                    &scratch.weighed_alts,
+                    &scratch.weighed_ids,
+                );
+                let n = self.index.len();
+                let total: f32 = words.iter().map(|w| w.weight).sum();
+                // (share of the weight, number of words) a hit's passage matches; a literal
+                // name counts as enough words by itself.
+                let coverage = |hit: &Ranked| {
+                    let Ok(unit) = self.units.binary_search(&(hit.doc, hit.passage)) else {
+                        return (0.0, 0);
+                    };
+                    let holds = |&(a, b, _): &(u32, u32, u32)| {
+                        ids[a as usize..b as usize]
+                            .iter()
+                            .all(|&t| self.index.contains(t, unit as u32))
+                    };
+                    let (matched, count) = words.iter().fold((0.0, 0), |(m, c), w| {
+                        let word_alts = &alts[w.alts.0 as usize..w.alts.1 as usize];
+                        // The fewest passages among the word's alternatives this one holds.
+                        let held = word_alts
+                            .iter()
+                            .filter(|alt| holds(alt))
+                            .map(|&(_, _, df)| df as usize)
+                            .min();
+                        let names = || {
+                            w.written
+                                && word_alts.iter().any(|&(a, b, _)| {
+                                    self.names_document(&ids[a as usize..b as usize], hit.doc)
+                                })
+                        };
+                        match held {
+                            None => (m, c),
+                            Some(df)
+                                if w.literal
+                                    || (df * RARE_PASSAGES <= n
+                                        && w.weight >= RARE_MIN_SHARE * total)
+                                    || names() =>
+                            {
+                                (m + w.weight, c + MIN_WORDS_IF_UNKNOWN)
+                            }
+                            Some(_) => (m + w.weight, c + 1),
+                        }
+                    });
+                    (matched / total, count)
+                };
+                // Words the site never uses anywhere (no alternative indexed).
+                let unknown: f32 = words
+                    .iter()
+                    .filter(|w| w.alts.0 == w.alts.1)
+                    .map(|w| w.weight)
+                    .sum();
+                let mostly_unknown = unknown > MAX_UNKNOWN * total;
+                let answerable = total <= 0.0
+                    || ranked.iter().take(COVERAGE_DEPTH).any(|hit| {
+                        let (share, count) = coverage(hit);
+                        share >= min_coverage && (!mostly_unknown || count >= MIN_WORDS_IF_UNKNOWN)
+                    });
+                if !answerable {
+                    ranked.clear();
+                }
+            }
+            ranked.truncate(k);
+            let terms = std::mem::take(&mut scratch.terms.terms);
+            (terms, self.with_versions(ranked, k))
+        })
+    }
+}

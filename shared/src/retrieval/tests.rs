@@ -1,0 +1,677 @@
+use super::analysis::stretches;
+use super::*;
+
+#[test]
+fn stretches_are_the_maximal_runs_where_the_test_holds() {
+    let keep = [false, true, true, false, true, false, false, true];
+    let found: Vec<_> = stretches(keep.len(), |i| keep[i]).collect();
+    assert_eq!(found, [1..3, 4..5, 7..8]);
+    assert_eq!(stretches(0, |_| true).count(), 0);
+    assert_eq!(stretches(3, |_| false).count(), 0);
+}
+
+/// A site of one-passage pages, no glossary.
+pub(super) fn site(pages: &[&str]) -> Retriever {
+    Retriever::build(pages.iter().map(|p| [p.to_string()]), &[])
+}
+
+fn weight(terms: &[QueryTerm], term: &str) -> f32 {
+    terms
+        .iter()
+        .find(|t| t.term == term)
+        .map_or(0.0, |t| t.weight)
+}
+
+#[test]
+fn a_words_translations_share_the_cross_weight_and_phrases_split_by_sqrt_length() {
+    let glossary = [(
+        "测试词".to_string(),
+        vec![
+            "alpha".to_string(),
+            "beta".to_string(),
+            "gamma delta".to_string(),
+        ],
+    )];
+    let r = Retriever::build([["alpha beta gamma delta".to_string()]], &glossary);
+    let terms = r.analyze_query("测试词");
+    let third = CROSS_WEIGHT / 3.0;
+    assert!((weight(&terms, "alpha") - third).abs() < 1e-6);
+    assert!((weight(&terms, "beta") - third).abs() < 1e-6);
+    assert!((weight(&terms, "gamma") - third / 2f32.sqrt()).abs() < 1e-6);
+    assert!((weight(&terms, "delta") - third / 2f32.sqrt()).abs() < 1e-6);
+    // The Han bigrams stay, for Chinese documents, sharing one word's weight.
+    assert_eq!(weight(&terms, "测试"), 0.5);
+    assert!(
+        terms
+            .iter()
+            .filter(|t| t.from.as_deref() == Some("测试词"))
+            .count()
+            == 4
+    );
+}
+
+#[test]
+fn translations_share_by_corpus_evidence_and_absent_ones_get_nothing() {
+    let glossary = [(
+        "测试词".to_string(),
+        vec![
+            "alpha".to_string(),
+            "beta".to_string(),
+            "gamma delta".to_string(),
+        ],
+    )];
+    // alpha in 3 units, beta in 1, gamma and delta nowhere.
+    let r = Retriever::build(
+        [
+            ["alpha".to_string()],
+            ["alpha".to_string()],
+            ["alpha beta".to_string()],
+        ],
+        &glossary,
+    );
+    let terms = r.analyze_query("测试词");
+    // ln(1+3) = 2·ln 2 against ln(1+1) = ln 2: two thirds and one third of the
+    // cross-language weight.
+    let (alpha, beta) = (CROSS_WEIGHT * 2.0 / 3.0, CROSS_WEIGHT / 3.0);
+    assert!((weight(&terms, "alpha") - alpha).abs() < 1e-6, "{terms:?}");
+    assert!((weight(&terms, "beta") - beta).abs() < 1e-6, "{terms:?}");
+    assert_eq!(weight(&terms, "gamma"), 0.0);
+    assert_eq!(weight(&terms, "delta"), 0.0);
+}
+
+#[test]
+fn with_no_translation_in_the_corpus_they_share_equally() {
+    let glossary = [(
+        "测试词".to_string(),
+        vec!["alpha".to_string(), "beta".to_string()],
+    )];
+    let r = Retriever::build([["unrelated".to_string()]], &glossary);
+    let terms = r.analyze_query("测试词");
+    assert_eq!(weight(&terms, "alpha"), CROSS_WEIGHT / 2.0);
+    assert_eq!(weight(&terms, "beta"), CROSS_WEIGHT / 2.0);
+}
+
+#[test]
+fn a_compound_whose_senses_the_site_never_uses_is_translated_by_its_parts() {
+    // The dictionary's 触发器 is "flip-flop"; 触发 is "trigger".
+    let r = site(&["a flip-flop circuit", "create a trigger on the table"]);
+    let terms = r.analyze_query("触发器");
+    assert_eq!(
+        weight(&terms, "trigger"),
+        0.0,
+        "flip-flop is on the site: {terms:?}"
+    );
+    let r = site(&["the table has columns", "create a trigger on the table"]);
+    let terms = r.analyze_query("触发器怎么写");
+    assert!(weight(&terms, "trigger") > 0.0, "{terms:?}");
+    let (_, ranked) = r.search("触发器怎么写", 2, 0.0);
+    assert_eq!(ranked.first().map(|h| h.doc), Some(1), "{ranked:?}");
+    // A lone character's senses stand for no part: 器 ("device") is not added.
+    assert_eq!(weight(&terms, "devic"), 0.0, "{terms:?}");
+}
+
+#[test]
+fn question_and_filler_words_add_no_bigrams() {
+    let r = Retriever::build([["卸载工具".to_string()]], &[]);
+    let terms = r.analyze_query("请问卸载这个工具是怎么做的话");
+    for filler in ["请问", "问卸", "是怎", "怎么", "这个", "的话", "做的"] {
+        assert_eq!(weight(&terms, filler), 0.0, "{filler}: {terms:?}");
+    }
+    assert_eq!(weight(&terms, "卸载"), 1.0);
+    assert_eq!(weight(&terms, "工具"), 1.0);
+}
+
+#[test]
+fn a_query_naming_an_identifier_finds_the_page_that_writes_it() {
+    let r = site(&["v v v v v else", "use v-if to render conditionally"]);
+    let (_, ranked) = r.search("v-if 怎么用", 2, 0.0);
+    assert_eq!(ranked[0].doc, 1, "{ranked:?}");
+    let (_, ranked) = r.search("sys_platform", 2, 0.0);
+    assert!(ranked.is_empty());
+}
+
+#[test]
+fn english_questions_find_chinese_pages() {
+    let r = site(&[
+        "今天天气很好，适合出门。",
+        "如何安装这个软件：先下载，再安装。",
+    ]);
+    let (terms, ranked) = r.search("How do I install it?", 2, 0.0);
+    assert_eq!(ranked.first().map(|h| h.doc), Some(1), "{terms:?}");
+    // 安装 is the one Chinese word for "install" this site writes: it takes the whole
+    // cross-language weight (one bigram, so no √ split).
+    assert!(
+        (weight(&terms, "安装") - CROSS_WEIGHT).abs() < 1e-6,
+        "{terms:?}"
+    );
+    assert!(
+        terms.iter().all(|t| t.term == "instal" || t.term == "安装"),
+        "{terms:?}"
+    );
+    // A site without Chinese text gets no Chinese terms.
+    let english = Retriever::build([["install".to_string()]], &[]);
+    assert_eq!(english.analyze_query("install").len(), 1);
+}
+
+#[test]
+fn on_a_bilingual_site_each_language_ranks_its_own_page_first_and_the_other_next() {
+    let r = site(&[
+        "How to install the package manager on Windows.",
+        "如何在 Windows 上安装包管理器。",
+        "Cooking rice in a pot takes twenty minutes.",
+        "用锅煮米饭需要二十分钟。",
+    ]);
+    let order = |q: &str| -> Vec<u32> { r.search(q, 4, 0.0).1.iter().map(|h| h.doc).collect() };
+    assert_eq!(order("install the package manager")[..2], [0, 1]);
+    assert_eq!(order("安装包管理器")[..2], [1, 0]);
+    assert_eq!(order("how long to cook rice")[..2], [2, 3]);
+    assert_eq!(order("煮米饭要多久")[..2], [3, 2]);
+}
+
+#[test]
+fn a_hit_brings_its_other_language_version_right_after_it() {
+    let r = site(&[
+        "The library lends books to students and teachers for two weeks.",
+        "Students can borrow computers and cameras from the office.",
+        "图书馆向学生和教师借出图书，期限两周。",
+        "学生可以从办公室借电脑和相机。",
+    ]);
+    assert_eq!(r.versions(), &[2, 3, 0, 1]);
+    let (_, hits) = r.search("can students borrow books from the library", 4, 0.0);
+    let order: Vec<u32> = hits.iter().map(|h| h.doc).collect();
+    assert_eq!(order, [0, 2, 1, 3]);
+    // The version is scored as its page, so scores still descend.
+    assert_eq!(hits[1].score, hits[0].score);
+    assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+    // At most k: the version takes the place of the last hit.
+    let (_, two) = r.search("library books for students", 2, 0.0);
+    assert_eq!(two.iter().map(|h| h.doc).collect::<Vec<_>>(), [0, 2]);
+    // One version of each page, for a prompt.
+    let once = r.one_version_each(hits, 2);
+    assert_eq!(once.iter().map(|h| h.doc).collect::<Vec<_>>(), [0, 1]);
+}
+
+#[test]
+fn a_name_no_dictionary_has_is_matched_as_written() {
+    let r = site(&[
+        "韩国经济学家李会晟自2015年起担任委员会主席。",
+        "元英宗是元仁宗的儿子，统治时间仅有两年。",
+        "英国的经济学家研究国籍与移民。",
+    ]);
+    // 会 is a stopword and 李, 晟 single words: only the name as written finds the page.
+    let (_, hits) = r.search("李会晟的国籍是？", 3, 0.0);
+    assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
+    // 登基 is nowhere on the site; the name still answers.
+    let (_, hits) = r.search("元英宗何时登基？", 3, 0.0);
+    assert_eq!(hits.first().map(|h| h.doc), Some(1), "{hits:?}");
+}
+
+#[test]
+fn a_transliterated_name_may_hold_ordinary_characters() {
+    let r = site(&[
+        "The Huguenots were French Protestants who settled abroad.",
+        "Lindisfarne are a folk-rock group from Tyneside.",
+        "Many settlers arrived from abroad in that century.",
+    ]);
+    // 胡 and 派 are words of their own ("beard", "faction"), 法 too ("law").
+    let (terms, hits) = r.search("胡格诺派在哪里定居？", 3, 0.0);
+    assert_eq!(hits.first().map(|h| h.doc), Some(0), "{terms:?}");
+    let (terms, hits) = r.search("林迪斯法恩是什么乐队？", 3, 0.0);
+    assert_eq!(hits.first().map(|h| h.doc), Some(1), "{terms:?}");
+    // Three characters, one of them ordinary, are too few to be sure of a name: 胡格诺
+    // spells Hogan exactly, but 胡 is "beard".
+    let r = Retriever::build([["Ben Hogan won the open.".to_string()]], &[]);
+    let analysis = r.analyze("胡格诺");
+    assert!(
+        !analysis.terms.iter().any(|t| t.term == "hogan"),
+        "{analysis:?}"
+    );
+}
+
+#[test]
+fn a_transliterated_name_of_the_site_answers_on_its_own() {
+    let r = site(&[
+        "Lady Gaga sang at the halftime show of the final.",
+        "The defense recovered the ball in the third quarter.",
+        "Tickets for the final were sold out in March.",
+    ]);
+    // 女神 ("goddess") is nowhere on the site, but 卡卡 is its Gaga.
+    let (_, hits) = r.search("女神卡卡唱了什么歌？", 3, 0.0);
+    assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
+}
+
+#[test]
+fn english_words_weigh_one_each_and_repeats_add_up() {
+    let r = Retriever::build([["face model".to_string()]], &[]);
+    let terms = r.analyze_query("Face face the model");
+    assert_eq!(weight(&terms, "face"), 2.0);
+    assert_eq!(weight(&terms, "model"), 1.0);
+    assert_eq!(weight(&terms, "the"), 0.0);
+}
+
+#[test]
+fn a_chinese_words_bigrams_share_one_words_weight() {
+    let r = Retriever::build([["超级市场播放国歌".to_string()]], &[]);
+    let terms = r.analyze_query("超级市场国歌");
+    for bigram in ["超级", "级市", "市场"] {
+        assert!(
+            (weight(&terms, bigram) - 1.0 / 3.0).abs() < 1e-6,
+            "{terms:?}"
+        );
+    }
+    assert_eq!(weight(&terms, "国歌"), 1.0);
+    // Where the two words meet: half a word.
+    assert_eq!(weight(&terms, "场国"), CROSS_BIGRAM_WEIGHT);
+}
+
+#[test]
+fn a_long_word_repeated_on_sibling_pages_does_not_drown_the_other_word() {
+    // An article's pages all name its subject (a word of four characters); only one
+    // has the other word of the question.
+    let r = site(&[
+        "超级市场开门了，超级市场很大。",
+        "开幕时歌手唱了国歌。",
+        "超级市场卖水果。",
+        "超级市场在河边。",
+    ]);
+    let (_, hits) = r.search("谁在超级市场唱了国歌？", 3, 0.0);
+    assert_eq!(hits.first().map(|h| h.doc), Some(1), "{hits:?}");
+}
+
+#[test]
+fn a_passage_with_more_of_the_words_outranks_one_with_two_of_them_side_by_side() {
+    let r = site(&[
+        "河流污染很严重。",
+        "河流，污染，治理，都要认真谈。",
+        "河流很长。",
+        "今天天气好。",
+    ]);
+    let (_, hits) = r.search("河流污染治理", 3, 0.0);
+    assert_eq!(hits.first().map(|h| h.doc), Some(1), "{hits:?}");
+    // Written together, two words still outrank the same two words apart.
+    let (_, hits) = r.search("河流污染", 3, 0.0);
+    assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
+}
+
+#[test]
+fn documents_score_as_their_best_passage() {
+    let r = Retriever::build(
+        [
+            vec!["cooking".to_string(), "face face recognition".to_string()],
+            vec!["face".to_string()],
+        ],
+        &[],
+    );
+    let (_, ranked) = r.search("face recognition", 5, 0.0);
+    assert_eq!(ranked.len(), 2);
+    assert_eq!((ranked[0].doc, ranked[0].passage), (0, 1));
+    assert_eq!(ranked[1].doc, 1);
+    assert_eq!(r.passages(), 3);
+    assert_eq!(r.documents(), 2);
+}
+
+/// The retriever of the sample knowledge base (many proper nouns for names to match).
+fn sample() -> &'static Retriever {
+    static INDEX: std::sync::OnceLock<crate::SearchIndex> = std::sync::OnceLock::new();
+    INDEX
+        .get_or_init(|| {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../knowledge_base.json");
+            let text = std::fs::read_to_string(path).expect("the sample KB is in the repo");
+            let kb = crate::KnowledgeBase::from_json_str(&text, path).expect("sample KB parses");
+            crate::SearchIndex::new(kb, "test")
+        })
+        .retriever()
+}
+
+/// Analyses `query` and returns (terms, skeletons computed, lexicon probes made).
+fn counted(r: &Retriever, query: &str) -> (Vec<QueryTerm>, usize, usize) {
+    translit::steps::SKELETONS.with(|n| n.set(0));
+    lexicon::steps::PROBES.with(|n| n.set(0));
+    let terms = r.analyze_query(query);
+    (
+        terms,
+        translit::steps::SKELETONS.with(std::cell::Cell::get),
+        lexicon::steps::PROBES.with(std::cell::Cell::get),
+    )
+}
+
+/// The work any query may cost: a fixed budget of name skeletons, a bounded number of
+/// lexicon probes per character, and a bounded number of distinct terms.
+fn assert_bounded(r: &Retriever, query: &str) {
+    let chars = query.chars().count();
+    let (terms, skeletons, probes) = counted(r, query);
+    assert!(
+        skeletons <= MAX_NAME_PROBES,
+        "{skeletons} skeletons for {chars} chars"
+    );
+    // Segmentation probes the dictionary at most once per prefix length, for the first
+    // MAX_ANALYSED_HAN_CHARS Han characters only.
+    let analysed = chars.min(MAX_ANALYSED_HAN_CHARS);
+    assert!(probes <= 8 * analysed, "{probes} probes for {chars} chars");
+    assert!(terms.len() <= MAX_QUERY_TERMS, "{} terms", terms.len());
+}
+
+#[test]
+fn repeated_name_characters_cost_a_bounded_number_of_skeletons() {
+    // The reported denial of service: one name character repeated made matching try
+    // every sub-span of every length (n^3.5 in time).
+    for c in ['临', '德', '诺', '卡'] {
+        for n in [20, 200, 2000, 4000] {
+            assert_bounded(sample(), &c.to_string().repeat(n));
+        }
+    }
+}
+
+#[test]
+fn a_single_character_word_matches_the_character_in_a_longer_word() {
+    // Both pages name the city; only the second writes 郡 "county", in a name of its
+    // own (杜瓦尔郡), so no bigram of the question is on it. The first is shorter, and
+    // wins whenever the character does not count.
+    let r = site(&[
+        "杰克逊维尔的河流很长。",
+        "杰克逊维尔位于杜瓦尔郡，是一座大城市。",
+    ]);
+    let q = "杰克逊维尔在哪个郡？";
+    let analysis = r.analyze(q);
+    let term = analysis.terms.iter().find(|t| t.term == "郡*");
+    assert_eq!(
+        term.map(|t| t.weight),
+        Some(CHAR_WEIGHT),
+        "{:?}",
+        analysis.terms
+    );
+    let (_, hits) = r.search(q, 2, 0.0);
+    assert_eq!(hits.first().map(|h| h.doc), Some(1), "{:?}", analysis.terms);
+    // A character standing alone in the question keeps its own exact term.
+    let quoted = r.analyze_query("“郡”");
+    assert!(quoted.iter().any(|t| t.term == "郡"), "{quoted:?}");
+    assert!(!quoted.iter().any(|t| t.term == "郡*"), "{quoted:?}");
+    // Ranking analysed terms matches the character too.
+    let hits = r.rank(&analysis.terms, 2, 0.0);
+    assert_eq!(hits.first().map(|h| h.doc), Some(1));
+    // And the character term counts the one page writing it (the rewrite's ceiling).
+    assert_eq!(r.doc_freq("郡*"), 1);
+    assert_eq!(r.doc_freq("杰克"), 2);
+}
+
+#[test]
+fn han_text_past_the_budget_is_matched_by_its_bigrams_only() {
+    let r = site(&["人脸识别 face recognition", "苹果派的做法"]);
+    let filler = "的".repeat(MAX_ANALYSED_HAN_CHARS);
+    // Within the budget, 人脸识别 is a word with its English translation...
+    let near = r.analyze(&format!("人脸识别{filler}"));
+    assert!(
+        near.terms.iter().any(|t| t.term == "recognit"),
+        "{:?}",
+        near.terms
+    );
+    // ...past it, only its bigrams: the Chinese page still matches, nothing is
+    // translated, and the analysed part's words come first.
+    let far = r.analyze(&format!("{filler}人脸识别"));
+    assert!(
+        far.terms.iter().all(|t| t.from.is_none()),
+        "{:?}",
+        far.terms
+    );
+    assert!(far.terms.iter().any(|t| t.term == "识别"));
+    let (_, hits) = r.search_covering(&format!("{filler}人脸识别"), 2, 0.0, 0.0);
+    assert_eq!(hits.first().map(|h| h.doc), Some(0));
+}
+
+#[test]
+fn names_are_still_found_inside_long_runs_of_name_characters() {
+    // The corpus is built here so the expected name is certain.
+    let r = Retriever::build([["Jared Allen met Norman".to_string()]], &[]);
+    let terms = r.analyze_query(&format!("{}贾里德{}", "临".repeat(200), "临".repeat(600)));
+    assert!(
+        terms.iter().any(|t| t.from.as_deref() == Some("贾里德")),
+        "{terms:?}"
+    );
+    let (_, skeletons, _) = counted(&r, &"临".repeat(4000));
+    assert!(skeletons <= MAX_NAME_PROBES);
+}
+
+#[test]
+fn overlapping_names_prefer_exact_then_longer_then_leftmost() {
+    let r = Retriever::build([["Jared and Norman wrote".to_string()]], &[]);
+    let terms = r.analyze_query("贾里德诺曼");
+    let from: Vec<_> = terms.iter().filter_map(|t| t.from.clone()).collect();
+    assert!(from.contains(&"贾里德".to_string()), "{terms:?}");
+    assert!(from.contains(&"诺曼".to_string()), "{terms:?}");
+}
+
+#[test]
+fn distinct_terms_are_capped() {
+    let words: Vec<String> = (0..5000).map(|i| format!("w{i}x")).collect();
+    let terms = sample().analyze_query(&words.join(" "));
+    assert_eq!(terms.len(), MAX_QUERY_TERMS);
+    // Repeats of a kept term still add weight after the cap is reached.
+    let mut q = words.join(" ");
+    q.push_str(" w0x w0x");
+    assert_eq!(weight(&sample().analyze_query(&q), "w0x"), 3.0);
+}
+
+use proptest::prelude::*;
+
+/// Queries of up to 4,000 characters (the chat limit) built from the pieces that cost
+/// query analysis the most.
+fn costly_query() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        // Characters Chinese uses to spell names, alone and repeated.
+        proptest::sample::select(vec![
+            '临', '德', '诺', '曼', '卡', '贾', '里', '斯', '特', '尔'
+        ])
+        .prop_flat_map(|c| (1usize..400).prop_map(move |n| c.to_string().repeat(n))),
+        "[\\u{4e00}-\\u{9fff}]{1,40}",
+        "[a-z]{1,12}( [a-z]{1,12}){0,20}",
+        "[\\u{1f300}-\\u{1f6ff}\\u{200d}\\u{fe0f}]{1,8}",
+        "(a\\u{0301}\\u{0327}){1,20}",
+    ];
+    proptest::collection::vec(piece, 0..40)
+        .prop_map(|parts| parts.concat().chars().take(4000).collect::<String>())
+}
+
+#[test]
+fn a_translation_matches_the_irregular_forms_of_its_word() {
+    // 演唱 translates to "sing"; the page says "sang".
+    let r = site(&[
+        "The choir sang at the opening.",
+        "The stadium opened in 1990.",
+    ]);
+    let (_, hits) = r.search("演唱", 3, 0.0);
+    assert_eq!(hits.iter().map(|h| h.doc).collect::<Vec<_>>(), vec![0]);
+}
+
+/// Docs-site questions name things the way users say them (同时 "at once", 账号密码
+/// "account and password", 公共仓库 "public repository"), the pages the way docs
+/// write them (concurrently, credentials, public registry). The software lexicon
+/// carries those senses, so the answering page wins over one sharing a looser word.
+#[test]
+fn software_paraphrases_reach_the_words_docs_use() {
+    let site = |pages: [&str; 2]| Retriever::build(pages.map(|p| [p.to_string()]), &[]);
+    let cases = [
+        (
+            "同时跑好几个命令",
+            [
+                "It is safe to run multiple commands concurrently.",
+                "Each command prints the time it took to run.",
+            ],
+        ),
+        (
+            "账号密码会被保存吗",
+            [
+                "Credentials are never saved to the lockfile.",
+                "Your account page shows your plan.",
+            ],
+        ),
+        (
+            "怎么防止误传到公共仓库",
+            [
+                "Preventing accidental uploads to a public registry.",
+                "Shared helpers live in the common module.",
+            ],
+        ),
+    ];
+    for (query, pages) in cases {
+        let (_, hits) = site(pages).search(query, 2, 0.0);
+        assert_eq!(hits.first().map(|h| h.doc), Some(0), "{query}: {hits:?}");
+    }
+}
+
+/// 别的 is "other" first and "else" second: with "other" an English stopword, "else"
+/// alone would carry the word. A word whose first sense is grammatical is skipped as a
+/// stopword is, on either side of the index (its bigram too).
+#[test]
+fn a_word_whose_first_sense_is_grammatical_is_not_expanded() {
+    let r = Retriever::build(
+        [["The else branch runs on other systems. 别的系统".to_string()]],
+        &[],
+    );
+    let terms = r.analyze_query("别的系统");
+    assert_eq!(weight(&terms, "els"), 0.0, "{terms:?}");
+    assert_eq!(weight(&terms, "别的"), 0.0, "{terms:?}");
+    assert!(weight(&terms, "system") > 0.0, "{terms:?}");
+    assert_eq!(weight(&terms, "系统"), 1.0, "{terms:?}");
+}
+
+/// A site of `n` passages: one about an anthem, the others all "effective".
+fn anthem_site(n: usize) -> Retriever {
+    let mut docs = vec![["The national anthem opened the final game.".to_string()]];
+    for i in 1..n {
+        docs.push([format!(
+            "Page {i} sets the effective options of module {i}."
+        )]);
+    }
+    Retriever::build(docs, &[])
+}
+
+#[test]
+fn one_word_rare_on_a_large_site_answers_a_mostly_unknown_question() {
+    let large = anthem_site(4 * RARE_PASSAGES);
+    // A word the site never uses, and one it has in a single passage.
+    let (_, hits) = large.search("quixotic anthem", 3, 0.0);
+    assert_eq!(hits.first().map(|h| h.doc), Some(0));
+    // A word on most of its pages is no such evidence.
+    assert!(large.search("quixotic effective", 3, 0.0).1.is_empty());
+    // Beside two unknown words, the rare one is an incidental match.
+    assert!(large.search("quixotic zebras anthem", 3, 0.0).1.is_empty());
+    // On a small site every word is in a large share of its passages.
+    let small = anthem_site(RARE_PASSAGES / 4);
+    assert!(small.search("quixotic anthem", 3, 0.0).1.is_empty());
+}
+
+/// A short page named for stashing, and a long manual with one passage holding the
+/// same words in fewer others (which gives it the higher passage score).
+fn stash_site() -> Vec<(String, Vec<String>)> {
+    let stash = (
+        "git-stash\nStash the changes in a dirty working directory away".to_string(),
+        vec![
+            "Stash the changes in a dirty working directory away when you want to \
+             record the current state and go back to a clean one."
+                .to_string(),
+            "Options: --include-untracked, --keep-index, --quiet.".to_string(),
+        ],
+    );
+    let mut manual = vec!["The user manual covers branches, merges and history.".to_string()];
+    manual.extend((0..40).map(|i| format!("Chapter {i}: commits, trees and blobs.")));
+    manual.push(
+        "Stash the changes in a dirty working directory away to record the current \
+         state and go back to a clean one."
+            .to_string(),
+    );
+    let manual = ("Git User Manual\nBranches\nHistory".to_string(), manual);
+    // Other pages, so the names' IDF is a site's rather than two pages'.
+    let others = (0..20).map(|i| {
+        let name = format!("git-command{i}\nDo thing {i} to the repository");
+        (name.clone(), vec![name])
+    });
+    [manual, stash].into_iter().chain(others).collect()
+}
+
+#[test]
+fn a_page_named_for_the_question_beats_the_same_words_deep_in_a_long_page() {
+    let pages = stash_site();
+    let fielded = Retriever::build_fielded(pages.clone(), &[]);
+    let (_, hits) = fielded.search("stash changes", 2, 0.0);
+    assert_eq!(hits.first().map(|h| h.doc), Some(1), "{hits:?}");
+    // Without the naming fields the long page's best passage wins: the field is
+    // what decides it.
+    let flat = Retriever::build(pages.into_iter().map(|(_, p)| p), &[]);
+    let (_, hits) = flat.search("stash changes", 2, 0.0);
+    assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
+}
+
+#[test]
+fn a_document_gains_nothing_from_more_passages() {
+    let answer = "Rebase replays commits onto another base.".to_string();
+    // The same page twice, once with 198 more passages that each hold a query word.
+    let padded: Vec<String> = std::iter::once(answer.clone())
+        .chain((0..198).map(|i| format!("Section {i} mentions commits once.")))
+        .collect();
+    let pages = vec![
+        (
+            "Rebasing".to_string(),
+            vec![answer.clone(), "See also merge.".to_string()],
+        ),
+        ("Rebasing".to_string(), padded),
+    ];
+    let r = Retriever::build_fielded(pages, &[]);
+    let (_, hits) = r.search("rebase commits", 2, 0.0);
+    assert_eq!(hits.len(), 2, "{hits:?}");
+    let (short, long) = (hits[0], hits[1]);
+    assert_eq!(
+        (short.doc, long.doc),
+        (0, 1),
+        "the shorter page keeps its place"
+    );
+    assert!((short.score - long.score).abs() < 1e-5, "{hits:?}");
+}
+
+#[test]
+fn a_question_naming_an_entry_returns_it_whatever_else_it_asks() {
+    // A homepage whose project entry keeps its star count as a number: "star" is a
+    // word the site never writes, and carries most of the question's weight.
+    let mut docs: Vec<(String, Vec<String>)> = vec![(
+        "InsightFace".to_string(),
+        vec!["InsightFace\n2D and 3D face analysis project".to_string()],
+    )];
+    docs.extend((0..3).map(|i| {
+        (
+            format!("Face paper {i}"),
+            vec![format!(
+                "Face paper {i}\nCode in the InsightFace repository."
+            )],
+        )
+    }));
+    docs.extend((0..26).map(|i| {
+        (
+            format!("Paper {i}"),
+            vec![format!(
+                "Paper {i}\nVision language pretraining, topic {i}."
+            )],
+        )
+    }));
+    let fielded = Retriever::build_fielded(docs.clone(), &[]);
+    let (_, hits) = fielded.search("InsightFace 有多少 star", 3, 0.0);
+    assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
+    // Without naming fields the no-answer rule refuses it.
+    let flat = Retriever::build(docs.into_iter().map(|(_, p)| p), &[]);
+    assert!(flat.search("InsightFace 有多少 star", 3, 0.0).1.is_empty());
+    // A word many entries are named with is no such evidence.
+    assert!(fielded.search("paper quixotic zebras", 3, 0.0).1.is_empty());
+}
+
+proptest! {
+    #![proptest_config(proptest::test_runner::Config {
+        cases: 64,
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
+    })]
+
+    #[test]
+    fn any_query_up_to_the_chat_limit_analyses_in_bounded_steps(
+        query in costly_query()
+    ) {
+        assert_bounded(sample(), &query);
+    }
+}
