@@ -96,6 +96,20 @@ fn root_reexports(lib: &str) -> BTreeMap<String, String> {
             }
         }
     }
+    // An inline module of the root that re-exports another (`pub mod index { pub use
+    // crate::search::prebuilt::*; }`) stands for the module it re-exports.
+    for (at, _) in code.match_indices("pub mod ") {
+        let rest = &code[at + "pub mod ".len()..];
+        let name = ident_at(rest);
+        let body = &rest[name.len()..];
+        if let Some(inner) = body.trim_start().strip_prefix('{') {
+            let inner = &inner[..inner.find('}').unwrap_or(inner.len())];
+            if let Some(at) = inner.find("pub use crate::") {
+                let module = ident_at(&inner[at + "pub use crate::".len()..]);
+                names.insert(name.to_string(), module.to_string());
+            }
+        }
+    }
     names
 }
 
@@ -285,7 +299,11 @@ fn the_check_sees_a_cycle_and_grouped_uses() {
     let code =
         production_code("use crate::x; // crate::y\n#[cfg(test)]\nmod tests {\n crate::z\n}");
     assert!(code.contains("crate::x") && !code.contains("crate::y") && !code.contains("crate::z"));
-    let names = root_reexports("pub use error::{Error, Result};\npub use secret::Secret;\n");
+    let names = root_reexports(
+        "pub use error::{Error, Result};\npub use secret::Secret;\n\
+         pub mod index {\n    pub use crate::search::prebuilt::*;\n}\n",
+    );
+    assert_eq!(names.get("index").map(String::as_str), Some("search"));
     assert_eq!(names.get("Error").map(String::as_str), Some("error"));
     assert_eq!(names.get("Secret").map(String::as_str), Some("secret"));
 }

@@ -78,7 +78,13 @@ pub mod prompt;
 pub mod retrieval;
 pub mod retry;
 pub mod search;
-pub use search::index;
+/// The prebuilt index file: documents and a retriever's arrays, versioned and checksummed,
+/// written beside the knowledge base and loaded at cold start instead of the JSON (format:
+/// `docs/prebuilt-index.md`; code: `search/prebuilt/`).
+pub mod index {
+    // The whole surface of `prebuilt` is the format's API, so it is re-exported whole.
+    pub use crate::search::prebuilt::*;
+}
 pub mod secret;
 pub mod store;
 #[cfg(any(test, feature = "test-util"))]

@@ -373,6 +373,31 @@ impl Bm25Builder {
 }
 
 impl Bm25Index {
+    /// An index from its persisted arrays (a prebuilt file's), every invariant checked
+    /// first: term ends ascending within the bytes, a slot table that holds each term once
+    /// with room to spare, one offset per term and one more, units in range and ascending
+    /// in each list. So no file, however damaged or hostile, yields an index whose lookups
+    /// could panic or loop. The error names the array that broke its invariant.
+    pub(crate) fn from_parts(
+        terms: TermTable,
+        offsets: Vec<u32>,
+        unit: Vec<u32>,
+        weight: Vec<f32>,
+        n_units: usize,
+        avgdl: f32,
+    ) -> Result<Self, &'static str> {
+        check_terms(&terms)?;
+        check_postings(&offsets, &unit, &weight, terms.len(), n_units)?;
+        Ok(Self {
+            terms,
+            offsets,
+            unit,
+            weight,
+            n_units,
+            avgdl,
+        })
+    }
+
     /// Builds the index from each unit's terms (in unit order).
     pub fn build<I, T>(units: I, params: Bm25Params) -> Self
     where
@@ -557,6 +582,65 @@ pub(crate) fn top_k(scored: Vec<(u32, f32)>, k: usize) -> Vec<(u32, f32)> {
     keys.into_iter()
         .map(|key| (key as u32, f32::from_bits(!((key >> 32) as u32))))
         .collect()
+}
+
+/// Term ends ascending within the bytes; a power-of-two slot table with room to spare
+/// (else a miss would probe forever) holding each id once.
+fn check_terms(t: &TermTable) -> Result<(), &'static str> {
+    let ascending = t.ends.windows(2).all(|w| w[0] <= w[1]);
+    if !ascending || t.ends.last().is_some_and(|&e| e as usize != t.bytes.len()) {
+        return Err("term ends");
+    }
+    // An index of no terms has no table at all.
+    let empty = t.ends.is_empty() && t.slots.is_empty();
+    if !empty && (!t.slots.len().is_power_of_two() || t.slots.len() <= t.ends.len()) {
+        return Err("term slot count");
+    }
+    let mut seen = vec![false; t.ends.len()];
+    for &s in &t.slots {
+        if s == EMPTY {
+            continue;
+        }
+        match seen.get_mut(s as usize) {
+            Some(slot @ false) => *slot = true,
+            _ => return Err("term slots"),
+        }
+    }
+    if seen.iter().any(|&s| !s) {
+        return Err("a term missing from its slots");
+    }
+    Ok(())
+}
+
+/// One offset per term and one more, ascending from 0 to the number of postings; units
+/// within range and ascending in each list.
+fn check_postings(
+    offsets: &[u32],
+    unit: &[u32],
+    weight: &[f32],
+    n_terms: usize,
+    n_units: usize,
+) -> Result<(), &'static str> {
+    if offsets.len() != n_terms + 1
+        || offsets.first() != Some(&0)
+        || offsets.last().map(|&o| o as usize) != Some(unit.len())
+        || unit.len() != weight.len()
+    {
+        return Err("posting offsets");
+    }
+    // One pass: an offset out of order is caught by the slice it would bound failing
+    // (never by slicing first and checking later).
+    for w in offsets.windows(2) {
+        let list = (w[0] <= w[1])
+            .then(|| unit.get(w[0] as usize..w[1] as usize))
+            .flatten()
+            .ok_or("posting offsets")?;
+        let sorted = list.windows(2).all(|p| p[0] < p[1]);
+        if !sorted || list.last().is_some_and(|&u| u as usize >= n_units) {
+            return Err("posting units");
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

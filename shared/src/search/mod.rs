@@ -8,7 +8,7 @@
 //!   ([`Intent`]).
 //! - `request`: search requests (query string, JSON body, batches) and their validation
 //!   ([`SearchRequest`], [`SearchCall`]).
-//! - `prebuilt`: the prebuilt index file, public as [`index`] (`shared::index`).
+//! - `prebuilt`: the prebuilt index file, public as [`crate::index`].
 //! - `handle`: [`KbHandle`], the served index, loaded once per cold start and refreshed by
 //!   the knowledge base's ETag.
 //! - `refers_back`: [`refers_back`], whether a question refers back to the conversation.
@@ -22,7 +22,7 @@ mod filter;
 mod fusion;
 mod intent;
 mod language;
-mod prebuilt;
+pub(crate) mod prebuilt;
 mod request;
 
 mod handle;
@@ -37,14 +37,6 @@ pub use intent::{Intent, Vocabulary};
 pub use language::Language;
 pub use refers_back::refers_back;
 pub use request::{SearchCall, SearchRequest, MAX_BATCH};
-
-/// The prebuilt index file: documents and a retriever's arrays, versioned and checksummed,
-/// written beside the knowledge base and loaded at cold start instead of the JSON (format:
-/// `docs/prebuilt-index.md`). Also `shared::index`, the name the docs and `rag build` use.
-pub mod index {
-    // The whole surface of `prebuilt` is the format's API, so it is re-exported whole.
-    pub use super::prebuilt::*;
-}
 
 use crate::error::{Error, Result};
 use crate::kb::{passage_spans, Document, KnowledgeBase};

@@ -24,7 +24,7 @@ mod documents;
 use codec::{Input, Writer};
 use std::io::Read;
 
-use crate::retrieval::{Analyzer, Bm25Index, Retriever, TermTable, EMPTY};
+use crate::retrieval::{Analyzer, Bm25Index, Retriever, TermTable};
 use crate::search::SearchIndex;
 use crate::KnowledgeBase;
 
@@ -206,16 +206,8 @@ fn read_bm25(r: &mut Input<'_>) -> Result<Bm25Index, IndexError> {
     let offsets = r.u32s()?;
     let unit = r.u32s()?;
     let weight: Vec<f32> = r.u32s()?.into_iter().map(f32::from_bits).collect();
-    check_terms(&terms)?;
-    check_postings(&offsets, &unit, &weight, terms.len(), n_units)?;
-    Ok(Bm25Index {
-        terms,
-        offsets,
-        unit,
-        weight,
-        n_units,
-        avgdl,
-    })
+    Bm25Index::from_parts(terms, offsets, unit, weight, n_units, avgdl)
+        .map_err(IndexError::Malformed)
 }
 
 /// The header's fields, checked up to the analysis.
@@ -392,65 +384,6 @@ fn read_parts(
         Some(versions),
     );
     Ok((kb, chunks, retriever))
-}
-
-/// Term ends ascending within the bytes; a power-of-two slot table with room to spare
-/// (else a miss would probe forever) holding each id once.
-fn check_terms(t: &TermTable) -> Result<(), IndexError> {
-    let ascending = t.ends.windows(2).all(|w| w[0] <= w[1]);
-    if !ascending || t.ends.last().is_some_and(|&e| e as usize != t.bytes.len()) {
-        return Err(IndexError::Malformed("term ends"));
-    }
-    // An index of no terms has no table at all.
-    let empty = t.ends.is_empty() && t.slots.is_empty();
-    if !empty && (!t.slots.len().is_power_of_two() || t.slots.len() <= t.ends.len()) {
-        return Err(IndexError::Malformed("term slot count"));
-    }
-    let mut seen = vec![false; t.ends.len()];
-    for &s in &t.slots {
-        if s == EMPTY {
-            continue;
-        }
-        match seen.get_mut(s as usize) {
-            Some(slot @ false) => *slot = true,
-            _ => return Err(IndexError::Malformed("term slots")),
-        }
-    }
-    if seen.iter().any(|&s| !s) {
-        return Err(IndexError::Malformed("a term missing from its slots"));
-    }
-    Ok(())
-}
-
-/// One offset per term and one more, ascending from 0 to the number of postings; units
-/// within range and ascending in each list.
-fn check_postings(
-    offsets: &[u32],
-    unit: &[u32],
-    weight: &[f32],
-    n_terms: usize,
-    n_units: usize,
-) -> Result<(), IndexError> {
-    if offsets.len() != n_terms + 1
-        || offsets.first() != Some(&0)
-        || offsets.last().map(|&o| o as usize) != Some(unit.len())
-        || unit.len() != weight.len()
-    {
-        return Err(IndexError::Malformed("posting offsets"));
-    }
-    // One pass: an offset out of order is caught by the slice it would bound failing
-    // (never by slicing first and checking later).
-    for w in offsets.windows(2) {
-        let list = (w[0] <= w[1])
-            .then(|| unit.get(w[0] as usize..w[1] as usize))
-            .flatten()
-            .ok_or(IndexError::Malformed("posting offsets"))?;
-        let sorted = list.windows(2).all(|p| p[0] < p[1]);
-        if !sorted || list.last().is_some_and(|&u| u as usize >= n_units) {
-            return Err(IndexError::Malformed("posting units"));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
