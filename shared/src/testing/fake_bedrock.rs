@@ -33,7 +33,7 @@ pub const SECRET_ACCESS_KEY: &str = "fake/bedrock+secret/for/tests/only/0000";
 /// The session token the fake expects (a role's credentials always carry one).
 pub const SESSION_TOKEN: &str = "FakeSessionTokenForBedrockTests==";
 /// The region the fake expects requests to be signed for.
-pub const REGION: &str = "eu-west-1";
+pub const REGION: &str = "us-east-1";
 /// The model id [`FakeBedrock::config`] configures (with its `:`, as real ids have).
 pub const MODEL: &str = "anthropic.claude-3-haiku-20240307-v1:0";
 /// Input tokens the fake reports for every answer; output tokens are one per delta.

@@ -159,7 +159,7 @@ async fn a_signature_for_another_region_is_refused() {
     let fake = FakeBedrock::start(vec![Behavior::stream(&["never"])]).await;
     let mut config = fake.config();
     if let Some(aws) = config.aws.as_mut() {
-        aws.region = "us-east-1".into();
+        aws.region = "eu-west-1".into();
     }
     let err = BedrockClient::new(config)
         .unwrap()
