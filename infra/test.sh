@@ -22,6 +22,18 @@ echo "==> cfn-lint template.yaml"
 echo "==> sam validate --lint"
 AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 \
     .venv/bin/sam validate --lint --region us-east-1 --template-file template.yaml
+# The same checks with Bedrock as the default provider (its conditional IAM grant on).
+echo "==> cfn-lint + sam validate, LlmProvider=bedrock"
+bedrock_template="$(mktemp --suffix=.yaml)"
+sed -e '/^  LlmProvider:/,/Default:/ s/Default: dashscope/Default: bedrock/' \
+    -e '/^  LlmModel:/,/Default:/ s/Default: ""/Default: amazon.nova-lite-v1:0/' \
+    template.yaml >"$bedrock_template"
+grep -q 'Default: bedrock' "$bedrock_template"
+grep -q 'Default: amazon.nova-lite-v1:0' "$bedrock_template"
+.venv/bin/cfn-lint "$bedrock_template"
+AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 \
+    .venv/bin/sam validate --lint --region us-east-1 --template-file "$bedrock_template"
+rm -f "$bedrock_template"
 
 echo "==> cargo fmt --check"
 cargo fmt --all --check

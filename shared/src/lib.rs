@@ -98,7 +98,7 @@ pub use kb::{
     S3KbSource,
 };
 pub use llm::{
-    Completion, CompletionRequest, CompletionStream, LlmClient, LlmConfig, LlmError,
+    BedrockClient, Completion, CompletionRequest, CompletionStream, LlmClient, LlmConfig, LlmError,
     OpenAiCompatClient, StreamEvent,
 };
 pub use message::{ChatMessage, Role, Usage};

@@ -10,7 +10,7 @@ use shared::chat::{ChatConfig, ChatRequest, ChatService, Post, RequestContext};
 use shared::config::AwsClients;
 use shared::edge::{self, ApiError, Cors, RequestLog};
 use shared::limits;
-use shared::{Config, ConversationStore, KbHandle, LlmClient, LlmConfig, OpenAiCompatClient};
+use shared::{Config, ConversationStore, KbHandle, LlmClient, LlmConfig};
 use std::sync::Arc;
 
 /// Everything a request needs, built once per cold start.
@@ -39,14 +39,14 @@ impl AppState {
         // The rewrite model (`REWRITE_MODEL`) is another model on the same provider.
         let rewrite_llm: Option<Arc<dyn LlmClient>> =
             match (&llm_config, &chat_config.rewrite_model) {
-                (Some(c), Some(model)) => Some(Arc::new(OpenAiCompatClient::new(LlmConfig {
+                (Some(c), Some(model)) => Some(shared::llm::client(LlmConfig {
                     model: model.clone(),
                     ..c.clone()
-                })?)),
+                })?),
                 _ => None,
             };
         let llm: Option<Arc<dyn LlmClient>> = match llm_config {
-            Some(c) => Some(Arc::new(OpenAiCompatClient::new(c)?)),
+            Some(c) => Some(shared::llm::client(c)?),
             None => None,
         };
         let store = shared::store::open_store(&config, chat_config.ttl(), &aws).await;

@@ -19,6 +19,8 @@ pub enum LlmProvider {
     OpenAi,
     /// Any OpenAI-compatible server at `LLM_BASE_URL` (vLLM, Ollama, llama.cpp...).
     Custom,
+    /// Amazon Bedrock's Converse API, signed with the function's AWS credentials (no key).
+    Bedrock,
 }
 
 impl LlmProvider {
@@ -28,6 +30,7 @@ impl LlmProvider {
             LlmProvider::DashScope => "dashscope",
             LlmProvider::OpenAi => "openai",
             LlmProvider::Custom => "custom",
+            LlmProvider::Bedrock => "bedrock",
         }
     }
 }
@@ -43,8 +46,10 @@ pub struct LlmConfig {
     pub base_url: String,
     /// Model name sent with every request.
     pub model: String,
-    /// Bearer key; `None` only for a custom (local) server that needs none.
+    /// Bearer key; `None` for a custom (local) server that needs none, and for Bedrock.
     pub api_key: Option<Secret>,
+    /// Region and credentials that sign Bedrock requests; `None` for the other providers.
+    pub aws: Option<AwsSigning>,
     /// Limit on a whole call, retries and streaming included (`LLM_TIMEOUT_SECS`).
     pub timeout: Duration,
     /// Limit on opening a connection (`LLM_CONNECT_TIMEOUT_SECS`).
@@ -59,6 +64,47 @@ pub struct LlmConfig {
     /// First retry delay; it doubles per retry (capped) with jitter. Not an env variable:
     /// tests shorten it.
     pub retry_backoff: Duration,
+}
+
+/// What signs a Bedrock request (AWS Signature Version 4): the region and the credentials
+/// of the function's role, which Lambda puts in the environment.
+///
+/// `Debug` is safe to log: the secret key and the session token are [`Secret`]s.
+#[derive(Debug, Clone)]
+pub struct AwsSigning {
+    /// The region the requests are signed for (`AWS_REGION`).
+    pub region: String,
+    /// `AWS_ACCESS_KEY_ID`.
+    pub access_key_id: String,
+    /// `AWS_SECRET_ACCESS_KEY`.
+    pub secret_access_key: Secret,
+    /// `AWS_SESSION_TOKEN`: present for a role's temporary credentials (always on Lambda).
+    pub session_token: Option<Secret>,
+}
+
+impl AwsSigning {
+    /// Reads the region and credentials through `get`, naming the first missing variable.
+    fn from_lookup(get: &impl Fn(&str) -> Option<String>) -> Result<Self, Error> {
+        let required = |var: &'static str| {
+            get(var).ok_or_else(|| {
+                config_error(
+                    var,
+                    "required when LLM_PROVIDER=bedrock (Lambda sets it from the function's role)",
+                )
+            })
+        };
+        // The SDK's own fallback for the region, honoured so a local shell behaves the same.
+        let region = match get("AWS_DEFAULT_REGION") {
+            Some(region) if get("AWS_REGION").is_none() => region,
+            _ => required("AWS_REGION")?,
+        };
+        Ok(Self {
+            region,
+            access_key_id: required("AWS_ACCESS_KEY_ID")?,
+            secret_access_key: Secret::from(required("AWS_SECRET_ACCESS_KEY")?),
+            session_token: get("AWS_SESSION_TOKEN").map(Secret::from),
+        })
+    }
 }
 
 impl LlmConfig {
@@ -84,19 +130,25 @@ impl LlmConfig {
             None | Some("dashscope") => LlmProvider::DashScope,
             Some("openai") => LlmProvider::OpenAi,
             Some("custom") => LlmProvider::Custom,
+            Some("bedrock") => LlmProvider::Bedrock,
             Some(other) => {
                 return Err(config_error(
                     "LLM_PROVIDER",
-                    format!("unknown provider {other:?}; expected dashscope, openai or custom"),
+                    format!(
+                        "unknown provider {other:?}; expected dashscope, openai, custom or bedrock"
+                    ),
                 ))
             }
         };
+        if provider == LlmProvider::Bedrock {
+            return Self::bedrock_from_lookup(&get).map(Some);
+        }
         let (default_base, key_var, default_model) = match provider {
             LlmProvider::DashScope => {
                 (Some(DASHSCOPE_BASE), Some("DASHSCOPE_API_KEY"), "qwen-plus")
             }
             LlmProvider::OpenAi => (Some(OPENAI_BASE), Some("OPENAI_API_KEY"), "gpt-4o-mini"),
-            LlmProvider::Custom => (None, None, ""),
+            LlmProvider::Custom | LlmProvider::Bedrock => (None, None, ""),
         };
         let api_key = key_var
             .and_then(&get)
@@ -107,7 +159,7 @@ impl LlmConfig {
         }
 
         let base_url = match get("LLM_BASE_URL") {
-            Some(url) => parse_base_url(&url)?,
+            Some(url) => parse_url("LLM_BASE_URL", &url)?,
             None => match default_base {
                 Some(base) => base.to_string(),
                 None => {
@@ -130,6 +182,40 @@ impl LlmConfig {
             None => default_model.to_string(),
         };
 
+        let limits = Limits::from_lookup(&get)?;
+        Ok(Some(
+            limits.into_config(provider, base_url, model, api_key, None),
+        ))
+    }
+
+    /// The Bedrock branch of [`LlmConfig::from_lookup`]: the model is required (model ids
+    /// differ by region and account access, so no default would be right), the endpoint is
+    /// the region's unless `BEDROCK_ENDPOINT` overrides it (tests, local runs), and the
+    /// credentials come from the environment, never from a key variable.
+    fn bedrock_from_lookup(get: &impl Fn(&str) -> Option<String>) -> Result<Self, Error> {
+        let model = get("LLM_MODEL")
+            .ok_or_else(|| config_error("LLM_MODEL", "required when LLM_PROVIDER=bedrock"))?;
+        let aws = AwsSigning::from_lookup(get)?;
+        let base_url = match get("BEDROCK_ENDPOINT") {
+            Some(url) => parse_url("BEDROCK_ENDPOINT", &url)?,
+            None => format!("https://bedrock-runtime.{}.amazonaws.com", aws.region),
+        };
+        let limits = Limits::from_lookup(get)?;
+        Ok(limits.into_config(LlmProvider::Bedrock, base_url, model, None, Some(aws)))
+    }
+}
+
+/// The time, retry and length limits every provider shares.
+struct Limits {
+    timeout: Duration,
+    connect_timeout: Duration,
+    first_token_timeout: Duration,
+    max_retries: u32,
+    max_tokens: u32,
+}
+
+impl Limits {
+    fn from_lookup(get: &impl Fn(&str) -> Option<String>) -> Result<Self, Error> {
         let secs = |var: &'static str, default: u64| -> Result<Duration, Error> {
             let n: u64 = parse_number(var, get(var), default)?;
             if n == 0 {
@@ -148,19 +234,36 @@ impl LlmConfig {
                 format!("must be between 1 and {MAX_TOKENS_CAP}"),
             ));
         }
-
-        Ok(Some(LlmConfig {
-            provider,
-            base_url,
-            model,
-            api_key,
+        Ok(Self {
             timeout: secs("LLM_TIMEOUT_SECS", 60)?,
             connect_timeout: secs("LLM_CONNECT_TIMEOUT_SECS", 5)?,
             first_token_timeout: secs("LLM_FIRST_TOKEN_TIMEOUT_SECS", 20)?,
             max_retries,
             max_tokens,
+        })
+    }
+
+    fn into_config(
+        self,
+        provider: LlmProvider,
+        base_url: String,
+        model: String,
+        api_key: Option<Secret>,
+        aws: Option<AwsSigning>,
+    ) -> LlmConfig {
+        LlmConfig {
+            provider,
+            base_url,
+            model,
+            api_key,
+            aws,
+            timeout: self.timeout,
+            connect_timeout: self.connect_timeout,
+            first_token_timeout: self.first_token_timeout,
+            max_retries: self.max_retries,
+            max_tokens: self.max_tokens,
             retry_backoff: Duration::from_millis(200),
-        }))
+        }
     }
 }
 
@@ -184,12 +287,12 @@ fn parse_number<T: std::str::FromStr>(
     }
 }
 
-fn parse_base_url(value: &str) -> Result<String, Error> {
+fn parse_url(var: &'static str, value: &str) -> Result<String, Error> {
     let url = reqwest::Url::parse(value)
-        .map_err(|e| config_error("LLM_BASE_URL", format!("invalid URL {value:?}: {e}")))?;
+        .map_err(|e| config_error(var, format!("invalid URL {value:?}: {e}")))?;
     if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
         return Err(config_error(
-            "LLM_BASE_URL",
+            var,
             format!("expected an http(s) URL, got {value:?}"),
         ));
     }
@@ -370,6 +473,81 @@ mod tests {
         assert!(
             msg.contains("LLM_MAX_TOKENS") && msg.contains("lots"),
             "{msg}"
+        );
+    }
+
+    const LAMBDA_ROLE: [(&str, &str); 4] = [
+        ("AWS_REGION", "eu-central-1"),
+        ("AWS_ACCESS_KEY_ID", "ASIAEXAMPLE"),
+        ("AWS_SECRET_ACCESS_KEY", "role-secret"),
+        ("AWS_SESSION_TOKEN", "role-token"),
+    ];
+
+    #[test]
+    fn bedrock_signs_with_the_role_in_the_environment_and_needs_no_key() {
+        let mut vars = vec![
+            ("LLM_PROVIDER", "Bedrock"),
+            ("LLM_MODEL", "amazon.nova-lite-v1:0"),
+        ];
+        vars.extend(LAMBDA_ROLE);
+        let c = config(&vars);
+        assert_eq!(c.provider, LlmProvider::Bedrock);
+        assert_eq!(
+            c.base_url,
+            "https://bedrock-runtime.eu-central-1.amazonaws.com"
+        );
+        assert_eq!(c.model, "amazon.nova-lite-v1:0");
+        assert!(c.api_key.is_none());
+        let aws = c.aws.expect("signing credentials");
+        assert_eq!(aws.region, "eu-central-1");
+        assert_eq!(aws.access_key_id, "ASIAEXAMPLE");
+        assert_eq!(aws.secret_access_key.expose(), "role-secret");
+        assert_eq!(
+            aws.session_token.as_ref().map(Secret::expose),
+            Some("role-token")
+        );
+        assert_eq!(c.max_tokens, 1024, "the shared limits apply");
+
+        vars.push(("BEDROCK_ENDPOINT", "http://127.0.0.1:4010/"));
+        assert_eq!(config(&vars).base_url, "http://127.0.0.1:4010");
+        let debug = format!("{:?}", config(&vars));
+        assert!(
+            !debug.contains("role-secret") && !debug.contains("role-token"),
+            "{debug}"
+        );
+    }
+
+    #[test]
+    fn bedrock_needs_a_model_a_region_and_credentials() {
+        let with = |skip: &str, extra: &[(&'static str, &'static str)]| {
+            let mut vars = vec![
+                ("LLM_PROVIDER", "bedrock"),
+                ("LLM_MODEL", "amazon.nova-lite-v1:0"),
+            ];
+            vars.extend(LAMBDA_ROLE);
+            vars.retain(|(k, _)| *k != skip);
+            vars.extend_from_slice(extra);
+            bad_var(&vars)
+        };
+        assert_eq!(with("LLM_MODEL", &[]), "LLM_MODEL");
+        assert_eq!(with("AWS_REGION", &[]), "AWS_REGION");
+        assert_eq!(with("AWS_ACCESS_KEY_ID", &[]), "AWS_ACCESS_KEY_ID");
+        assert_eq!(with("AWS_SECRET_ACCESS_KEY", &[]), "AWS_SECRET_ACCESS_KEY");
+        assert_eq!(
+            with("", &[("BEDROCK_ENDPOINT", "not a url")]),
+            "BEDROCK_ENDPOINT"
+        );
+        assert_eq!(with("", &[("LLM_MAX_TOKENS", "0")]), "LLM_MAX_TOKENS");
+        // The SDK's fallback region variable is honoured.
+        let mut vars = vec![
+            ("LLM_PROVIDER", "bedrock"),
+            ("LLM_MODEL", "m"),
+            ("AWS_DEFAULT_REGION", "ap-northeast-1"),
+        ];
+        vars.extend(LAMBDA_ROLE.into_iter().filter(|(k, _)| *k != "AWS_REGION"));
+        assert_eq!(
+            config(&vars).aws.map(|a| a.region).as_deref(),
+            Some("ap-northeast-1")
         );
     }
 

@@ -1,8 +1,10 @@
-//! The model client: an OpenAI-compatible chat-completions API behind a small trait.
+//! The model client: the providers' chat APIs behind a small trait.
 //!
-//! [`LlmClient`] is what the chat service holds (as `Arc<dyn LlmClient>`);
-//! [`OpenAiCompatClient`] is the real adapter (DashScope, OpenAI or any compatible server),
-//! configured by [`LlmConfig`].
+//! [`LlmClient`] is what the chat service holds (as `Arc<dyn LlmClient>`, made by
+//! [`client`] from an [`LlmConfig`]); the real adapters are [`OpenAiCompatClient`]
+//! (DashScope, OpenAI or any compatible server) and [`BedrockClient`] (Amazon Bedrock's
+//! Converse API, signed with the function's role). Both share [`transport`]: the same
+//! limits, retries and error mapping, so the chat never asks which provider answers.
 //!
 //! Streaming contract: [`LlmClient::stream`] returns only once the first content token has
 //! arrived (or the answer ended cleanly without one). Everything before that point — connect,
@@ -17,12 +19,28 @@ use futures_util::Stream;
 
 use crate::message::{ChatMessage, Usage};
 
+mod bedrock;
 mod config;
+pub(crate) mod eventstream;
 mod openai;
 pub(crate) mod sse;
+pub(crate) mod transport;
 
-pub use config::{LlmConfig, LlmProvider};
+use std::sync::Arc;
+
+pub use bedrock::BedrockClient;
+pub use config::{AwsSigning, LlmConfig, LlmProvider};
 pub use openai::OpenAiCompatClient;
+
+/// The client for the configured provider, built once per cold start.
+pub fn client(config: LlmConfig) -> crate::Result<Arc<dyn LlmClient>> {
+    Ok(match config.provider {
+        LlmProvider::Bedrock => Arc::new(BedrockClient::new(config)?),
+        LlmProvider::DashScope | LlmProvider::OpenAi | LlmProvider::Custom => {
+            Arc::new(OpenAiCompatClient::new(config)?)
+        }
+    })
+}
 
 /// Boxed error kept as the source of transport failures, so `reqwest` stays out of the API.
 pub use crate::error::BoxError;

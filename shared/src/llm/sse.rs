@@ -6,6 +6,7 @@
 
 use serde::Deserialize;
 
+use super::transport::FrameDecoder;
 use super::{truncate_utf8, Completion, LlmError, StreamEvent, MAX_ERROR_BODY};
 use crate::message::Usage;
 
@@ -78,10 +79,10 @@ pub(crate) struct ChunkDecoder {
     finished: bool,
 }
 
-impl ChunkDecoder {
+impl FrameDecoder for ChunkDecoder {
     /// Feeds bytes; returns the events they complete. After an error item (or `[DONE]`)
     /// nothing more is decoded: what follows a protocol error cannot be trusted.
-    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Vec<Result<StreamEvent, LlmError>> {
+    fn feed(&mut self, bytes: &[u8]) -> Vec<Result<StreamEvent, LlmError>> {
         let mut events = Vec::new();
         if self.done {
             return events;
@@ -104,19 +105,21 @@ impl ChunkDecoder {
     }
 
     /// Whether the stream is over (`[DONE]` or an error): the caller can stop reading.
-    pub(crate) fn is_done(&self) -> bool {
+    fn is_done(&self) -> bool {
         self.done
     }
 
     /// Called at the end of the byte stream: fine if the answer finished, else `Interrupted`.
-    pub(crate) fn finish(&self) -> Result<(), LlmError> {
+    fn finish(&self) -> Result<(), LlmError> {
         if self.done || self.finished {
             Ok(())
         } else {
             Err(LlmError::Interrupted { source: None })
         }
     }
+}
 
+impl ChunkDecoder {
     fn decode(&mut self, payload: &str) -> Result<Vec<StreamEvent>, LlmError> {
         let chunk: WireChunk = serde_json::from_str(payload).map_err(|e| protocol(e, payload))?;
         if let Some(error) = chunk.error {

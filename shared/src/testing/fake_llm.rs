@@ -258,6 +258,7 @@ impl FakeLlm {
             base_url: self.base_url(),
             model: "fake-model".to_string(),
             api_key: Some(Secret::new("test-key")),
+            aws: None,
             timeout: Duration::from_secs(2),
             connect_timeout: Duration::from_millis(500),
             first_token_timeout: Duration::from_millis(500),

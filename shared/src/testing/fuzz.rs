@@ -25,6 +25,7 @@ use crate::kb::{
     fingerprint, parse_kb_bytes, split_passages, summaries, KbDiff, PASSAGE_MAX_CHARS,
 };
 use crate::llm::sse::{parse_completion, ChunkDecoder, SseParser};
+use crate::llm::transport::FrameDecoder;
 use crate::message::{ChatMessage, Role};
 use crate::prompt::{build_prompt, context_blocks, estimate_tokens, PromptInput, ANSWER_RESERVE};
 use crate::retrieval::{is_han, runs, Analyzer, Lexicon, Script};

@@ -2,6 +2,9 @@
 //!
 //! - [`fake_llm`]: a real HTTP server on localhost that plays an OpenAI-compatible provider
 //!   from a script, so the real client is tested over real sockets.
+//! - [`fake_bedrock`]: a real HTTP server on localhost that plays Amazon Bedrock's
+//!   ConverseStream, checking each request's SigV4 signature and answering in event-stream
+//!   frames from a script.
 //! - [`http1`]: HTTP/1.1 requests read off a socket (one, or a keep-alive connection's in
 //!   turn), for the hand-written test servers.
 //! - [`fuzz`]: the fuzz targets' harnesses (`fuzz/`), replayed over their corpora in CI.
@@ -23,6 +26,7 @@
 //! [`ConversationStore`]: crate::store::ConversationStore
 
 pub mod cold_start;
+pub mod fake_bedrock;
 pub mod fake_llm;
 pub mod fault_proxy;
 pub mod fuzz;

@@ -5,6 +5,7 @@
 mod common;
 
 mod bad_input;
+mod bedrock;
 mod bot_check;
 mod dynamo;
 mod feedback;

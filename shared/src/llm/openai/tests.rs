@@ -6,6 +6,7 @@ use futures_util::StreamExt;
 use tokio::time::Instant;
 
 use super::*;
+use crate::llm::{StreamEvent, MAX_ERROR_BODY};
 use crate::message::{Role, Usage};
 use crate::testing::fake_llm::PROMPT_TOKENS;
 use crate::testing::{Behavior, FakeLlm};
