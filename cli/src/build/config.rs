@@ -75,6 +75,12 @@ pub(crate) struct BuildArgs {
     /// One-line summary of the site for llms.txt (default: the home page's description).
     #[arg(long)]
     pub(crate) site_summary: Option<String>,
+    /// Threads extracting pages (default: one per core).
+    #[arg(long, short = 'j')]
+    pub(crate) jobs: Option<usize>,
+    /// Neither read nor write the build cache (.rag-build-cache next to the output).
+    #[arg(long)]
+    pub(crate) no_cache: bool,
 }
 
 /// `rag.toml` as written.
@@ -104,6 +110,8 @@ struct File {
     llms_txt: Option<bool>,
     site_name: Option<String>,
     site_summary: Option<String>,
+    jobs: Option<usize>,
+    build_cache: Option<bool>,
 }
 
 /// Every option resolved: the file's values, overridden by flags, defaults filled in.
@@ -147,6 +155,10 @@ pub(crate) struct Settings {
     pub(crate) site_name: Option<String>,
     /// The site's summary for `llms.txt`.
     pub(crate) site_summary: Option<String>,
+    /// Threads extracting pages.
+    pub(crate) jobs: usize,
+    /// Whether to read and write the build cache.
+    pub(crate) build_cache: bool,
 }
 
 impl Settings {
@@ -216,6 +228,11 @@ impl Settings {
             llms_txt: !args.no_llms_txt && file.llms_txt.unwrap_or(true),
             site_name: args.site_name.or(file.site_name),
             site_summary: args.site_summary.or(file.site_summary),
+            jobs: args
+                .jobs
+                .or(file.jobs)
+                .unwrap_or_else(super::parallel::default_jobs),
+            build_cache: !args.no_cache && file.build_cache.unwrap_or(true),
         };
         settings.check()?;
         Ok(settings)
@@ -250,6 +267,9 @@ impl Settings {
         }
         if self.max_pages == 0 {
             return Err("max_pages must be at least 1".to_owned());
+        }
+        if self.jobs == 0 {
+            return Err("jobs must be at least 1".to_owned());
         }
         Ok(())
     }

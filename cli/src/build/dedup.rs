@@ -35,10 +35,14 @@ struct Print {
     title: String,
 }
 
-/// Collapses near-duplicates among `pages`; returns the pages kept (in their order) and
-/// how many were folded into another.
-pub(crate) fn collapse(pages: Vec<Page>) -> (Vec<Page>, usize) {
-    let prints: Vec<Print> = pages.iter().map(print).collect();
+/// Collapses near-duplicates among `pages` (signatures computed on `jobs` threads); returns
+/// the pages kept (in their order) and how many were folded into another.
+pub(crate) fn collapse(pages: Vec<Page>, jobs: usize) -> (Vec<Page>, usize) {
+    let mut prints: Vec<Print> = Vec::with_capacity(pages.len());
+    super::parallel::in_order(pages.iter().collect(), jobs, print, |p| {
+        prints.push(p);
+        std::ops::ControlFlow::Continue(())
+    });
     let mut groups = UnionFind::new(pages.len());
     for band in 0..HASHES / ROWS {
         let mut buckets: HashMap<&[u64], usize> = HashMap::new();
@@ -241,7 +245,7 @@ mod tests {
             "sphinx-keyword.html",
             "https://doc.example/library/keyword.html",
         );
-        let (kept, collapsed) = collapse(vec![core, other, std]);
+        let (kept, collapsed) = collapse(vec![core, other, std], 2);
         assert_eq!(collapsed, 1);
         let urls: Vec<&str> = kept.iter().map(|p| p.url.as_str()).collect();
         assert_eq!(
@@ -299,7 +303,7 @@ mod tests {
                 &body,
             ),
         ];
-        let (kept, collapsed) = collapse(pages);
+        let (kept, collapsed) = collapse(pages, 2);
         assert_eq!(collapsed, 2);
         assert_eq!(kept.len(), 5);
         let book = kept.iter().find(|p| p.title == "Ownership").unwrap();
@@ -321,6 +325,6 @@ mod tests {
             page("https://ex.org/a.html", "A", &start),
             page("https://ex.org/b.html", "A", &format!("{start}{more}")),
         ];
-        assert_eq!(collapse(pages).1, 0);
+        assert_eq!(collapse(pages, 1).1, 0);
     }
 }

@@ -18,6 +18,7 @@ mod config;
 mod crawl;
 mod dedup;
 mod entry;
+mod extract_cache;
 mod frontmatter;
 mod glob;
 mod html;
@@ -29,6 +30,8 @@ mod merge;
 mod noise;
 mod page;
 mod pagefind;
+mod parallel;
+mod progress;
 mod releases;
 mod robots;
 mod site;
@@ -110,6 +113,7 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
         )?);
     }
     let base_url = s.base_url.as_deref().unwrap_or_default();
+    let mut cache = open_cache(s);
     let mut pages = Vec::new();
     if let Some(dir) = &s.markdown {
         pages.extend(markdown::read(
@@ -118,7 +122,9 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
                 base_url,
                 permalink: &s.permalink,
                 filter: &filter,
+                jobs: s.jobs,
             },
+            &mut cache,
             report,
         )?);
     }
@@ -132,7 +138,9 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
                 use_sitemap: s.sitemap,
                 filter: &filter,
                 max_pages: s.max_pages,
+                jobs: s.jobs,
             },
+            &mut cache,
             report,
         )?);
     }
@@ -154,7 +162,7 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
     // can still name any page that is kept.
     let mut pages = noise::sift(pages, s.keep_all, &mut report.noise);
     if !s.keep_all {
-        let (kept, collapsed) = dedup::collapse(pages);
+        let (kept, collapsed) = dedup::collapse(pages, s.jobs);
         pages = kept;
         report.noise.collapsed = collapsed;
     }
@@ -183,12 +191,53 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
         write(&s.output.with_file_name("llms.txt"), index.as_bytes())?;
         write(&s.output.with_file_name("llms-full.txt"), full.as_bytes())?;
     }
-    // Beside it, the prebuilt index the functions load instead of indexing the JSON.
-    let retriever = shared::SearchIndex::new(kb, String::new());
+    // Beside it, the prebuilt index the functions load instead of indexing the JSON; the
+    // one already there when it was written for these very bytes by this very binary.
     let hash = shared::index::content_hash(&bytes);
-    let index = shared::index::encode(&retriever, hash, &shared::kb::version_of_hash(hash));
-    write(&index_path(&s.output), &index)?;
+    let index_file = index_path(&s.output);
+    let index_sha = match cache.previous.index_for(hash, &index_file) {
+        Some(sha) => sha,
+        None => {
+            let retriever = shared::SearchIndex::new(kb, String::new());
+            let index = shared::index::encode(&retriever, hash, &shared::kb::version_of_hash(hash));
+            write(&index_file, &index)?;
+            extract_cache::sha256(&index)
+        }
+    };
+    if let Some(next) = cache.next {
+        report.note(format!(
+            "build cache: {} files reused, {} extracted",
+            next.reused, next.extracted
+        ));
+        if let Err(e) = next.commit(hash, &index_sha) {
+            report.warn(format!("the build cache was not saved: {e}"));
+        }
+    }
     Ok(output)
+}
+
+/// The build cache next to the output, unless turned off. A cache that cannot be used is
+/// a note, never a reason to fail.
+fn open_cache(s: &Settings) -> extract_cache::BuildCache {
+    if !s.build_cache {
+        return extract_cache::BuildCache::off();
+    }
+    let options = [
+        env!("CARGO_PKG_VERSION"),
+        s.base_url.as_deref().unwrap_or_default(),
+        s.permalink.as_str(),
+    ];
+    let Some(key) = extract_cache::key(&options) else {
+        eprintln!("note: cannot read the rag binary to key the build cache; not using it");
+        return extract_cache::BuildCache::off();
+    };
+    let mut notes = Vec::new();
+    let cache =
+        extract_cache::BuildCache::open(&extract_cache::path_for(&s.output), &key, &mut notes);
+    for n in notes {
+        eprintln!("note: {n}");
+    }
+    cache
 }
 
 /// The written bytes must load as a knowledge base, exactly as the functions will load
