@@ -304,7 +304,7 @@ mod tests {
     fn the_file_sets_options_relative_to_itself_and_flags_override() {
         let path = write_config(
             "override",
-            "output = 'out/kb.json'\nbase_url = 'https://ex.org/'\nsite = 'public'\nbib = ['pubs.bib']\nexclude = ['/tags/**']\nmax_pages = 5\nsite_name = 'Ex'\n",
+            "output = 'out/kb.json'\nbase_url = 'https://ex.org/'\nsite = 'public'\nbib = ['pubs.bib']\nexclude = ['/tags/**']\nmax_pages = 5\nsite_name = 'Ex'\njobs = 3\nbuild_cache = false\n",
         );
         let dir = path.parent().unwrap().to_path_buf();
         let s = Settings::resolve(BuildArgs {
@@ -321,6 +321,8 @@ mod tests {
         assert!(s.sitemap);
         assert!(s.llms_txt);
         assert_eq!(s.site_name.as_deref(), Some("Ex"));
+        assert_eq!(s.jobs, 3);
+        assert!(!s.build_cache);
 
         let s = Settings::resolve(BuildArgs {
             config: Some(path),
@@ -330,6 +332,7 @@ mod tests {
             no_sitemap: true,
             no_llms_txt: true,
             site_name: Some("Flag".into()),
+            jobs: Some(1),
             ..BuildArgs::default()
         })
         .unwrap();
@@ -339,6 +342,7 @@ mod tests {
         assert!(!s.sitemap);
         assert!(!s.llms_txt);
         assert_eq!(s.site_name.as_deref(), Some("Flag"));
+        assert_eq!(s.jobs, 1);
     }
 
     #[test]

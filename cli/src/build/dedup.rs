@@ -14,6 +14,8 @@
 
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
+
 use super::noise::normalise;
 use super::page::Page;
 
@@ -28,6 +30,16 @@ const MIN_AGREEMENT: f64 = 0.9;
 /// Least ratio of the shorter page's words to the longer one's.
 const MIN_LENGTH_RATIO: f64 = 0.8;
 
+/// What a page's text is compared by; made while the page is extracted (so the build
+/// cache keeps it with the page), else here.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Signature {
+    /// Per hash function, the least hash of the page's shingles.
+    minhash: [u64; HASHES],
+    /// How many words the text has.
+    words: usize,
+}
+
 /// What a page is compared by.
 struct Print {
     signature: [u64; HASHES],
@@ -39,6 +51,14 @@ struct Print {
 /// the pages kept (in their order) and how many were folded into another.
 pub(crate) fn collapse(pages: Vec<Page>, jobs: usize) -> (Vec<Page>, usize) {
     let mut prints: Vec<Print> = Vec::with_capacity(pages.len());
+    let print = |page: &Page| {
+        let s = page.signature.clone().unwrap_or_else(|| signature(page));
+        Print {
+            signature: s.minhash,
+            words: s.words,
+            title: normalise(&page.title),
+        }
+    };
     super::parallel::in_order(pages.iter().collect(), jobs, print, |p| {
         prints.push(p);
         std::ops::ControlFlow::Continue(())
@@ -127,8 +147,8 @@ fn same_subject(a: &str, b: &str) -> bool {
     a == b || (!a.is_empty() && a.rsplit(' ').next() == b.rsplit(' ').next())
 }
 
-/// The page's signature: per hash function, the least hash of its shingles.
-fn print(page: &Page) -> Print {
+/// The signature of the page's text: per hash function, the least hash of its shingles.
+pub(crate) fn signature(page: &Page) -> Signature {
     let words: Vec<u64> = normalise(&page.content)
         .split(' ')
         .filter(|w| !w.is_empty())
@@ -145,10 +165,9 @@ fn print(page: &Page) -> Print {
             }
         }
     }
-    Print {
-        signature,
+    Signature {
+        minhash: signature,
         words: words.len(),
-        title: normalise(&page.title),
     }
 }
 

@@ -20,7 +20,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Read, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -286,6 +286,12 @@ impl Previous {
         (out, Some(line))
     }
 
+    /// Lets go of the files' records once every file has been read.
+    pub(crate) fn forget_files(&mut self) {
+        self.text = String::new();
+        self.entries = HashMap::new();
+    }
+
     /// The SHA-256 of the index file at `path` when the cache says it was written for the
     /// knowledge base with hash `kb` and the file still has those bytes.
     pub(crate) fn index_for(&self, kb: u64, path: &Path) -> Option<String> {
@@ -293,8 +299,19 @@ impl Previous {
         if *was != kb {
             return None;
         }
-        let bytes = std::fs::read(path).ok()?;
-        (sha256(&bytes) == *sha).then(|| sha.clone())
+        // Read in pieces: the index can be as big as the knowledge base.
+        let mut file = File::open(path).ok()?;
+        let mut h = Sha256::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => h.update(buf.get(..n)?),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+        (hex(&h.finalize()) == *sha).then(|| sha.clone())
     }
 }
 

@@ -67,7 +67,10 @@ fn read_one<'c>(file: PathBuf, opts: &MarkdownOptions<'_>, previous: &'c Previou
             text.as_bytes(),
             "",
             || match from_source(&rel, &text, opts) {
-                Ok(Some(page)) => Extracted::Page(Box::new(page)),
+                Ok(Some(mut page)) => {
+                    page.signature = Some(super::dedup::signature(&page));
+                    Extracted::Page(Box::new(page))
+                }
                 Ok(None) => Extracted::Draft,
                 Err(e) => {
                     broken = Some(format!("{}: {e}", file.display()));

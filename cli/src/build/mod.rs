@@ -83,12 +83,11 @@ pub(crate) fn run(args: BuildArgs) -> ExitCode {
         eprintln!("warning: {w}");
     }
     match result {
-        Ok((settings, output)) => {
+        Ok((settings, counts)) => {
             let sifted = report.noise.summary().map(|s| format!("; {s}"));
             outln!(
-                "wrote {} ({}{})",
+                "wrote {} ({counts}{})",
                 settings.output.display(),
-                counts(&output),
                 sifted.unwrap_or_default()
             );
             ExitCode::SUCCESS
@@ -100,8 +99,8 @@ pub(crate) fn run(args: BuildArgs) -> ExitCode {
     }
 }
 
-/// Reads every source, merges, validates and writes; returns what was written.
-fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
+/// Reads every source, merges, validates and writes; returns what was written (counts).
+fn build(s: &Settings, report: &mut Report) -> Result<String, String> {
     let filter = Filter::new(s.include.clone(), s.exclude.clone());
     let mut publications = Vec::new();
     for path in &s.bib {
@@ -156,6 +155,7 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
             report,
         )?);
     }
+    cache.previous.forget_files();
     pagefind::keep_marked(&mut html_pages, report);
     pages.extend(html_pages);
     // Generator noise and duplicates go before the owner's JSON is merged, so an override
@@ -178,7 +178,12 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
     let output = assemble(publications, pages, hand, report);
     let bytes = output.to_bytes();
     let kb = validate(&output, &bytes)?;
+    let summary = counts(&output);
+    // What is not needed any more goes before the index is built, the build's peak.
+    drop(output);
     write(&s.output, &bytes)?;
+    let hash = shared::index::content_hash(&bytes);
+    drop(bytes);
     if s.llms_txt {
         let (index, full) = llms::render(
             &kb,
@@ -193,13 +198,13 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
     }
     // Beside it, the prebuilt index the functions load instead of indexing the JSON; the
     // one already there when it was written for these very bytes by this very binary.
-    let hash = shared::index::content_hash(&bytes);
     let index_file = index_path(&s.output);
     let index_sha = match cache.previous.index_for(hash, &index_file) {
         Some(sha) => sha,
         None => {
             let retriever = shared::SearchIndex::new(kb, String::new());
             let index = shared::index::encode(&retriever, hash, &shared::kb::version_of_hash(hash));
+            drop(retriever);
             write(&index_file, &index)?;
             extract_cache::sha256(&index)
         }
@@ -213,7 +218,7 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
             report.warn(format!("the build cache was not saved: {e}"));
         }
     }
-    Ok(output)
+    Ok(summary)
 }
 
 /// The build cache next to the output, unless turned off. A cache that cannot be used is

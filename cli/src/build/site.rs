@@ -66,7 +66,10 @@ fn read_one<'c>(dir: &Path, file: PathBuf, url: String, previous: &'c Previous) 
             return Extracted::Refused(why);
         }
         match html::extract(&text, &url) {
-            Ok(page) => Extracted::Page(Box::new(page)),
+            Ok(mut page) => {
+                page.signature = Some(super::dedup::signature(&page));
+                Extracted::Page(Box::new(page))
+            }
             Err(Skip::Empty) => Extracted::Empty,
             Err(Skip::Redirect) => Extracted::Redirect,
             Err(Skip::NoIndex) => Extracted::NoIndex,
