@@ -177,10 +177,13 @@ fn build(s: &Settings, report: &mut Report) -> Result<String, String> {
         .collect::<Result<Vec<_>, _>>()?;
     let output = assemble(publications, pages, hand, report);
     let bytes = output.to_bytes();
-    let kb = validate(&output, &bytes)?;
     let summary = counts(&output);
-    // What is not needed any more goes before the index is built, the build's peak.
+    // The entries go before the bytes are parsed back (their ids name the problems), and
+    // the bytes before the index is built: the build's peaks are the parse and the index.
+    let ids: Vec<String> = output.documents.iter().map(|d| d.id.clone()).collect();
     drop(output);
+    let kb = validate(&ids, &bytes)?;
+    drop(ids);
     write(&s.output, &bytes)?;
     let hash = shared::index::content_hash(&bytes);
     drop(bytes);
@@ -247,7 +250,7 @@ fn open_cache(s: &Settings) -> extract_cache::BuildCache {
 
 /// The written bytes must load as a knowledge base, exactly as the functions will load
 /// them; each problem is reported with the id of the entry it is in.
-fn validate(output: &Output, bytes: &[u8]) -> Result<KnowledgeBase, String> {
+fn validate(ids: &[String], bytes: &[u8]) -> Result<KnowledgeBase, String> {
     let text = String::from_utf8_lossy(bytes);
     match KnowledgeBase::from_json_str(&text, "the built knowledge base") {
         Ok(kb) => Ok(kb),
@@ -257,8 +260,8 @@ fn validate(output: &Output, bytes: &[u8]) -> Result<KnowledgeBase, String> {
                 .iter()
                 .map(|p| {
                     let line = p.to_string();
-                    match entry_of(&line).and_then(|i| output.documents.get(i)) {
-                        Some(doc) => format!("{} ({line})", doc.id),
+                    match entry_of(&line).and_then(|i| ids.get(i)) {
+                        Some(id) => format!("{id} ({line})"),
                         None => line,
                     }
                 })
