@@ -122,7 +122,9 @@ pub(crate) fn read(
                 Read::Done(out, line) => {
                     extract_cache::keep(next, line);
                     match out {
-                        Extracted::Page(p) if opts.filter.allows(&p.path()) => pages.push(*p),
+                        Extracted::Page(p) if opts.filter.allows(&p.path()) => {
+                            pages.push(super::site::kept(*p));
+                        }
                         _ => {}
                     }
                 }

@@ -48,6 +48,14 @@ enum Read<'c> {
     },
 }
 
+/// A page made on another thread, copied onto this one. The allocator gives each thread
+/// its own heap and returns a heap to the system only when nothing in it is live: pages
+/// kept from the threads' heaps would pin every parse's garbage around them (on the JDK
+/// docs, 458 MB peak on two threads against 353 MB on one).
+pub(crate) fn kept(page: Page) -> Page {
+    page.clone()
+}
+
 /// Reads and extracts one file of the site directory `dir`, found at `url`.
 fn read_one<'c>(dir: &Path, file: PathBuf, url: String, previous: &'c Previous) -> Read<'c> {
     let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
@@ -156,7 +164,7 @@ pub(crate) fn read(
             };
             match out {
                 Extracted::Page(page) if opts.filter.allows(&page.path()) => {
-                    pages.add(&url, *page, report);
+                    pages.add(&url, kept(*page), report);
                 }
                 Extracted::Empty => {
                     report.warn(format!("{}: no main text, left out", file.display()));
