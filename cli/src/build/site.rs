@@ -49,9 +49,9 @@ enum Read<'c> {
 }
 
 /// A page made on another thread, copied onto this one. The allocator gives each thread
-/// its own heap and returns a heap to the system only when nothing in it is live: pages
-/// kept from the threads' heaps would pin every parse's garbage around them (on the JDK
-/// docs, 458 MB peak on two threads against 353 MB on one).
+/// its own heap and hands memory back to the system only where nothing in it is live:
+/// pages left in the threads' heaps keep the parses' freed memory around them (a cached
+/// rebuild of the JDK docs peaked at 244 MB without the copy, 193 MB with it).
 pub(crate) fn kept(page: Page) -> Page {
     page.clone()
 }
