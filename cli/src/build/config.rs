@@ -75,6 +75,12 @@ pub(crate) struct BuildArgs {
     /// One-line summary of the site for llms.txt (default: the home page's description).
     #[arg(long)]
     pub(crate) site_summary: Option<String>,
+    /// Threads extracting pages (default: one per core).
+    #[arg(long, short = 'j')]
+    pub(crate) jobs: Option<usize>,
+    /// Neither read nor write the build cache (.rag-build-cache next to the output).
+    #[arg(long)]
+    pub(crate) no_cache: bool,
 }
 
 /// `rag.toml` as written.
@@ -104,6 +110,8 @@ struct File {
     llms_txt: Option<bool>,
     site_name: Option<String>,
     site_summary: Option<String>,
+    jobs: Option<usize>,
+    build_cache: Option<bool>,
 }
 
 /// Every option resolved: the file's values, overridden by flags, defaults filled in.
@@ -147,6 +155,10 @@ pub(crate) struct Settings {
     pub(crate) site_name: Option<String>,
     /// The site's summary for `llms.txt`.
     pub(crate) site_summary: Option<String>,
+    /// Threads extracting pages.
+    pub(crate) jobs: usize,
+    /// Whether to read and write the build cache.
+    pub(crate) build_cache: bool,
 }
 
 impl Settings {
@@ -216,6 +228,11 @@ impl Settings {
             llms_txt: !args.no_llms_txt && file.llms_txt.unwrap_or(true),
             site_name: args.site_name.or(file.site_name),
             site_summary: args.site_summary.or(file.site_summary),
+            jobs: args
+                .jobs
+                .or(file.jobs)
+                .unwrap_or_else(super::parallel::default_jobs),
+            build_cache: !args.no_cache && file.build_cache.unwrap_or(true),
         };
         settings.check()?;
         Ok(settings)
@@ -251,6 +268,9 @@ impl Settings {
         if self.max_pages == 0 {
             return Err("max_pages must be at least 1".to_owned());
         }
+        if self.jobs == 0 {
+            return Err("jobs must be at least 1".to_owned());
+        }
         Ok(())
     }
 }
@@ -284,7 +304,7 @@ mod tests {
     fn the_file_sets_options_relative_to_itself_and_flags_override() {
         let path = write_config(
             "override",
-            "output = 'out/kb.json'\nbase_url = 'https://ex.org/'\nsite = 'public'\nbib = ['pubs.bib']\nexclude = ['/tags/**']\nmax_pages = 5\nsite_name = 'Ex'\n",
+            "output = 'out/kb.json'\nbase_url = 'https://ex.org/'\nsite = 'public'\nbib = ['pubs.bib']\nexclude = ['/tags/**']\nmax_pages = 5\nsite_name = 'Ex'\njobs = 3\nbuild_cache = false\n",
         );
         let dir = path.parent().unwrap().to_path_buf();
         let s = Settings::resolve(BuildArgs {
@@ -301,6 +321,8 @@ mod tests {
         assert!(s.sitemap);
         assert!(s.llms_txt);
         assert_eq!(s.site_name.as_deref(), Some("Ex"));
+        assert_eq!(s.jobs, 3);
+        assert!(!s.build_cache);
 
         let s = Settings::resolve(BuildArgs {
             config: Some(path),
@@ -310,6 +332,7 @@ mod tests {
             no_sitemap: true,
             no_llms_txt: true,
             site_name: Some("Flag".into()),
+            jobs: Some(1),
             ..BuildArgs::default()
         })
         .unwrap();
@@ -319,6 +342,7 @@ mod tests {
         assert!(!s.sitemap);
         assert!(!s.llms_txt);
         assert_eq!(s.site_name.as_deref(), Some("Flag"));
+        assert_eq!(s.jobs, 1);
     }
 
     #[test]

@@ -14,6 +14,8 @@
 
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
+
 use super::noise::normalise;
 use super::page::Page;
 
@@ -28,6 +30,16 @@ const MIN_AGREEMENT: f64 = 0.9;
 /// Least ratio of the shorter page's words to the longer one's.
 const MIN_LENGTH_RATIO: f64 = 0.8;
 
+/// What a page's text is compared by; made while the page is extracted (so the build
+/// cache keeps it with the page), else here.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Signature {
+    /// Per hash function, the least hash of the page's shingles.
+    minhash: [u64; HASHES],
+    /// How many words the text has.
+    words: usize,
+}
+
 /// What a page is compared by.
 struct Print {
     signature: [u64; HASHES],
@@ -35,10 +47,22 @@ struct Print {
     title: String,
 }
 
-/// Collapses near-duplicates among `pages`; returns the pages kept (in their order) and
-/// how many were folded into another.
-pub(crate) fn collapse(pages: Vec<Page>) -> (Vec<Page>, usize) {
-    let prints: Vec<Print> = pages.iter().map(print).collect();
+/// Collapses near-duplicates among `pages` (signatures computed on `jobs` threads); returns
+/// the pages kept (in their order) and how many were folded into another.
+pub(crate) fn collapse(pages: Vec<Page>, jobs: usize) -> (Vec<Page>, usize) {
+    let mut prints: Vec<Print> = Vec::with_capacity(pages.len());
+    let print = |page: &Page| {
+        let s = page.signature.clone().unwrap_or_else(|| signature(page));
+        Print {
+            signature: s.minhash,
+            words: s.words,
+            title: normalise(&page.title),
+        }
+    };
+    super::parallel::in_order(pages.iter().collect(), jobs, print, |p| {
+        prints.push(p);
+        std::ops::ControlFlow::Continue(())
+    });
     let mut groups = UnionFind::new(pages.len());
     for band in 0..HASHES / ROWS {
         let mut buckets: HashMap<&[u64], usize> = HashMap::new();
@@ -123,8 +147,8 @@ fn same_subject(a: &str, b: &str) -> bool {
     a == b || (!a.is_empty() && a.rsplit(' ').next() == b.rsplit(' ').next())
 }
 
-/// The page's signature: per hash function, the least hash of its shingles.
-fn print(page: &Page) -> Print {
+/// The signature of the page's text: per hash function, the least hash of its shingles.
+pub(crate) fn signature(page: &Page) -> Signature {
     let words: Vec<u64> = normalise(&page.content)
         .split(' ')
         .filter(|w| !w.is_empty())
@@ -141,10 +165,9 @@ fn print(page: &Page) -> Print {
             }
         }
     }
-    Print {
-        signature,
+    Signature {
+        minhash: signature,
         words: words.len(),
-        title: normalise(&page.title),
     }
 }
 
@@ -241,7 +264,7 @@ mod tests {
             "sphinx-keyword.html",
             "https://doc.example/library/keyword.html",
         );
-        let (kept, collapsed) = collapse(vec![core, other, std]);
+        let (kept, collapsed) = collapse(vec![core, other, std], 2);
         assert_eq!(collapsed, 1);
         let urls: Vec<&str> = kept.iter().map(|p| p.url.as_str()).collect();
         assert_eq!(
@@ -299,7 +322,7 @@ mod tests {
                 &body,
             ),
         ];
-        let (kept, collapsed) = collapse(pages);
+        let (kept, collapsed) = collapse(pages, 2);
         assert_eq!(collapsed, 2);
         assert_eq!(kept.len(), 5);
         let book = kept.iter().find(|p| p.title == "Ownership").unwrap();
@@ -321,6 +344,6 @@ mod tests {
             page("https://ex.org/a.html", "A", &start),
             page("https://ex.org/b.html", "A", &format!("{start}{more}")),
         ];
-        assert_eq!(collapse(pages).1, 0);
+        assert_eq!(collapse(pages, 1).1, 0);
     }
 }

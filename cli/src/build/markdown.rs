@@ -2,9 +2,14 @@
 //! tree): one page per file, drafts skipped, the URL from `permalink`/`url` or from a
 //! pattern over the file's path and front matter.
 
-use std::path::Path;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
+
+use super::extract_cache::{self, BuildCache, Extracted, Line, Previous};
+use super::parallel;
+use super::progress::Progress;
 
 use super::frontmatter;
 use super::glob::Filter;
@@ -27,10 +32,64 @@ pub(crate) struct MarkdownOptions<'a> {
     pub(crate) permalink: &'a str,
     /// Include/exclude patterns over URL paths.
     pub(crate) filter: &'a Filter,
+    /// Threads extracting pages.
+    pub(crate) jobs: usize,
+}
+
+/// One file read (on any thread).
+enum Read<'c> {
+    /// Over the size limit: not read.
+    TooLarge(PathBuf),
+    /// Unreadable, or its front matter is broken: the build stops.
+    Failed(String),
+    /// Extracted (or reused from the cache).
+    Done(Extracted, Option<Line<'c>>),
+}
+
+/// Reads and extracts one Markdown file.
+fn read_one<'c>(file: PathBuf, opts: &MarkdownOptions<'_>, previous: &'c Previous) -> Read<'c> {
+    let rel = match file.strip_prefix(opts.dir) {
+        Ok(r) => r.to_string_lossy().replace('\\', "/"),
+        Err(e) => return Read::Failed(e.to_string()),
+    };
+    if std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0) > MAX_FILE_BYTES {
+        return Read::TooLarge(file);
+    }
+    let text = match std::fs::read_to_string(&file) {
+        Ok(t) => t,
+        Err(e) => return Read::Failed(format!("{}: {e}", file.display())),
+    };
+    // A broken file is not cached: the build stops on it until it is fixed.
+    let mut broken = None;
+    let (out, line) =
+        previous.extract(
+            format!("markdown:{rel}"),
+            text.as_bytes(),
+            "",
+            || match from_source(&rel, &text, opts) {
+                Ok(Some(mut page)) => {
+                    page.signature = Some(super::dedup::signature(&page));
+                    Extracted::Page(Box::new(page))
+                }
+                Ok(None) => Extracted::Draft,
+                Err(e) => {
+                    broken = Some(format!("{}: {e}", file.display()));
+                    Extracted::Draft
+                }
+            },
+        );
+    match broken {
+        Some(why) => Read::Failed(why),
+        None => Read::Done(out, line),
+    }
 }
 
 /// Reads every `.md`/`.markdown` file under the directory (drafts left out).
-pub(crate) fn read(opts: &MarkdownOptions<'_>, report: &mut Report) -> Result<Vec<Page>, String> {
+pub(crate) fn read(
+    opts: &MarkdownOptions<'_>,
+    cache: &mut BuildCache,
+    report: &mut Report,
+) -> Result<Vec<Page>, String> {
     if !opts.dir.is_dir() {
         return Err(format!(
             "Markdown directory {} does not exist",
@@ -39,25 +98,42 @@ pub(crate) fn read(opts: &MarkdownOptions<'_>, report: &mut Report) -> Result<Ve
     }
     let files = super::tree::files_with_extensions(opts.dir, &["md", "markdown"])
         .map_err(|e| format!("{}: {e}", opts.dir.display()))?;
+    let mut progress = Progress::new("markdown", files.len());
     let mut pages = Vec::new();
-    for file in files {
-        let rel = file
-            .strip_prefix(opts.dir)
-            .map_err(|e| e.to_string())?
-            .to_string_lossy()
-            .replace('\\', "/");
-        if std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0) > MAX_FILE_BYTES {
-            report.warn(format!("{}: larger than 10 MiB, left out", file.display()));
-            continue;
-        }
-        let text =
-            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-        let page =
-            from_source(&rel, &text, opts).map_err(|e| format!("{}: {e}", file.display()))?;
-        match page {
-            Some(p) if opts.filter.allows(&p.path()) => pages.push(p),
-            _ => {}
-        }
+    let mut failed = None;
+    let mut done = 0;
+    let BuildCache { previous, next } = cache;
+    let previous = &*previous;
+    parallel::in_order(
+        files,
+        opts.jobs,
+        |file| read_one(file, opts, previous),
+        |read| {
+            done += 1;
+            progress.update(done);
+            match read {
+                Read::TooLarge(file) => {
+                    report.warn(format!("{}: larger than 10 MiB, left out", file.display()));
+                }
+                Read::Failed(why) => {
+                    failed = Some(why);
+                    return ControlFlow::Break(());
+                }
+                Read::Done(out, line) => {
+                    extract_cache::keep(next, line);
+                    match out {
+                        Extracted::Page(p) if opts.filter.allows(&p.path()) => {
+                            pages.push(super::site::kept(*p));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            ControlFlow::Continue(())
+        },
+    );
+    if let Some(why) = failed {
+        return Err(why);
     }
     Ok(pages)
 }
@@ -191,6 +267,7 @@ mod tests {
             base_url: "https://ex.org/",
             permalink,
             filter,
+            jobs: 1,
         }
     }
 

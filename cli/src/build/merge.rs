@@ -123,7 +123,8 @@ pub(crate) fn assemble(
     });
     let mut page_entries = Vec::new();
     let mut page_urls: HashMap<String, String> = HashMap::new();
-    for page in &pages {
+    // Each page goes as its entry is made, so the two are not held in full at once.
+    for page in pages {
         let mut entry = page.to_entry();
         match page_urls.get(&entry.id) {
             Some(url) if *url == page.url => {

@@ -18,6 +18,7 @@ mod config;
 mod crawl;
 mod dedup;
 mod entry;
+mod extract_cache;
 mod frontmatter;
 mod glob;
 mod html;
@@ -29,6 +30,8 @@ mod merge;
 mod noise;
 mod page;
 mod pagefind;
+mod parallel;
+mod progress;
 mod releases;
 mod robots;
 mod site;
@@ -80,12 +83,11 @@ pub(crate) fn run(args: BuildArgs) -> ExitCode {
         eprintln!("warning: {w}");
     }
     match result {
-        Ok((settings, output)) => {
+        Ok((settings, counts)) => {
             let sifted = report.noise.summary().map(|s| format!("; {s}"));
             outln!(
-                "wrote {} ({}{})",
+                "wrote {} ({counts}{})",
                 settings.output.display(),
-                counts(&output),
                 sifted.unwrap_or_default()
             );
             ExitCode::SUCCESS
@@ -97,8 +99,8 @@ pub(crate) fn run(args: BuildArgs) -> ExitCode {
     }
 }
 
-/// Reads every source, merges, validates and writes; returns what was written.
-fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
+/// Reads every source, merges, validates and writes; returns what was written (counts).
+fn build(s: &Settings, report: &mut Report) -> Result<String, String> {
     let filter = Filter::new(s.include.clone(), s.exclude.clone());
     let mut publications = Vec::new();
     for path in &s.bib {
@@ -110,6 +112,7 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
         )?);
     }
     let base_url = s.base_url.as_deref().unwrap_or_default();
+    let mut cache = open_cache(s);
     let mut pages = Vec::new();
     if let Some(dir) = &s.markdown {
         pages.extend(markdown::read(
@@ -118,7 +121,9 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
                 base_url,
                 permalink: &s.permalink,
                 filter: &filter,
+                jobs: s.jobs,
             },
+            &mut cache,
             report,
         )?);
     }
@@ -132,7 +137,9 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
                 use_sitemap: s.sitemap,
                 filter: &filter,
                 max_pages: s.max_pages,
+                jobs: s.jobs,
             },
+            &mut cache,
             report,
         )?);
     }
@@ -148,13 +155,14 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
             report,
         )?);
     }
+    cache.previous.forget_files();
     pagefind::keep_marked(&mut html_pages, report);
     pages.extend(html_pages);
     // Generator noise and duplicates go before the owner's JSON is merged, so an override
     // can still name any page that is kept.
     let mut pages = noise::sift(pages, s.keep_all, &mut report.noise);
     if !s.keep_all {
-        let (kept, collapsed) = dedup::collapse(pages);
+        let (kept, collapsed) = dedup::collapse(pages, s.jobs);
         pages = kept;
         report.noise.collapsed = collapsed;
     }
@@ -169,8 +177,16 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
         .collect::<Result<Vec<_>, _>>()?;
     let output = assemble(publications, pages, hand, report);
     let bytes = output.to_bytes();
-    let kb = validate(&output, &bytes)?;
+    let summary = counts(&output);
+    // The entries go before the bytes are parsed back (their ids name the problems), and
+    // the bytes before the index is built: the build's peaks are the parse and the index.
+    let ids: Vec<String> = output.documents.iter().map(|d| d.id.clone()).collect();
+    drop(output);
+    let kb = validate(&ids, &bytes)?;
+    drop(ids);
     write(&s.output, &bytes)?;
+    let hash = shared::index::content_hash(&bytes);
+    drop(bytes);
     if s.llms_txt {
         let (index, full) = llms::render(
             &kb,
@@ -183,17 +199,58 @@ fn build(s: &Settings, report: &mut Report) -> Result<Output, String> {
         write(&s.output.with_file_name("llms.txt"), index.as_bytes())?;
         write(&s.output.with_file_name("llms-full.txt"), full.as_bytes())?;
     }
-    // Beside it, the prebuilt index the functions load instead of indexing the JSON.
-    let retriever = shared::SearchIndex::new(kb, String::new());
-    let hash = shared::index::content_hash(&bytes);
-    let index = shared::index::encode(&retriever, hash, &shared::kb::version_of_hash(hash));
-    write(&index_path(&s.output), &index)?;
-    Ok(output)
+    // Beside it, the prebuilt index the functions load instead of indexing the JSON; the
+    // one already there when it was written for these very bytes by this very binary.
+    let index_file = index_path(&s.output);
+    let index_sha = match cache.previous.index_for(hash, &index_file) {
+        Some(sha) => sha,
+        None => {
+            let retriever = shared::SearchIndex::new(kb, String::new());
+            let index = shared::index::encode(&retriever, hash, &shared::kb::version_of_hash(hash));
+            drop(retriever);
+            write(&index_file, &index)?;
+            extract_cache::sha256(&index)
+        }
+    };
+    if let Some(next) = cache.next {
+        report.note(format!(
+            "build cache: {} files reused, {} extracted",
+            next.reused, next.extracted
+        ));
+        if let Err(e) = next.commit(hash, &index_sha) {
+            report.warn(format!("the build cache was not saved: {e}"));
+        }
+    }
+    Ok(summary)
+}
+
+/// The build cache next to the output, unless turned off. A cache that cannot be used is
+/// a note, never a reason to fail.
+fn open_cache(s: &Settings) -> extract_cache::BuildCache {
+    if !s.build_cache {
+        return extract_cache::BuildCache::off();
+    }
+    let options = [
+        env!("CARGO_PKG_VERSION"),
+        s.base_url.as_deref().unwrap_or_default(),
+        s.permalink.as_str(),
+    ];
+    let Some(key) = extract_cache::key(&options) else {
+        eprintln!("note: cannot read the rag binary to key the build cache; not using it");
+        return extract_cache::BuildCache::off();
+    };
+    let mut notes = Vec::new();
+    let cache =
+        extract_cache::BuildCache::open(&extract_cache::path_for(&s.output), &key, &mut notes);
+    for n in notes {
+        eprintln!("note: {n}");
+    }
+    cache
 }
 
 /// The written bytes must load as a knowledge base, exactly as the functions will load
 /// them; each problem is reported with the id of the entry it is in.
-fn validate(output: &Output, bytes: &[u8]) -> Result<KnowledgeBase, String> {
+fn validate(ids: &[String], bytes: &[u8]) -> Result<KnowledgeBase, String> {
     let text = String::from_utf8_lossy(bytes);
     match KnowledgeBase::from_json_str(&text, "the built knowledge base") {
         Ok(kb) => Ok(kb),
@@ -203,8 +260,8 @@ fn validate(output: &Output, bytes: &[u8]) -> Result<KnowledgeBase, String> {
                 .iter()
                 .map(|p| {
                     let line = p.to_string();
-                    match entry_of(&line).and_then(|i| output.documents.get(i)) {
-                        Some(doc) => format!("{} ({line})", doc.id),
+                    match entry_of(&line).and_then(|i| ids.get(i)) {
+                        Some(id) => format!("{id} ({line})"),
                         None => line,
                     }
                 })

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::dedup::Signature;
 use super::entry::Entry;
 use super::ids;
 use super::noise::Structure;
@@ -50,6 +51,10 @@ pub(crate) struct Page {
     /// Whether the main content came from `data-pagefind-body` elements.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) pagefind_body: bool,
+    /// The signature near-duplicates are found by, when made at extraction (it is of the
+    /// title and content as extracted: neither changes before duplicates are collapsed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) signature: Option<Signature>,
 }
 
 /// Knowledge-base fields holding one string: several values from markup are joined with

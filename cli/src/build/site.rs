@@ -1,12 +1,16 @@
 //! A built site directory (Hugo's `public/`, Jekyll's `_site/`, MkDocs' `site/`, ...):
 //! the pages its `sitemap.xml` lists, or every HTML file when it has none.
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
+use super::extract_cache::{self, BuildCache, Extracted, Line, Previous};
 use super::glob::Filter;
 use super::html::{self, Skip};
 use super::noise::Noise;
 use super::page::{join_url, url_path, Page};
+use super::parallel;
+use super::progress::Progress;
 use super::sitemap::{self, Sitemap};
 use super::Report;
 
@@ -25,10 +29,74 @@ pub(crate) struct SiteOptions<'a> {
     pub(crate) filter: &'a Filter,
     /// At most this many pages.
     pub(crate) max_pages: usize,
+    /// Threads extracting pages.
+    pub(crate) jobs: usize,
+}
+
+/// One file read (on any thread).
+enum Read<'c> {
+    /// Over the size limit: not read.
+    TooLarge(PathBuf),
+    /// Could not be read: the build stops.
+    Failed(String),
+    /// Extracted (or reused from the cache).
+    Done {
+        file: PathBuf,
+        url: String,
+        out: Extracted,
+        line: Option<Line<'c>>,
+    },
+}
+
+/// A page made on another thread, copied onto this one. The allocator gives each thread
+/// its own heap and hands memory back to the system only where nothing in it is live:
+/// pages left in the threads' heaps keep the parses' freed memory around them (a cached
+/// rebuild of the JDK docs peaked at 244 MB without the copy, 193 MB with it).
+pub(crate) fn kept(page: Page) -> Page {
+    page.clone()
+}
+
+/// Reads and extracts one file of the site directory `dir`, found at `url`.
+fn read_one<'c>(dir: &Path, file: PathBuf, url: String, previous: &'c Previous) -> Read<'c> {
+    let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+    if size > MAX_FILE_BYTES {
+        return Read::TooLarge(file);
+    }
+    let bytes = match std::fs::read(&file) {
+        Ok(b) => b,
+        Err(e) => return Read::Failed(format!("{}: {e}", file.display())),
+    };
+    let rel = file.strip_prefix(dir).unwrap_or(&file).to_string_lossy();
+    let key = format!("site:{rel}");
+    let (out, line) = previous.extract(key, &bytes, &url, || {
+        let text = String::from_utf8_lossy(&bytes);
+        if let Err(why) = super::html_bounds::check(&text) {
+            return Extracted::Refused(why);
+        }
+        match html::extract(&text, &url) {
+            Ok(mut page) => {
+                page.signature = Some(super::dedup::signature(&page));
+                Extracted::Page(Box::new(page))
+            }
+            Err(Skip::Empty) => Extracted::Empty,
+            Err(Skip::Redirect) => Extracted::Redirect,
+            Err(Skip::NoIndex) => Extracted::NoIndex,
+        }
+    });
+    Read::Done {
+        file,
+        url,
+        out,
+        line,
+    }
 }
 
 /// Reads the site's pages, in sitemap order (or path order).
-pub(crate) fn read(opts: &SiteOptions<'_>, report: &mut Report) -> Result<Vec<Page>, String> {
+pub(crate) fn read(
+    opts: &SiteOptions<'_>,
+    cache: &mut BuildCache,
+    report: &mut Report,
+) -> Result<Vec<Page>, String> {
     if !opts.dir.is_dir() {
         return Err(format!(
             "site directory {} does not exist",
@@ -54,33 +122,64 @@ pub(crate) fn read(opts: &SiteOptions<'_>, report: &mut Report) -> Result<Vec<Pa
             })
             .collect()
     };
+    let files: Vec<(PathBuf, String)> = files
+        .into_iter()
+        .filter(|(_, url)| opts.filter.allows(&url_path(url)))
+        .collect();
+    let mut progress = Progress::new("site", files.len());
     let mut pages = super::claims::Claims::default();
-    for (file, url) in files {
-        if !opts.filter.allows(&url_path(&url)) {
-            continue;
-        }
-        if pages.len() >= opts.max_pages {
-            report.warn(format!("stopped at {} pages (max_pages)", opts.max_pages));
-            break;
-        }
-        let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
-        if size > MAX_FILE_BYTES {
-            report.warn(format!("{}: larger than 10 MiB, left out", file.display()));
-            continue;
-        }
-        let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-        let text = String::from_utf8_lossy(&bytes);
-        if let Err(why) = super::html_bounds::check(&text) {
-            report.warn(format!("{}: {why}, left out", file.display()));
-            continue;
-        }
-        match html::extract(&text, &url) {
-            Ok(page) if opts.filter.allows(&page.path()) => pages.add(&url, page, report),
-            Ok(_) => {}
-            Err(Skip::Empty) => report.warn(format!("{}: no main text, left out", file.display())),
-            Err(Skip::Redirect) => report.noise.add(Noise::Redirect, url_path(&url)),
-            Err(_) => {}
-        }
+    let mut failed = None;
+    let mut done = 0;
+    let BuildCache { previous, next } = cache;
+    let previous = &*previous;
+    parallel::in_order(
+        files,
+        opts.jobs,
+        |(file, url)| read_one(opts.dir, file, url, previous),
+        |read| {
+            done += 1;
+            progress.update(done);
+            if pages.len() >= opts.max_pages {
+                report.warn(format!("stopped at {} pages (max_pages)", opts.max_pages));
+                return ControlFlow::Break(());
+            }
+            let (file, url, out) = match read {
+                Read::TooLarge(file) => {
+                    report.warn(format!("{}: larger than 10 MiB, left out", file.display()));
+                    return ControlFlow::Continue(());
+                }
+                Read::Failed(why) => {
+                    failed = Some(why);
+                    return ControlFlow::Break(());
+                }
+                Read::Done {
+                    file,
+                    url,
+                    out,
+                    line,
+                } => {
+                    extract_cache::keep(next, line);
+                    (file, url, out)
+                }
+            };
+            match out {
+                Extracted::Page(page) if opts.filter.allows(&page.path()) => {
+                    pages.add(&url, kept(*page), report);
+                }
+                Extracted::Empty => {
+                    report.warn(format!("{}: no main text, left out", file.display()));
+                }
+                Extracted::Redirect => report.noise.add(Noise::Redirect, url_path(&url)),
+                Extracted::Refused(why) => {
+                    report.warn(format!("{}: {why}, left out", file.display()));
+                }
+                Extracted::Page(_) | Extracted::NoIndex | Extracted::Draft => {}
+            }
+            ControlFlow::Continue(())
+        },
+    );
+    if let Some(why) = failed {
+        return Err(why);
     }
     Ok(pages.into_pages())
 }

@@ -4,6 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod build_cache;
 mod build_crawl;
 mod build_sites;
 mod commands;
