@@ -3,7 +3,7 @@
 //! [`LlmClient`] is what the chat service holds (as `Arc<dyn LlmClient>`, made by
 //! [`client`] from an [`LlmConfig`]); the real adapters are [`OpenAiCompatClient`]
 //! (DashScope, OpenAI or any compatible server) and [`BedrockClient`] (Amazon Bedrock's
-//! Converse API, signed with the function's role). Both share [`transport`]: the same
+//! Converse API, signed with the function's role). Both share `transport`: the same
 //! limits, retries and error mapping, so the chat never asks which provider answers.
 //!
 //! Streaming contract: [`LlmClient::stream`] returns only once the first content token has
