@@ -74,18 +74,8 @@ enum Command {
     /// Validate a knowledge base, show the diff against the deployed one, and upload it
     /// through the ingest function (conditional on the version the diff was made against).
     Ingest {
-        /// The ingest function's URL.
-        #[arg(long)]
-        url: String,
-        /// Name of the environment variable holding the ingest token (never the token).
-        #[arg(long, value_name = "VAR")]
-        token_env: String,
-        /// Show the diff but upload nothing.
-        #[arg(long)]
-        dry_run: bool,
-        /// Upload files larger than this many bytes through a staged upload.
-        #[arg(long, value_name = "BYTES", default_value_t = shared::ingest::DEFAULT_MAX_BYTES)]
-        stage_above: usize,
+        #[command(flatten)]
+        target: remote::Target,
         /// The knowledge base file to upload.
         path: PathBuf,
     },
@@ -97,18 +87,8 @@ enum Command {
     /// of the changed documents; the whole file when the glossary changed); retries when
     /// someone else wrote meanwhile.
     Sync {
-        /// The ingest function's URL.
-        #[arg(long)]
-        url: String,
-        /// Name of the environment variable holding the ingest token (never the token).
-        #[arg(long, value_name = "VAR")]
-        token_env: String,
-        /// Show the diff but send nothing.
-        #[arg(long)]
-        dry_run: bool,
-        /// Send requests larger than this many bytes through a staged upload.
-        #[arg(long, value_name = "BYTES", default_value_t = shared::ingest::DEFAULT_MAX_BYTES)]
-        stage_above: usize,
+        #[command(flatten)]
+        target: remote::Target,
         /// The knowledge base file.
         #[arg(default_value = "knowledge_base.json")]
         path: PathBuf,
@@ -124,34 +104,22 @@ fn main() -> ExitCode {
         Command::Index { path } => write_index(&path),
         Command::Build(args) => return build::run(*args),
         Command::Eval(args) => evaluate(args),
-        Command::Ingest {
-            url,
-            token_env,
-            dry_run,
-            stage_above,
-            path,
-        } => {
+        Command::Ingest { target, path } => {
             return ingest::run(&ingest::Args {
-                url: &url,
-                token_env: &token_env,
-                dry_run,
+                url: &target.url,
+                token_env: &target.token_env,
+                dry_run: target.dry_run,
                 path: &path,
-                stage_above,
+                stage_above: target.stage_above,
             })
         }
-        Command::Sync {
-            url,
-            token_env,
-            dry_run,
-            stage_above,
-            path,
-        } => {
+        Command::Sync { target, path } => {
             return sync::run(&sync::Args {
-                url: &url,
-                token_env: &token_env,
-                dry_run,
+                url: &target.url,
+                token_env: &target.token_env,
+                dry_run: target.dry_run,
                 path: &path,
-                stage_above,
+                stage_above: target.stage_above,
             })
         }
     };

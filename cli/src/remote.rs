@@ -22,6 +22,24 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 /// would need more; such a line should raise nothing here but use a closer machine).
 const UPLOAD_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 
+/// The deployed knowledge base `rag ingest` and `rag sync` write to, and how: the options
+/// the two commands share.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct Target {
+    /// The ingest function's URL.
+    #[arg(long)]
+    pub(crate) url: String,
+    /// Name of the environment variable holding the ingest token (never the token).
+    #[arg(long, value_name = "VAR")]
+    pub(crate) token_env: String,
+    /// Show the diff but send nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    /// Send requests larger than this many bytes through a staged upload.
+    #[arg(long, value_name = "BYTES", default_value_t = shared::ingest::DEFAULT_MAX_BYTES)]
+    pub(crate) stage_above: usize,
+}
+
 /// What `GET` reports (the fields these commands use).
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct Remote {
