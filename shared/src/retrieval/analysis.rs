@@ -75,20 +75,7 @@ impl Retriever {
                 &folded[range.start as usize..range.end as usize],
             );
             match script {
-                Script::Latin => {
-                    if let Some(t) = self.analyzer.latin_term_ref(run) {
-                        terms.begin_word(false);
-                        terms.mark_written();
-                        if t.chars().count() <= 2 || !run.chars().any(|c| c.is_ascii_alphabetic()) {
-                            terms.mark_neutral();
-                        }
-                        if self.has_han {
-                            self.add_chinese(&t, run, terms);
-                        }
-                        terms.add(&t, 1.0, None, index);
-                        terms.end_word();
-                    }
-                }
+                Script::Latin => self.add_latin_word(run, terms),
                 Script::Han => {
                     // Past the budget, only bigrams (added last, standing for no word in
                     // particular), the first one joining the analysed part to the rest.
@@ -120,18 +107,10 @@ impl Retriever {
                         let word_at = at;
                         at += ex.word.len();
                         if let Some(&(start, end)) = lone.iter().find(|s| s.0 == i) {
-                            // Characters the dictionary could not join (a Chinese name:
-                            // 李会晟, 元英宗) are one word as written, matched by its
-                            // bigrams together; neutral, since single-character words in
-                            // a row are often just that. They lie end to end in `folded`.
+                            // The segments lie end to end in `folded`.
                             let len: usize =
                                 segments[start..end].iter().map(|x| x.word.len()).sum();
-                            let text = &folded[word_at..word_at + len];
-                            terms.begin_word(false);
-                            terms.mark_neutral();
-                            terms.mark_literal();
-                            terms.add_phrase(han_bigram_slices(text), 1.0, None, index);
-                            terms.end_word();
+                            self.add_unjoined(&folded[word_at..word_at + len], terms);
                         }
                         // Inside a span its bigrams are already in.
                         let inside = lone.iter().any(|&(start, end)| i > start && i < end);
@@ -143,12 +122,7 @@ impl Retriever {
                         let first = chars.next();
                         let single = chars.next().is_none();
                         if let (Some(a), Some(b), false) = (prev, first, inside) {
-                            // The bigram across two words, built on the stack.
-                            let mut buf = [0u8; 8];
-                            let la = a.encode_utf8(&mut buf).len();
-                            let lb = b.encode_utf8(&mut buf[la..]).len();
-                            let bigram = std::str::from_utf8(&buf[..la + lb]).unwrap_or_default();
-                            terms.add(bigram, CROSS_BIGRAM_WEIGHT, None, index);
+                            self.add_cross_bigram(a, b, terms);
                         }
                         prev = ex.word.chars().last();
                         terms.begin_word(single);
@@ -180,14 +154,7 @@ impl Retriever {
                                     range
                                 }
                             };
-                            // The shares come in translation order: one pass over the groups.
-                            let mut groups = ex.translation_terms().enumerate();
-                            for &(k, w) in &shares[a as usize..b as usize] {
-                                if let Some((_, group)) = groups.find(|&(j, _)| j == k) {
-                                    let phrase = group.split(' ').filter(|t| !t.is_empty());
-                                    terms.add_phrase(phrase, w, Some(ex.word), index);
-                                }
-                            }
+                            self.add_translations(ex, &shares[a as usize..b as usize], terms);
                             // The site writes neither the word nor any of its translations:
                             // perhaps a name the dictionary spells another way.
                             if !single && ex.has_translations() && !terms.word_indexed() {
@@ -217,6 +184,57 @@ impl Retriever {
             terms.add(&t, 1.0, None, index);
             terms.end_word();
         });
+    }
+
+    /// A Latin run's word: its term as written (neutral when it is two characters or fewer,
+    /// or has no letter), and on a site with Chinese text its Chinese translations.
+    fn add_latin_word(&self, run: &str, terms: &mut TermSet) {
+        let Some(t) = self.analyzer.latin_term_ref(run) else {
+            return;
+        };
+        terms.begin_word(false);
+        terms.mark_written();
+        if t.chars().count() <= 2 || !run.chars().any(|c| c.is_ascii_alphabetic()) {
+            terms.mark_neutral();
+        }
+        if self.has_han {
+            self.add_chinese(&t, run, terms);
+        }
+        terms.add(&t, 1.0, None, &self.index);
+        terms.end_word();
+    }
+
+    /// Characters the dictionary could not join (a Chinese name: 李会晟, 元英宗): one word
+    /// as written, matched by its bigrams together; neutral, since single-character words
+    /// in a row are often just that.
+    fn add_unjoined(&self, text: &str, terms: &mut TermSet) {
+        terms.begin_word(false);
+        terms.mark_neutral();
+        terms.mark_literal();
+        terms.add_phrase(han_bigram_slices(text), 1.0, None, &self.index);
+        terms.end_word();
+    }
+
+    /// The bigram across two words (the last character of one, the first of the next),
+    /// standing for neither: built on the stack.
+    fn add_cross_bigram(&self, a: char, b: char, terms: &mut TermSet) {
+        let mut buf = [0u8; 8];
+        let la = a.encode_utf8(&mut buf).len();
+        let lb = b.encode_utf8(&mut buf[la..]).len();
+        let bigram = std::str::from_utf8(&buf[..la + lb]).unwrap_or_default();
+        terms.add(bigram, CROSS_BIGRAM_WEIGHT, None, &self.index);
+    }
+
+    /// Adds a word's translations at their `shares` (translation index, weight), which
+    /// come in translation order: one pass over the word's translation groups.
+    fn add_translations(&self, ex: &Segment<'_>, shares: &[(usize, f32)], terms: &mut TermSet) {
+        let mut groups = ex.translation_terms().enumerate();
+        for &(k, w) in shares {
+            if let Some((_, group)) = groups.find(|&(j, _)| j == k) {
+                let phrase = group.split(' ').filter(|t| !t.is_empty());
+                terms.add_phrase(phrase, w, Some(ex.word), &self.index);
+            }
+        }
     }
 
     /// Adds to the current word the translations of its dictionary parts of two or more
