@@ -154,7 +154,12 @@ impl Retriever {
                                     range
                                 }
                             };
-                            self.add_translations(ex, &shares[a as usize..b as usize], terms);
+                            self.add_translations(
+                                ex,
+                                ex.word,
+                                &shares[a as usize..b as usize],
+                                terms,
+                            );
                             // The site writes neither the word nor any of its translations:
                             // perhaps a name the dictionary spells another way.
                             if !single && ex.has_translations() && !terms.word_indexed() {
@@ -225,14 +230,21 @@ impl Retriever {
         terms.add(bigram, CROSS_BIGRAM_WEIGHT, None, &self.index);
     }
 
-    /// Adds a word's translations at their `shares` (translation index, weight), which
-    /// come in translation order: one pass over the word's translation groups.
-    fn add_translations(&self, ex: &Segment<'_>, shares: &[(usize, f32)], terms: &mut TermSet) {
-        let mut groups = ex.translation_terms().enumerate();
+    /// Adds the translations of `of` at their `shares` (translation index, weight), which
+    /// come in translation order (one pass over its translation groups), as standing for
+    /// the query word `word` (`of` itself, or a compound `of` is a part of).
+    fn add_translations(
+        &self,
+        of: &Segment<'_>,
+        word: &str,
+        shares: &[(usize, f32)],
+        terms: &mut TermSet,
+    ) {
+        let mut groups = of.translation_terms().enumerate();
         for &(k, w) in shares {
             if let Some((_, group)) = groups.find(|&(j, _)| j == k) {
                 let phrase = group.split(' ').filter(|t| !t.is_empty());
-                terms.add_phrase(phrase, w, Some(ex.word), &self.index);
+                terms.add_phrase(phrase, w, Some(word), &self.index);
             }
         }
     }
@@ -260,13 +272,7 @@ impl Retriever {
         {
             let a = shares.len();
             self.translations_of(part, candidates, ids, shares);
-            let mut groups = part.translation_terms().enumerate();
-            for &(k, w) in &shares[a..] {
-                if let Some((_, group)) = groups.find(|&(j, _)| j == k) {
-                    let phrase = group.split(' ').filter(|t| !t.is_empty());
-                    terms.add_phrase(phrase, w, Some(ex.word), &self.index);
-                }
-            }
+            self.add_translations(part, ex.word, &shares[a..], terms);
         }
     }
 

@@ -19,7 +19,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
 
 use super::http1::{self, Request};
@@ -138,26 +138,19 @@ impl FakeBedrock {
     /// # Panics
     /// If no local port can be bound (a broken test machine).
     pub async fn start(script: Vec<Behavior>) -> FakeBedrock {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind 127.0.0.1:0");
-        let addr = listener.local_addr().expect("local address of the fake");
         let state = Arc::new(State {
             script: Mutex::new(script.into()),
             requests: Mutex::new(Vec::new()),
             disconnects: AtomicUsize::new(0),
         });
-        let accept_state = state.clone();
-        let accept_task = tokio::spawn(async move {
-            while let Ok((socket, _)) = listener.accept().await {
-                let state = accept_state.clone();
-                tokio::spawn(async move {
-                    if handle(socket, &state).await.is_err() {
-                        state.disconnects.fetch_add(1, Ordering::SeqCst);
-                    }
-                });
-            }
-        });
+        let (addr, accept_task) =
+            super::serve::serve_local(state.clone(), |socket, state| async move {
+                // A write fails only because the client went away.
+                if handle(socket, &state).await.is_err() {
+                    state.disconnects.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+            .await;
         FakeBedrock {
             addr,
             state,

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
 
 use crate::llm::{LlmConfig, LlmProvider};
@@ -187,29 +187,19 @@ impl FakeLlm {
     /// # Panics
     /// If no local port can be bound (a broken test machine).
     pub async fn start(script: Vec<Behavior>) -> FakeLlm {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind 127.0.0.1:0");
-        let addr = listener
-            .local_addr()
-            .expect("local address of the fake server");
         let state = Arc::new(State {
             script: Mutex::new(script.into()),
             requests: Mutex::new(Vec::new()),
             disconnects: AtomicUsize::new(0),
         });
-        let accept_state = state.clone();
-        let accept_task = tokio::spawn(async move {
-            while let Ok((socket, _)) = listener.accept().await {
-                let state = accept_state.clone();
-                tokio::spawn(async move {
-                    // A write fails only because the client went away.
-                    if handle(socket, &state).await.is_err() {
-                        state.disconnects.fetch_add(1, Ordering::SeqCst);
-                    }
-                });
-            }
-        });
+        let (addr, accept_task) =
+            super::serve::serve_local(state.clone(), |socket, state| async move {
+                // A write fails only because the client went away.
+                if handle(socket, &state).await.is_err() {
+                    state.disconnects.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+            .await;
         FakeLlm {
             addr,
             state,

@@ -34,6 +34,7 @@ pub mod http1;
 pub mod kb_s3;
 pub mod moto;
 pub mod runtime_api;
+mod serve;
 pub mod store_scenarios;
 pub mod synthetic;
 
