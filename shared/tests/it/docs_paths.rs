@@ -1,7 +1,10 @@
 //! The documents name only files that exist: every repository path that README.md, the
 //! other top-level documents and `docs/*.md` write in backticks or link to must be in the
 //! checkout. A renamed or deleted file then fails here instead of leaving a reader at a
-//! dead end.
+//! dead end. "In the checkout" means tracked by git when git can answer, so a file that
+//! exists only on the machine that ran the tests (an untracked draft, a test's output)
+//! cannot make this pass locally and fail on a clean clone; a path git ignores is an
+//! output the document describes (`tests/artifacts/...`) and is not checked.
 
 use std::path::{Path, PathBuf};
 
@@ -124,6 +127,34 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// What git says about a repository path, or `None` when git cannot answer (no git, or
+/// not a clone), in which case the file system decides.
+fn git_knows(root: &Path, path: &Path) -> Option<bool> {
+    let rel = path.strip_prefix(root).ok()?;
+    let run = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(args)
+            .arg(rel)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+    };
+    // Tracked: a file, or a folder holding a tracked file.
+    let listed = run(&["ls-files", "--"])?;
+    if !listed.status.success() {
+        return None;
+    }
+    if !listed.stdout.is_empty() {
+        return Some(true);
+    }
+    // Ignored: an output a run writes (exit 0 means ignored).
+    let ignored = run(&["check-ignore", "-q", "--no-index", "--"])?;
+    Some(ignored.status.success())
+}
+
 fn missing_paths(root: &Path) -> Vec<String> {
     let top: Vec<String> = std::fs::read_dir(root)
         .expect("the checkout is readable")
@@ -141,7 +172,9 @@ fn missing_paths(root: &Path) -> Vec<String> {
             };
             let (Mention::Code(shown) | Mention::Link(shown)) = &mention;
             let path = normalize(&path);
-            if !path.starts_with(root) || !path.exists() {
+            let present =
+                path.starts_with(root) && git_knows(root, &path).unwrap_or_else(|| path.exists());
+            if !present {
                 missing.push(format!(
                     "{}: `{shown}`",
                     doc.strip_prefix(root).unwrap_or(&doc).display()
@@ -195,5 +228,49 @@ fn a_renamed_file_is_reported_at_the_document_that_names_it() {
     )
     .unwrap();
     assert_eq!(missing_paths(&dir).len(), 3);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn in_a_clone_an_untracked_file_is_missing_and_an_ignored_output_is_not_checked() {
+    let dir = std::env::temp_dir().join(format!("rag-docs-git-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("shared/src")).unwrap();
+    std::fs::create_dir_all(dir.join("tests/artifacts")).unwrap();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(&dir)
+            .args(args)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !git(&["init", "-q"]) {
+        // No git on this machine: the file-system check above is the one that runs.
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+    std::fs::write(dir.join(".gitignore"), "/tests/artifacts\n").unwrap();
+    std::fs::write(dir.join("shared/src/lib.rs"), "").unwrap();
+    std::fs::write(dir.join("shared/src/draft.rs"), "").unwrap();
+    std::fs::write(dir.join("tests/artifacts/shot.png"), "").unwrap();
+    std::fs::write(
+        dir.join("README.md"),
+        "`shared/src/lib.rs`, `shared/src/draft.rs`, `tests/artifacts/shot.png`, \
+         `tests/artifacts/later.png`.\n",
+    )
+    .unwrap();
+    assert!(git(&[
+        "add",
+        "README.md",
+        ".gitignore",
+        "shared/src/lib.rs"
+    ]));
+    assert_eq!(
+        missing_paths(&dir),
+        vec!["README.md: `shared/src/draft.rs`".to_owned()],
+        "the untracked draft exists on disk but not in a clone; the ignored outputs are \
+         described, not shipped"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
