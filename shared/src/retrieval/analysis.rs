@@ -6,6 +6,14 @@
 
 use super::*;
 
+/// The buffers a word's translation lookup fills: candidate senses, their index ids, and the
+/// chosen (translation index, weight) shares.
+type SenseBuffers<'b> = (
+    &'b mut Vec<(usize, usize, f32)>,
+    &'b mut Vec<u32>,
+    &'b mut Vec<(usize, f32)>,
+);
+
 impl Retriever {
     /// Analyzes a query: English words as they are (weight 1 each), Han runs as bigrams
     /// (for Chinese documents: the bigrams of one word share weight 1; the
@@ -126,58 +134,22 @@ impl Retriever {
                         }
                         prev = ex.word.chars().last();
                         terms.begin_word(single);
-                        // A lone character is a term of the index only when it is the whole
-                        // run; inside a run only bigrams are indexed. There it stands for
-                        // itself, unless it is part of a name or of a run no dictionary
-                        // joins (matched as written above).
-                        if !single || whole_run {
-                            let weight = bigram_share(ex.word);
-                            for t in han_bigram_slices(ex.word) {
-                                terms.add(t, weight, None, index);
-                            }
-                        } else if let (false, false, Some(c)) =
-                            (name, lone.iter().any(|s| (s.0..s.1).contains(&i)), first)
-                        {
-                            // Inside a run, the character anywhere (see [`chars`]): a
-                            // passage may write it in a word of its own (哪个郡 → 杜瓦尔郡).
-                            terms.add(char_term(c, &mut [0; 8]), CHAR_WEIGHT, None, index);
-                        }
+                        let in_unjoined = lone.iter().any(|s| (s.0..s.1).contains(&i));
+                        self.add_han_word(ex, single, whole_run, name || in_unjoined, terms);
                         if !name {
-                            // A word repeated in the query is translated once.
-                            let (a, b) = match translated.get(ex.word) {
-                                Some(range) => range,
-                                None => {
-                                    let a = shares.len() as u32;
-                                    self.translations_of(ex, candidates, ids, shares);
-                                    let range = (a, shares.len() as u32);
-                                    translated.insert(ex.word, word_at, range);
-                                    range
-                                }
-                            };
-                            self.add_translations(
+                            self.add_senses(
                                 ex,
-                                ex.word,
-                                &shares[a as usize..b as usize],
+                                word_at,
+                                &mut translated,
+                                seg_scratch,
+                                (candidates, ids, shares),
                                 terms,
                             );
-                            // The site writes neither the word nor any of its translations:
-                            // perhaps a name the dictionary spells another way.
-                            if !single && ex.has_translations() && !terms.word_indexed() {
-                                self.add_respelled_name(ex, terms);
-                            }
-                            // Nor was it a name: its parts' senses may be the site's.
-                            if !single && ex.has_translations() && !terms.word_indexed() {
-                                self.add_parts(ex, seg_scratch, candidates, ids, shares, terms);
-                            }
                         }
                         terms.end_word();
                     }
                     if !tail.is_empty() {
-                        let joined = head.chars().last().map_or(0, char::len_utf8);
-                        let rest = &run[head.len() - joined..];
-                        for t in han_bigram_slices(rest) {
-                            terms.add(t, 1.0, None, index);
-                        }
+                        self.add_tail_bigrams(head, run, terms);
                     }
                 }
             }
@@ -189,6 +161,76 @@ impl Retriever {
             terms.add(&t, 1.0, None, index);
             terms.end_word();
         });
+    }
+
+    /// A Chinese content word's own terms: its bigrams (or the word, one or two characters,
+    /// when it is a whole run), else a lone character inside a run as the character
+    /// anywhere (see [`chars`]), unless it is `literal` (part of a name or of a span no
+    /// dictionary joins, matched as written).
+    fn add_han_word(
+        &self,
+        ex: &Segment<'_>,
+        single: bool,
+        whole_run: bool,
+        literal: bool,
+        terms: &mut TermSet,
+    ) {
+        // A lone character is a term of the index only when it is the whole run; inside a
+        // run only bigrams are indexed.
+        if !single || whole_run {
+            let weight = bigram_share(ex.word);
+            for t in han_bigram_slices(ex.word) {
+                terms.add(t, weight, None, &self.index);
+            }
+        } else if let (false, Some(c)) = (literal, ex.word.chars().next()) {
+            // A passage may write it in a word of its own (哪个郡 → 杜瓦尔郡).
+            terms.add(char_term(c, &mut [0; 8]), CHAR_WEIGHT, None, &self.index);
+        }
+    }
+
+    /// A Chinese word's senses: its translations (looked up once per query, `translated`),
+    /// and when the site writes none of them, the word respelled as a name, then its parts'
+    /// translations. `word_at` is where it starts in the folded query.
+    fn add_senses<'q>(
+        &self,
+        ex: &Segment<'q>,
+        word_at: usize,
+        translated: &mut Translated<'q>,
+        seg_scratch: &mut lexicon::Scratch,
+        (candidates, ids, shares): SenseBuffers<'_>,
+        terms: &mut TermSet,
+    ) {
+        let single = ex.word.chars().nth(1).is_none();
+        let (a, b) = match translated.get(ex.word) {
+            Some(range) => range,
+            None => {
+                let a = shares.len() as u32;
+                self.translations_of(ex, candidates, ids, shares);
+                let range = (a, shares.len() as u32);
+                translated.insert(ex.word, word_at, range);
+                range
+            }
+        };
+        self.add_translations(ex, ex.word, &shares[a as usize..b as usize], terms);
+        // The site writes neither the word nor any of its translations: perhaps a name the
+        // dictionary spells another way.
+        if !single && ex.has_translations() && !terms.word_indexed() {
+            self.add_respelled_name(ex, terms);
+        }
+        // Nor was it a name: its parts' senses may be the site's.
+        if !single && ex.has_translations() && !terms.word_indexed() {
+            self.add_parts(ex, seg_scratch, candidates, ids, shares, terms);
+        }
+    }
+
+    /// The bigrams of a Han run past the analysis budget (`head` is the analysed part of
+    /// `run`), the first one joining the analysed part to the rest; they stand for no word
+    /// in particular.
+    fn add_tail_bigrams(&self, head: &str, run: &str, terms: &mut TermSet) {
+        let joined = head.chars().last().map_or(0, char::len_utf8);
+        for t in han_bigram_slices(&run[head.len() - joined..]) {
+            terms.add(t, 1.0, None, &self.index);
+        }
     }
 
     /// A Latin run's word: its term as written (neutral when it is two characters or fewer,
