@@ -524,6 +524,9 @@ pub struct Retriever {
     fields: Bm25Index,
     /// For each unit: (document, passage within it).
     units: Vec<(u32, u32)>,
+    /// Whether unit `i` is passage 0 of document `i` for every `i` (one passage per
+    /// document), so ranking can skip grouping units into documents.
+    units_are_docs: bool,
     n_docs: usize,
     /// Whether any passage has Chinese text (else English words are not expanded).
     has_han: bool,
@@ -644,6 +647,11 @@ impl Retriever {
             CharBigrams::default()
         };
         crate::heap::mark("char bigrams");
+        let units_are_docs = units.len() == n_docs
+            && units
+                .iter()
+                .enumerate()
+                .all(|(i, &(doc, passage))| doc as usize == i && passage == 0);
         Self {
             char_bigrams,
             analyzer,
@@ -653,6 +661,7 @@ impl Retriever {
             index,
             fields,
             units,
+            units_are_docs,
             n_docs,
             has_han,
             glossary_zh,

@@ -69,60 +69,72 @@ impl Retriever {
         k: usize,
         min_score: f32,
     ) -> Vec<Ranked> {
-        // Best passage per document; units of one document are contiguous and ascending,
-        // so one pass with a "current document" slot suffices.
-        let mut best: Vec<Ranked> = Vec::with_capacity(scored.len().min(self.n_docs));
-        for (u, score) in scored {
-            let (doc, passage) = self.units[u as usize];
-            match best.last_mut() {
-                Some(r) if r.doc == doc => {
-                    if score > r.score {
-                        *r = Ranked {
-                            doc,
-                            passage,
-                            score,
-                        };
-                    }
-                }
-                _ => best.push(Ranked {
+        // Best passage per document, ascending by document.
+        let best: Vec<Ranked> = if self.units_are_docs {
+            // One passage per document (short entries, BEIR corpora): units are documents.
+            scored
+                .into_iter()
+                .map(|(doc, score)| Ranked {
                     doc,
-                    passage,
+                    passage: 0,
                     score,
-                }),
+                })
+                .collect()
+        } else {
+            // Units of one document are contiguous and ascending, so one pass with a
+            // "current document" slot suffices.
+            let mut best: Vec<Ranked> = Vec::with_capacity(scored.len().min(self.n_docs));
+            for (u, score) in scored {
+                let (doc, passage) = self.units[u as usize];
+                match best.last_mut() {
+                    Some(r) if r.doc == doc => {
+                        if score > r.score {
+                            *r = Ranked {
+                                doc,
+                                passage,
+                                score,
+                            };
+                        }
+                    }
+                    _ => best.push(Ranked {
+                        doc,
+                        passage,
+                        score,
+                    }),
+                }
             }
-        }
-        // Both lists ascend by document: merge, a document matched by its fields alone
-        // standing with its first passage.
+            best
+        };
+        // The three lists (passages, fields, demoted) ascend by document: merge them, a
+        // document matched by its fields alone standing with its first passage.
         let mut candidates: Vec<(u32, f32)> = Vec::with_capacity(best.len());
-        let mut passage_of: Vec<(u32, u32)> = Vec::with_capacity(best.len());
-        let (mut i, mut j) = (0, 0);
+        let (mut i, mut j, mut d) = (0, 0, 0);
         while i < best.len() || j < fields.len() {
             let b = best.get(i).map_or(u32::MAX, |r| r.doc);
             let f = fields.get(j).map_or(u32::MAX, |&(d, _)| d);
             let doc = b.min(f);
             let mut score = 0.0;
-            let mut passage = 0;
             if b == doc {
                 score += best[i].score;
-                passage = best[i].passage;
                 i += 1;
             }
             if f == doc {
                 score += FIELD_WEIGHT * fields[j].1;
                 j += 1;
             }
-            if self.demoted.binary_search(&doc).is_ok() {
+            while self.demoted.get(d).is_some_and(|&x| x < doc) {
+                d += 1;
+            }
+            if self.demoted.get(d) == Some(&doc) {
                 score *= DEMOTED_WEIGHT;
             }
             if score >= min_score {
                 candidates.push((doc, score));
-                passage_of.push((doc, passage));
             }
         }
         let passage_of = |doc: u32| {
-            passage_of
-                .binary_search_by_key(&doc, |&(d, _)| d)
-                .map_or(0, |i| passage_of[i].1)
+            best.binary_search_by_key(&doc, |r| r.doc)
+                .map_or(0, |i| best[i].passage)
         };
         top_k(candidates, k)
             .into_iter()
