@@ -164,13 +164,7 @@ pub(crate) fn summarize(entries: &[AuditEntry], opts: Options, truncated: bool) 
             model_errors: 0,
         })
         .collect();
-    // Keyed by normalised text; the first-seen text and language ride along.
-    let mut asked: BTreeMap<String, Question> = BTreeMap::new();
-    let mut gaps: BTreeMap<String, Gap> = BTreeMap::new();
-    let mut errors: BTreeMap<String, usize> = BTreeMap::new();
-    let mut negative: Vec<(u64, Rated)> = Vec::new();
-    let mut ungrounded: Vec<(u64, Ungrounded)> = Vec::new();
-    let (mut up, mut down, mut total) = (0, 0, 0);
+    let mut tally = Tally::default();
     let mut chats: Vec<&AuditEntry> = entries
         .iter()
         .filter(|e| e.record.action == "chat")
@@ -185,76 +179,7 @@ pub(crate) fn summarize(entries: &[AuditEntry], opts: Options, truncated: bool) 
         else {
             continue;
         };
-        total += 1;
-        let r = &e.record;
-        row.questions += 1;
-        row.tokens += r.usage.map_or(0, |u| u64::from(u.total_tokens));
-        let no_hits = r.hits == Some(0) || r.outcome == "no_hits";
-        row.no_hits += usize::from(no_hits);
-        if r.outcome.starts_with("model_error") {
-            row.model_errors += 1;
-            *errors.entry(r.outcome.clone()).or_default() += 1;
-        }
-        let text = r.question.as_deref().unwrap_or("").trim();
-        let key = normalize_question(text);
-        if !key.is_empty() {
-            asked
-                .entry(key.clone())
-                .or_insert_with(|| Question {
-                    text: text.to_owned(),
-                    normalized: key.clone(),
-                    language: language(text),
-                    count: 0,
-                })
-                .count += 1;
-            let weak = r.top_score.filter(|s| !no_hits && *s < opts.weak_score);
-            if no_hits || weak.is_some() {
-                let gap = gaps.entry(key).or_insert_with(|| Gap {
-                    text: text.to_owned(),
-                    language: language(text),
-                    count: 0,
-                    kind: "weak",
-                    best_score: None,
-                });
-                gap.count += 1;
-                if no_hits {
-                    gap.kind = "no_hits";
-                }
-                if let Some(s) = weak {
-                    gap.best_score = Some(gap.best_score.map_or(s, |b| b.max(s)));
-                }
-            }
-        }
-        if let Some(g) = r.grounding.filter(|g| g.flagged()) {
-            ungrounded.push((
-                e.at_ms,
-                Ungrounded {
-                    date: format_day(day),
-                    request_id: r.request_id.clone(),
-                    question: text.to_owned(),
-                    sentences: g.sentences,
-                    unsupported_sentences: g.unsupported_sentences,
-                    invalid_citations: g.invalid_citations,
-                },
-            ));
-        }
-        match r.feedback.as_ref().map(|f| f.rating) {
-            Some(Rating::Up) => up += 1,
-            Some(Rating::Down) => {
-                down += 1;
-                negative.push((
-                    e.at_ms,
-                    Rated {
-                        date: format_day(day),
-                        request_id: r.request_id.clone(),
-                        question: text.to_owned(),
-                        comment: r.feedback.as_ref().and_then(|f| f.comment.clone()),
-                        outcome: r.outcome.clone(),
-                    },
-                ));
-            }
-            None => {}
-        }
+        tally.add(e, day, row, opts.weak_score);
     }
     for d in &mut days {
         d.budget_used_pct = if opts.budget == 0 {
@@ -264,6 +189,16 @@ pub(crate) fn summarize(entries: &[AuditEntry], opts: Options, truncated: bool) 
             (d.tokens as f64 * 10_000.0 / opts.budget as f64).round() / 100.0
         };
     }
+    let Tally {
+        asked,
+        gaps,
+        errors,
+        mut negative,
+        mut ungrounded,
+        up,
+        down,
+        total,
+    } = tally;
     let mut top_questions: Vec<Question> = asked.into_values().collect();
     // Most asked first; ties by text so the output is stable.
     top_questions.sort_by(|a, b| b.count.cmp(&a.count).then(a.normalized.cmp(&b.normalized)));
@@ -294,6 +229,105 @@ pub(crate) fn summarize(entries: &[AuditEntry], opts: Options, truncated: bool) 
         negative_feedback: negative.into_iter().map(|(_, r)| r).collect(),
         model_errors,
         poorly_grounded: ungrounded.into_iter().map(|(_, u)| u).collect(),
+    }
+}
+
+/// The chat records of the period counted, before the lists are sorted and cut. Questions,
+/// gaps and errors are keyed by normalised text (the first-seen text and language ride
+/// along); ratings and flagged answers carry their time for newest-first order.
+#[derive(Default)]
+struct Tally {
+    asked: BTreeMap<String, Question>,
+    gaps: BTreeMap<String, Gap>,
+    errors: BTreeMap<String, usize>,
+    negative: Vec<(u64, Rated)>,
+    ungrounded: Vec<(u64, Ungrounded)>,
+    up: usize,
+    down: usize,
+    total: usize,
+}
+
+impl Tally {
+    /// Counts one chat record of `day` (days since 1970-01-01) into the tally and its
+    /// day's `row`; a top score under `weak_score` makes its question a gap.
+    fn add(&mut self, e: &AuditEntry, day: i64, row: &mut Day, weak_score: f32) {
+        self.total += 1;
+        let r = &e.record;
+        row.questions += 1;
+        row.tokens += r.usage.map_or(0, |u| u64::from(u.total_tokens));
+        let no_hits = r.hits == Some(0) || r.outcome == "no_hits";
+        row.no_hits += usize::from(no_hits);
+        if r.outcome.starts_with("model_error") {
+            row.model_errors += 1;
+            *self.errors.entry(r.outcome.clone()).or_default() += 1;
+        }
+        let text = r.question.as_deref().unwrap_or("").trim();
+        let weak = r.top_score.filter(|s| !no_hits && *s < weak_score);
+        self.ask(text, no_hits, weak);
+        if let Some(g) = r.grounding.filter(|g| g.flagged()) {
+            self.ungrounded.push((
+                e.at_ms,
+                Ungrounded {
+                    date: format_day(day),
+                    request_id: r.request_id.clone(),
+                    question: text.to_owned(),
+                    sentences: g.sentences,
+                    unsupported_sentences: g.unsupported_sentences,
+                    invalid_citations: g.invalid_citations,
+                },
+            ));
+        }
+        match r.feedback.as_ref().map(|f| f.rating) {
+            Some(Rating::Up) => self.up += 1,
+            Some(Rating::Down) => {
+                self.down += 1;
+                self.negative.push((
+                    e.at_ms,
+                    Rated {
+                        date: format_day(day),
+                        request_id: r.request_id.clone(),
+                        question: text.to_owned(),
+                        comment: r.feedback.as_ref().and_then(|f| f.comment.clone()),
+                        outcome: r.outcome.clone(),
+                    },
+                ));
+            }
+            None => {}
+        }
+    }
+
+    /// Counts a question asked (an empty one is not counted), and as a coverage gap when
+    /// it found nothing (`no_hits`) or only a `weak` best score.
+    fn ask(&mut self, text: &str, no_hits: bool, weak: Option<f32>) {
+        let key = normalize_question(text);
+        if key.is_empty() {
+            return;
+        }
+        self.asked
+            .entry(key.clone())
+            .or_insert_with(|| Question {
+                text: text.to_owned(),
+                normalized: key.clone(),
+                language: language(text),
+                count: 0,
+            })
+            .count += 1;
+        if no_hits || weak.is_some() {
+            let gap = self.gaps.entry(key).or_insert_with(|| Gap {
+                text: text.to_owned(),
+                language: language(text),
+                count: 0,
+                kind: "weak",
+                best_score: None,
+            });
+            gap.count += 1;
+            if no_hits {
+                gap.kind = "no_hits";
+            }
+            if let Some(s) = weak {
+                gap.best_score = Some(gap.best_score.map_or(s, |b| b.max(s)));
+            }
+        }
     }
 }
 
