@@ -31,9 +31,9 @@ pub(crate) struct Summary {
     pub(crate) daily_token_budget: u64,
     /// Best-hit score under which a question counts as weakly covered.
     pub(crate) weak_score: f32,
-    /// Ratings given: up and down.
+    /// Answers of the range visitors rated up.
     pub(crate) rated_up: usize,
-    /// Ratings given: down.
+    /// Answers of the range visitors rated down (each listed in `negative_feedback`).
     pub(crate) rated_down: usize,
     /// One row per day of the range, oldest first (days without questions included).
     pub(crate) days: Vec<Day>,
@@ -57,7 +57,7 @@ pub(crate) struct Ungrounded {
     pub(crate) date: String,
     /// The answer's request id.
     pub(crate) request_id: String,
-    /// The question.
+    /// The question as asked (empty for records without one).
     pub(crate) question: String,
     /// Claims in the answer.
     pub(crate) sentences: u32,
@@ -72,7 +72,7 @@ pub(crate) struct Ungrounded {
 pub(crate) struct Day {
     /// `YYYY-MM-DD` (UTC).
     pub(crate) date: String,
-    /// Chat requests.
+    /// Chat records of the day (every answered or failed question).
     pub(crate) questions: usize,
     /// Tokens the model reported (prompt + answer).
     pub(crate) tokens: u64,
@@ -89,7 +89,8 @@ pub(crate) struct Day {
 pub(crate) struct Question {
     /// The question as first asked (trimmed).
     pub(crate) text: String,
-    /// The grouping key.
+    /// The text questions are grouped by ([`normalize_question`]: case, width and
+    /// closing punctuation folded).
     pub(crate) normalized: String,
     /// Guessed from the script: `zh`, `ja`, `ko`, `latin` or `other`.
     pub(crate) language: &'static str,
@@ -132,7 +133,7 @@ pub(crate) struct Rated {
 pub(crate) struct ErrorCount {
     /// The audit outcome, e.g. `model_error:timeout`.
     pub(crate) outcome: String,
-    /// How often.
+    /// How many records of the range ended with it.
     pub(crate) count: usize,
 }
 
@@ -143,9 +144,9 @@ pub(crate) struct Options {
     pub(crate) since_day: i64,
     /// Last day, included.
     pub(crate) until_day: i64,
-    /// Daily token budget.
+    /// The deployment's `DAILY_TOKEN_BUDGET`, for the per-day percentage.
     pub(crate) budget: u64,
-    /// Weak-hit threshold.
+    /// A question whose best hit scored under this (BM25) is a coverage gap.
     pub(crate) weak_score: f32,
     /// Rows kept in the question and gap lists.
     pub(crate) top: usize,

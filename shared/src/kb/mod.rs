@@ -103,7 +103,8 @@ pub struct Document {
     pub description: Option<String>,
     /// A page's body (Markdown or plain text, may be long).
     pub content: Option<String>,
-    /// Keywords.
+    /// Tags and keywords the owner gave (BibTeX `keywords`, front matter `tags`): indexed,
+    /// matched by `keywords` filters, and given to the model with the entry.
     pub keywords: Vec<String>,
     /// What kind of entry it is when retrieval should know: one of [`ENTRY_KINDS`]
     /// (`release-notes`). Neither indexed nor shown.

@@ -32,7 +32,7 @@ use super::bm25::{idf, Bm25Index};
 use super::lexicon::Lexicon;
 use super::tokenize::is_han;
 
-/// No partner.
+/// The partner of a document with no version in the other language.
 pub const NONE: u32 = u32::MAX;
 
 /// The cosine similarity two pages need to be taken for versions of each other, on top of
@@ -46,8 +46,8 @@ pub(crate) const MIN_SIMILARITY: f32 = 0.12;
 /// How many times the Chinese page's next most similar English page a pair must score.
 /// In the same measurement a translation scored 1.8–9.7 times the runner-up (median
 /// 3.6), an unrelated best match 1.0–3.1 times (median 1.2): with both rules, 118 of 120
-/// translations paired and 2 of 158 unrelated best matches did (before
-/// [`MIN_SHARED_TERMS`] was added, which only removes pairs).
+/// translations paired and 2 of 158 unrelated best matches did (measured without
+/// [`MIN_SHARED_TERMS`], which can only remove pairs).
 pub(crate) const MIN_MARGIN: f32 = 2.0;
 
 /// The fewest terms a Chinese page and an English page must share to be compared at all:
