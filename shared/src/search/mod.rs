@@ -161,12 +161,14 @@ impl SearchIndex {
         Ok(Self::new(kb, version))
     }
 
-    /// The knowledge base.
+    /// The knowledge base this index was built from; a hit's `doc` indexes its
+    /// `documents`.
     pub fn kb(&self) -> &KnowledgeBase {
         &self.kb
     }
 
-    /// The retriever.
+    /// The ranking over the knowledge base's passages; the grounding check scores an
+    /// answer's sentences with it too.
     pub fn retriever(&self) -> &Retriever {
         &self.retriever
     }
