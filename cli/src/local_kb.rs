@@ -17,9 +17,10 @@ pub(crate) struct LocalKb {
     pub(crate) bytes: Vec<u8>,
     /// The file as plain JSON: diffs are over the documents' JSON as written.
     pub(crate) value: Value,
-    /// Its documents' summaries.
+    /// Each document's id, type and fingerprint: what a diff against the stored version
+    /// compares.
     pub(crate) summaries: Vec<DocSummary>,
-    /// Its glossary entries.
+    /// How many glossary entries it has (printed beside the diff).
     pub(crate) glossary_entries: usize,
     /// The path, for messages.
     pub(crate) origin: String,

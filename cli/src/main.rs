@@ -51,7 +51,7 @@ enum Command {
         /// Print the search function's JSON body.
         #[arg(long)]
         json: bool,
-        /// The query.
+        /// What to search for: a question or keywords, in any language the site has.
         query: String,
     },
     /// Validate a knowledge base file; prints every problem.

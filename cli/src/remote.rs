@@ -43,7 +43,8 @@ pub(crate) struct Target {
 /// What `GET` reports (the fields these commands use).
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct Remote {
-    /// The stored version.
+    /// The stored object's ETag: an update is conditional on it (`If-Match`), so a
+    /// version changed meanwhile is not overwritten.
     pub(crate) etag: String,
     /// Whether it is a valid knowledge base.
     pub(crate) valid: bool,

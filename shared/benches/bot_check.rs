@@ -7,7 +7,7 @@ use std::hint::black_box;
 use std::time::{Duration, SystemTime};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use shared::chat::{issue_challenge, solve_challenge, verify_proof, DEFAULT_DIFFICULTY};
+use shared::limits::{issue_challenge, solve_challenge, verify_proof, DEFAULT_DIFFICULTY};
 use shared::Secret;
 
 fn bot_check(c: &mut Criterion) {

@@ -257,8 +257,8 @@ fn top_level_modules_form_no_cycle() {
     assert!(found.is_empty(), "the module graph has cycles:\n{report}");
 }
 
-/// The `rag` command's modules too: its subcommands share plumbing without using each other
-/// back (`ingest` and `remote` once did).
+/// The `rag` command's modules too: its subcommands share plumbing (`local_kb`, `remote`)
+/// without using each other back.
 #[test]
 fn cli_modules_form_no_cycle() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cli/src");

@@ -12,7 +12,7 @@ use std::fmt;
 pub struct Secret(String);
 
 impl Secret {
-    /// Wraps a value.
+    /// `value` as a secret; from here on only [`Secret::expose`] reads it.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }

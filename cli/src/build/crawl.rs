@@ -40,7 +40,8 @@ pub(crate) struct CrawlOptions<'a> {
     pub(crate) max_pages: usize,
     /// Least time between two requests.
     pub(crate) delay: Duration,
-    /// The cache file.
+    /// The crawl cache (ETags and Last-Modified of the last crawl): read for conditional
+    /// requests, rewritten after.
     pub(crate) cache: &'a Path,
 }
 

@@ -24,7 +24,7 @@ pub(crate) const DEFAULT_PERMALINK: &str = "/{path}/";
 
 /// How to read Markdown sources.
 pub(crate) struct MarkdownOptions<'a> {
-    /// The source directory.
+    /// The folder of Markdown sources (`--markdown`), read recursively.
     pub(crate) dir: &'a Path,
     /// The site's base URL.
     pub(crate) base_url: &'a str,

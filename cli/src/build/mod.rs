@@ -101,63 +101,9 @@ pub(crate) fn run(args: BuildArgs) -> ExitCode {
 
 /// Reads every source, merges, validates and writes; returns what was written (counts).
 fn build(s: &Settings, report: &mut Report) -> Result<String, String> {
-    let filter = Filter::new(s.include.clone(), s.exclude.clone());
-    let mut publications = Vec::new();
-    for path in &s.bib {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        publications.extend(bibtex::parse(
-            &text,
-            &path.display().to_string(),
-            &s.code_field,
-        )?);
-    }
-    let base_url = s.base_url.as_deref().unwrap_or_default();
+    let publications = read_bibtex(s)?;
     let mut cache = open_cache(s);
-    let mut pages = Vec::new();
-    if let Some(dir) = &s.markdown {
-        pages.extend(markdown::read(
-            &markdown::MarkdownOptions {
-                dir,
-                base_url,
-                permalink: &s.permalink,
-                filter: &filter,
-                jobs: s.jobs,
-            },
-            &mut cache,
-            report,
-        )?);
-    }
-    // The HTML pages (site and crawl) are one set for Pagefind's body rule.
-    let mut html_pages = Vec::new();
-    if let Some(dir) = &s.site {
-        html_pages.extend(site::read(
-            &site::SiteOptions {
-                dir,
-                base_url,
-                use_sitemap: s.sitemap,
-                filter: &filter,
-                max_pages: s.max_pages,
-                jobs: s.jobs,
-            },
-            &mut cache,
-            report,
-        )?);
-    }
-    if let Some(url) = &s.url {
-        html_pages.extend(crawl::crawl(
-            &crawl::CrawlOptions {
-                url,
-                filter: &filter,
-                max_pages: s.max_pages,
-                delay: s.delay,
-                cache: &s.cache,
-            },
-            report,
-        )?);
-    }
-    cache.previous.forget_files();
-    pagefind::keep_marked(&mut html_pages, report);
-    pages.extend(html_pages);
+    let pages = read_pages(s, &mut cache, report)?;
     // Generator noise and duplicates go before the owner's JSON is merged, so an override
     // can still name any page that is kept.
     let mut pages = noise::sift(pages, s.keep_all, &mut report.noise);
@@ -188,16 +134,7 @@ fn build(s: &Settings, report: &mut Report) -> Result<String, String> {
     let hash = shared::index::content_hash(&bytes);
     drop(bytes);
     if s.llms_txt {
-        let (index, full) = llms::render(
-            &kb,
-            &llms::Site {
-                name: s.site_name.as_deref(),
-                summary: s.site_summary.as_deref(),
-                base_url: s.base_url.as_deref(),
-            },
-        );
-        write(&s.output.with_file_name("llms.txt"), index.as_bytes())?;
-        write(&s.output.with_file_name("llms-full.txt"), full.as_bytes())?;
+        write_llms_txt(s, &kb)?;
     }
     // Beside it, the prebuilt index the functions load instead of indexing the JSON; the
     // one already there when it was written for these very bytes by this very binary.
@@ -222,6 +159,91 @@ fn build(s: &Settings, report: &mut Report) -> Result<String, String> {
         }
     }
     Ok(summary)
+}
+
+/// The publications of every `--bib` file, in the order given.
+fn read_bibtex(s: &Settings) -> Result<Vec<entry::Entry>, String> {
+    let mut publications = Vec::new();
+    for path in &s.bib {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        publications.extend(bibtex::parse(
+            &text,
+            &path.display().to_string(),
+            &s.code_field,
+        )?);
+    }
+    Ok(publications)
+}
+
+/// The pages of the Markdown folder, the built site and the crawl, in that order; of the
+/// HTML ones (site and crawl), only those marked `data-pagefind-body` once any page is.
+fn read_pages(
+    s: &Settings,
+    cache: &mut extract_cache::BuildCache,
+    report: &mut Report,
+) -> Result<Vec<page::Page>, String> {
+    let filter = Filter::new(s.include.clone(), s.exclude.clone());
+    let base_url = s.base_url.as_deref().unwrap_or_default();
+    let mut pages = Vec::new();
+    if let Some(dir) = &s.markdown {
+        pages.extend(markdown::read(
+            &markdown::MarkdownOptions {
+                dir,
+                base_url,
+                permalink: &s.permalink,
+                filter: &filter,
+                jobs: s.jobs,
+            },
+            cache,
+            report,
+        )?);
+    }
+    // The HTML pages (site and crawl) are one set for Pagefind's body rule.
+    let mut html_pages = Vec::new();
+    if let Some(dir) = &s.site {
+        html_pages.extend(site::read(
+            &site::SiteOptions {
+                dir,
+                base_url,
+                use_sitemap: s.sitemap,
+                filter: &filter,
+                max_pages: s.max_pages,
+                jobs: s.jobs,
+            },
+            cache,
+            report,
+        )?);
+    }
+    if let Some(url) = &s.url {
+        html_pages.extend(crawl::crawl(
+            &crawl::CrawlOptions {
+                url,
+                filter: &filter,
+                max_pages: s.max_pages,
+                delay: s.delay,
+                cache: &s.cache,
+            },
+            report,
+        )?);
+    }
+    cache.previous.forget_files();
+    pagefind::keep_marked(&mut html_pages, report);
+    pages.extend(html_pages);
+    Ok(pages)
+}
+
+/// `llms.txt` (the index) and `llms-full.txt` (every entry) beside the output.
+fn write_llms_txt(s: &Settings, kb: &KnowledgeBase) -> Result<(), String> {
+    let (index, full) = llms::render(
+        kb,
+        &llms::Site {
+            name: s.site_name.as_deref(),
+            summary: s.site_summary.as_deref(),
+            base_url: s.base_url.as_deref(),
+        },
+    );
+    write(&s.output.with_file_name("llms.txt"), index.as_bytes())?;
+    write(&s.output.with_file_name("llms-full.txt"), full.as_bytes())
 }
 
 /// The build cache next to the output, unless turned off. A cache that cannot be used is

@@ -19,7 +19,7 @@ const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
 /// How to read a built site.
 pub(crate) struct SiteOptions<'a> {
-    /// The directory.
+    /// The built site's root (`--site`): its HTML files, and `sitemap.xml` if any.
     pub(crate) dir: &'a Path,
     /// The site's base URL (what URLs in the sitemap start with).
     pub(crate) base_url: &'a str,

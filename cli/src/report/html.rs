@@ -50,8 +50,15 @@ pub(crate) fn page(s: &Summary) -> String {
         if s.truncated { " · <strong>partial: the record limit was reached</strong>" } else { "" }
     );
     h.push_str(&chart(s));
+    tables(&mut h, s);
+    h.push_str("</body></html>\n");
+    h
+}
+
+/// The report's tables, in the order the terminal shows them.
+fn tables(h: &mut String, s: &Summary) {
     table(
-        &mut h,
+        h,
         "Per day",
         &[
             "Date",
@@ -73,7 +80,7 @@ pub(crate) fn page(s: &Summary) -> String {
         }),
     );
     table(
-        &mut h,
+        h,
         "Most asked",
         &["Count", "Language", "Question"],
         s.top_questions
@@ -81,7 +88,7 @@ pub(crate) fn page(s: &Summary) -> String {
             .map(|q| vec![q.count.to_string(), q.language.to_owned(), q.text.clone()]),
     );
     table(
-        &mut h,
+        h,
         &format!(
             "Coverage gaps (no hits, or best score under {})",
             s.weak_score
@@ -98,7 +105,7 @@ pub(crate) fn page(s: &Summary) -> String {
         }),
     );
     table(
-        &mut h,
+        h,
         "Rated down",
         &["Date", "Request", "Question", "Comment", "Outcome"],
         s.negative_feedback.iter().map(|r| {
@@ -112,7 +119,7 @@ pub(crate) fn page(s: &Summary) -> String {
         }),
     );
     table(
-        &mut h,
+        h,
         "Model errors",
         &["Count", "Outcome"],
         s.model_errors
@@ -120,7 +127,7 @@ pub(crate) fn page(s: &Summary) -> String {
             .map(|e| vec![e.count.to_string(), e.outcome.clone()]),
     );
     table(
-        &mut h,
+        h,
         "Poorly grounded answers",
         &[
             "Date",
@@ -141,8 +148,6 @@ pub(crate) fn page(s: &Summary) -> String {
             ]
         }),
     );
-    h.push_str("</body></html>\n");
-    h
 }
 
 const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:60em;\

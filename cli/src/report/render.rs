@@ -48,10 +48,7 @@ pub(crate) fn table(s: &Summary) -> String {
             d.date, d.questions, d.tokens, d.budget_used_pct, d.no_hits, d.model_errors
         );
     }
-    let _ = writeln!(out, "\nMost asked");
-    if s.top_questions.is_empty() {
-        let _ = writeln!(out, "  (none)");
-    }
+    heading(&mut out, "Most asked", s.top_questions.is_empty());
     for q in &s.top_questions {
         let _ = writeln!(
             out,
@@ -61,14 +58,14 @@ pub(crate) fn table(s: &Summary) -> String {
             terminal_text(&q.text)
         );
     }
-    let _ = writeln!(
-        out,
-        "\nCoverage gaps (no hits, or best score under {})",
-        s.weak_score
+    heading(
+        &mut out,
+        &format!(
+            "Coverage gaps (no hits, or best score under {})",
+            s.weak_score
+        ),
+        s.coverage_gaps.is_empty(),
     );
-    if s.coverage_gaps.is_empty() {
-        let _ = writeln!(out, "  (none)");
-    }
     for g in &s.coverage_gaps {
         let score = g
             .best_score
@@ -83,10 +80,7 @@ pub(crate) fn table(s: &Summary) -> String {
             terminal_text(&g.text)
         );
     }
-    let _ = writeln!(out, "\nRated down");
-    if s.negative_feedback.is_empty() {
-        let _ = writeln!(out, "  (none)");
-    }
+    heading(&mut out, "Rated down", s.negative_feedback.is_empty());
     for r in &s.negative_feedback {
         let _ = writeln!(
             out,
@@ -99,20 +93,15 @@ pub(crate) fn table(s: &Summary) -> String {
             let _ = writeln!(out, "              “{}”", terminal_text(c));
         }
     }
-    let _ = writeln!(out, "\nModel errors");
-    if s.model_errors.is_empty() {
-        let _ = writeln!(out, "  (none)");
-    }
+    heading(&mut out, "Model errors", s.model_errors.is_empty());
     for e in &s.model_errors {
         let _ = writeln!(out, "  {:>5}  {}", e.count, e.outcome);
     }
-    let _ = writeln!(
-        out,
-        "\nPoorly grounded answers (unsupported / claims, bad citations)"
+    heading(
+        &mut out,
+        "Poorly grounded answers (unsupported / claims, bad citations)",
+        s.poorly_grounded.is_empty(),
     );
-    if s.poorly_grounded.is_empty() {
-        let _ = writeln!(out, "  (none)");
-    }
     for u in &s.poorly_grounded {
         let _ = writeln!(
             out,
@@ -126,6 +115,14 @@ pub(crate) fn table(s: &Summary) -> String {
         );
     }
     out
+}
+
+/// A section's title after a blank line, and `(none)` under it when it has no rows.
+fn heading(out: &mut String, title: &str, empty: bool) {
+    let _ = writeln!(out, "\n{title}");
+    if empty {
+        let _ = writeln!(out, "  (none)");
+    }
 }
 
 /// Visitor text made safe for one terminal line and cut to [`TEXT_CHARS`].

@@ -31,9 +31,9 @@ pub(crate) struct Summary {
     pub(crate) daily_token_budget: u64,
     /// Best-hit score under which a question counts as weakly covered.
     pub(crate) weak_score: f32,
-    /// Ratings given: up and down.
+    /// Answers of the range visitors rated up.
     pub(crate) rated_up: usize,
-    /// Ratings given: down.
+    /// Answers of the range visitors rated down (each listed in `negative_feedback`).
     pub(crate) rated_down: usize,
     /// One row per day of the range, oldest first (days without questions included).
     pub(crate) days: Vec<Day>,
@@ -57,7 +57,7 @@ pub(crate) struct Ungrounded {
     pub(crate) date: String,
     /// The answer's request id.
     pub(crate) request_id: String,
-    /// The question.
+    /// The question as asked (empty for records without one).
     pub(crate) question: String,
     /// Claims in the answer.
     pub(crate) sentences: u32,
@@ -72,7 +72,7 @@ pub(crate) struct Ungrounded {
 pub(crate) struct Day {
     /// `YYYY-MM-DD` (UTC).
     pub(crate) date: String,
-    /// Chat requests.
+    /// Chat records of the day (every answered or failed question).
     pub(crate) questions: usize,
     /// Tokens the model reported (prompt + answer).
     pub(crate) tokens: u64,
@@ -89,7 +89,8 @@ pub(crate) struct Day {
 pub(crate) struct Question {
     /// The question as first asked (trimmed).
     pub(crate) text: String,
-    /// The grouping key.
+    /// The text questions are grouped by ([`normalize_question`]: case, width and
+    /// closing punctuation folded).
     pub(crate) normalized: String,
     /// Guessed from the script: `zh`, `ja`, `ko`, `latin` or `other`.
     pub(crate) language: &'static str,
@@ -132,7 +133,7 @@ pub(crate) struct Rated {
 pub(crate) struct ErrorCount {
     /// The audit outcome, e.g. `model_error:timeout`.
     pub(crate) outcome: String,
-    /// How often.
+    /// How many records of the range ended with it.
     pub(crate) count: usize,
 }
 
@@ -143,9 +144,9 @@ pub(crate) struct Options {
     pub(crate) since_day: i64,
     /// Last day, included.
     pub(crate) until_day: i64,
-    /// Daily token budget.
+    /// The deployment's `DAILY_TOKEN_BUDGET`, for the per-day percentage.
     pub(crate) budget: u64,
-    /// Weak-hit threshold.
+    /// A question whose best hit scored under this (BM25) is a coverage gap.
     pub(crate) weak_score: f32,
     /// Rows kept in the question and gap lists.
     pub(crate) top: usize,
@@ -164,13 +165,7 @@ pub(crate) fn summarize(entries: &[AuditEntry], opts: Options, truncated: bool) 
             model_errors: 0,
         })
         .collect();
-    // Keyed by normalised text; the first-seen text and language ride along.
-    let mut asked: BTreeMap<String, Question> = BTreeMap::new();
-    let mut gaps: BTreeMap<String, Gap> = BTreeMap::new();
-    let mut errors: BTreeMap<String, usize> = BTreeMap::new();
-    let mut negative: Vec<(u64, Rated)> = Vec::new();
-    let mut ungrounded: Vec<(u64, Ungrounded)> = Vec::new();
-    let (mut up, mut down, mut total) = (0, 0, 0);
+    let mut tally = Tally::default();
     let mut chats: Vec<&AuditEntry> = entries
         .iter()
         .filter(|e| e.record.action == "chat")
@@ -185,76 +180,7 @@ pub(crate) fn summarize(entries: &[AuditEntry], opts: Options, truncated: bool) 
         else {
             continue;
         };
-        total += 1;
-        let r = &e.record;
-        row.questions += 1;
-        row.tokens += r.usage.map_or(0, |u| u64::from(u.total_tokens));
-        let no_hits = r.hits == Some(0) || r.outcome == "no_hits";
-        row.no_hits += usize::from(no_hits);
-        if r.outcome.starts_with("model_error") {
-            row.model_errors += 1;
-            *errors.entry(r.outcome.clone()).or_default() += 1;
-        }
-        let text = r.question.as_deref().unwrap_or("").trim();
-        let key = normalize_question(text);
-        if !key.is_empty() {
-            asked
-                .entry(key.clone())
-                .or_insert_with(|| Question {
-                    text: text.to_owned(),
-                    normalized: key.clone(),
-                    language: language(text),
-                    count: 0,
-                })
-                .count += 1;
-            let weak = r.top_score.filter(|s| !no_hits && *s < opts.weak_score);
-            if no_hits || weak.is_some() {
-                let gap = gaps.entry(key).or_insert_with(|| Gap {
-                    text: text.to_owned(),
-                    language: language(text),
-                    count: 0,
-                    kind: "weak",
-                    best_score: None,
-                });
-                gap.count += 1;
-                if no_hits {
-                    gap.kind = "no_hits";
-                }
-                if let Some(s) = weak {
-                    gap.best_score = Some(gap.best_score.map_or(s, |b| b.max(s)));
-                }
-            }
-        }
-        if let Some(g) = r.grounding.filter(|g| g.flagged()) {
-            ungrounded.push((
-                e.at_ms,
-                Ungrounded {
-                    date: format_day(day),
-                    request_id: r.request_id.clone(),
-                    question: text.to_owned(),
-                    sentences: g.sentences,
-                    unsupported_sentences: g.unsupported_sentences,
-                    invalid_citations: g.invalid_citations,
-                },
-            ));
-        }
-        match r.feedback.as_ref().map(|f| f.rating) {
-            Some(Rating::Up) => up += 1,
-            Some(Rating::Down) => {
-                down += 1;
-                negative.push((
-                    e.at_ms,
-                    Rated {
-                        date: format_day(day),
-                        request_id: r.request_id.clone(),
-                        question: text.to_owned(),
-                        comment: r.feedback.as_ref().and_then(|f| f.comment.clone()),
-                        outcome: r.outcome.clone(),
-                    },
-                ));
-            }
-            None => {}
-        }
+        tally.add(e, day, row, opts.weak_score);
     }
     for d in &mut days {
         d.budget_used_pct = if opts.budget == 0 {
@@ -264,6 +190,16 @@ pub(crate) fn summarize(entries: &[AuditEntry], opts: Options, truncated: bool) 
             (d.tokens as f64 * 10_000.0 / opts.budget as f64).round() / 100.0
         };
     }
+    let Tally {
+        asked,
+        gaps,
+        errors,
+        mut negative,
+        mut ungrounded,
+        up,
+        down,
+        total,
+    } = tally;
     let mut top_questions: Vec<Question> = asked.into_values().collect();
     // Most asked first; ties by text so the output is stable.
     top_questions.sort_by(|a, b| b.count.cmp(&a.count).then(a.normalized.cmp(&b.normalized)));
@@ -294,6 +230,105 @@ pub(crate) fn summarize(entries: &[AuditEntry], opts: Options, truncated: bool) 
         negative_feedback: negative.into_iter().map(|(_, r)| r).collect(),
         model_errors,
         poorly_grounded: ungrounded.into_iter().map(|(_, u)| u).collect(),
+    }
+}
+
+/// The chat records of the period counted, before the lists are sorted and cut. Questions,
+/// gaps and errors are keyed by normalised text (the first-seen text and language ride
+/// along); ratings and flagged answers carry their time for newest-first order.
+#[derive(Default)]
+struct Tally {
+    asked: BTreeMap<String, Question>,
+    gaps: BTreeMap<String, Gap>,
+    errors: BTreeMap<String, usize>,
+    negative: Vec<(u64, Rated)>,
+    ungrounded: Vec<(u64, Ungrounded)>,
+    up: usize,
+    down: usize,
+    total: usize,
+}
+
+impl Tally {
+    /// Counts one chat record of `day` (days since 1970-01-01) into the tally and its
+    /// day's `row`; a top score under `weak_score` makes its question a gap.
+    fn add(&mut self, e: &AuditEntry, day: i64, row: &mut Day, weak_score: f32) {
+        self.total += 1;
+        let r = &e.record;
+        row.questions += 1;
+        row.tokens += r.usage.map_or(0, |u| u64::from(u.total_tokens));
+        let no_hits = r.hits == Some(0) || r.outcome == "no_hits";
+        row.no_hits += usize::from(no_hits);
+        if r.outcome.starts_with("model_error") {
+            row.model_errors += 1;
+            *self.errors.entry(r.outcome.clone()).or_default() += 1;
+        }
+        let text = r.question.as_deref().unwrap_or("").trim();
+        let weak = r.top_score.filter(|s| !no_hits && *s < weak_score);
+        self.ask(text, no_hits, weak);
+        if let Some(g) = r.grounding.filter(|g| g.flagged()) {
+            self.ungrounded.push((
+                e.at_ms,
+                Ungrounded {
+                    date: format_day(day),
+                    request_id: r.request_id.clone(),
+                    question: text.to_owned(),
+                    sentences: g.sentences,
+                    unsupported_sentences: g.unsupported_sentences,
+                    invalid_citations: g.invalid_citations,
+                },
+            ));
+        }
+        match r.feedback.as_ref().map(|f| f.rating) {
+            Some(Rating::Up) => self.up += 1,
+            Some(Rating::Down) => {
+                self.down += 1;
+                self.negative.push((
+                    e.at_ms,
+                    Rated {
+                        date: format_day(day),
+                        request_id: r.request_id.clone(),
+                        question: text.to_owned(),
+                        comment: r.feedback.as_ref().and_then(|f| f.comment.clone()),
+                        outcome: r.outcome.clone(),
+                    },
+                ));
+            }
+            None => {}
+        }
+    }
+
+    /// Counts a question asked (an empty one is not counted), and as a coverage gap when
+    /// it found nothing (`no_hits`) or only a `weak` best score.
+    fn ask(&mut self, text: &str, no_hits: bool, weak: Option<f32>) {
+        let key = normalize_question(text);
+        if key.is_empty() {
+            return;
+        }
+        self.asked
+            .entry(key.clone())
+            .or_insert_with(|| Question {
+                text: text.to_owned(),
+                normalized: key.clone(),
+                language: language(text),
+                count: 0,
+            })
+            .count += 1;
+        if no_hits || weak.is_some() {
+            let gap = self.gaps.entry(key).or_insert_with(|| Gap {
+                text: text.to_owned(),
+                language: language(text),
+                count: 0,
+                kind: "weak",
+                best_score: None,
+            });
+            gap.count += 1;
+            if no_hits {
+                gap.kind = "no_hits";
+            }
+            if let Some(s) = weak {
+                gap.best_score = Some(gap.best_score.map_or(s, |b| b.max(s)));
+            }
+        }
     }
 }
 

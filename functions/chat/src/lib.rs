@@ -196,7 +196,7 @@ async fn challenge(
         .await
     {
         Ok(Some(c)) => edge::json_response(200, &c),
-        Ok(None) => edge::json_response(200, &shared::chat::BOT_CHECK_OFF),
+        Ok(None) => edge::json_response(200, &shared::limits::BOT_CHECK_OFF),
         Err(e) => {
             let e = shared::Error::from(e);
             edge::error_response(&ApiError::from(&e), request_id, Some(&e))

@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use super::bot_check::{self, BotCheck};
 use crate::config::{parse, ranged, trimmed};
 use crate::error::{Error, Result};
+use crate::limits::{BotCheck, DEFAULT_DIFFICULTY, DEFAULT_TTL_SECS, DIFFICULTY_RANGE};
 use crate::prompt::{ANSWER_RESERVE, DEFAULT_SYSTEM_PROMPT};
 use crate::secret::Secret;
 
@@ -40,7 +40,7 @@ pub struct ChatConfig {
     /// (default 20, 0 = off, at most 100,000).
     pub rate_limit_per_minute: u64,
     /// `CLIENT_IPV6_PREFIX`: IPv6 clients are counted and hashed by this many leading bits
-    /// of their address (default 64, 16..=128; see [`super::client_network`]). IPv4 clients by
+    /// of their address (default 64, 16..=128; see [`crate::limits::client_network`]). IPv4 clients by
     /// their address.
     pub ipv6_prefix: u8,
     /// `DAILY_TOKEN_BUDGET`: model tokens (prompt + completion) per UTC day for all clients
@@ -60,7 +60,7 @@ pub struct ChatConfig {
     /// included, before the question's own hits are used (default 2000, 100..=10,000).
     pub rewrite_timeout: Duration,
     /// `BOT_CHECK`: `off` (default) or `pow`, a proof-of-work challenge every chat request
-    /// must carry solved (see [`super::verify_proof`]); with `pow`, `BOT_CHECK_DIFFICULTY`
+    /// must carry solved (see [`crate::limits::verify_proof`]); with `pow`, `BOT_CHECK_DIFFICULTY`
     /// (leading zero bits, default 13, 1..=24) and `BOT_CHECK_TTL_SECS` (how long a
     /// challenge stays valid, default 300, 30..=3600).
     pub bot_check: BotCheck,
@@ -199,16 +199,16 @@ impl ChatConfig {
 /// `BOT_CHECK`, `BOT_CHECK_DIFFICULTY` and `BOT_CHECK_TTL_SECS`. The two numbers are
 /// checked even while the check is off, so that switching it on cannot fail a deploy later.
 fn bot_check_config(get: &impl Fn(&str) -> Option<String>) -> Result<BotCheck> {
-    let range = &bot_check::DIFFICULTY_RANGE;
+    let range = &DIFFICULTY_RANGE;
     let difficulty = ranged(
         get,
         "BOT_CHECK_DIFFICULTY",
         usize::from(*range.start()),
         usize::from(*range.end()),
     )?
-    .map_or(bot_check::DEFAULT_DIFFICULTY, |d| d as u8);
-    let ttl_secs = ranged(get, "BOT_CHECK_TTL_SECS", 30, 3600)?
-        .map_or(bot_check::DEFAULT_TTL_SECS, |s| s as u64);
+    .map_or(DEFAULT_DIFFICULTY, |d| d as u8);
+    let ttl_secs =
+        ranged(get, "BOT_CHECK_TTL_SECS", 30, 3600)?.map_or(DEFAULT_TTL_SECS, |s| s as u64);
     match get("BOT_CHECK").map(|v| v.to_ascii_lowercase()).as_deref() {
         None | Some("off") => Ok(BotCheck::Off),
         Some("pow") => Ok(BotCheck::Pow {

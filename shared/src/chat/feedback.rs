@@ -191,7 +191,7 @@ impl super::ChatService {
         ctx: &RequestContext,
     ) -> Result<FeedbackAck, Error> {
         let secret =
-            self.salt.get().await.inspect_err(
+            self.admission.salt().get().await.inspect_err(
                 |e| tracing::error!(error = %e, "cannot look up the client-hash salt"),
             )?;
         if !verify_feedback_token(secret, &req.request_id, &req.session_id, &req.token) {
@@ -201,7 +201,8 @@ impl super::ChatService {
         }
         let client = self.client_key(ctx.client_ip.as_deref()).await?;
         let limited = self
-            .rate
+            .admission
+            .rate()
             .check(
                 &format!("feedback:{client}"),
                 Some(&format!("feedback:{}", req.session_id)),

@@ -30,7 +30,7 @@ impl ChatService {
             contact_url: self.config.contact_url.clone(),
             limits: LimitsReport {
                 counters: self.budget.counters_kind(),
-                rate_limit_per_minute: self.rate.per_minute(),
+                rate_limit_per_minute: self.admission.rate().per_minute(),
                 max_tokens: self.max_tokens(),
                 budget,
             },

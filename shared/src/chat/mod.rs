@@ -7,8 +7,8 @@
 //! offline answer when none is configured → record the exchange
 //! ([`ConversationStore::record_exchange`], idempotent on the request id).
 //!
-//! Before any of that, [`ChatService::admit`] applies the per-client and per-session rate
-//! limits (the edge answers 429 before a stream starts), and a turn calls the model only
+//! Before any of that, [`ChatService::admit`] applies the bot check and the per-client and
+//! per-session rate limits ([`Admission`]; the edge answers 429 before a stream starts), and a turn calls the model only
 //! with a reservation on the daily token budget ([`crate::limits`]); without one it is
 //! answered offline, labelled as such.
 //!
@@ -24,9 +24,8 @@
 //!
 //! Nothing here knows about HTTP or Lambda: the `chat` function maps requests and results.
 
-mod admission;
-mod bot_check;
 mod config;
+mod delivery;
 mod feedback;
 mod followup;
 mod health;
@@ -49,13 +48,6 @@ use crate::limits::short_digest;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use futures_util::StreamExt;
-
-pub use crate::limits::{client_hash, client_network};
-pub use bot_check::{
-    issue_challenge, solve_challenge, verify_proof, BotCheck, BotCheckError, BotCheckOff,
-    Challenge, BOT_CHECK_OFF, DEFAULT_DIFFICULTY,
-};
 pub use config::ChatConfig;
 pub use feedback::{feedback_token, FeedbackAck, FeedbackRequest, MAX_COMMENT_CHARS};
 pub use followup::{retrieve_followup, Retrieval};
@@ -72,15 +64,17 @@ use crate::answer_cache::{cache_key, AnswerCache, AnswerShape, CachedAnswer, Mem
 use crate::error::Error;
 use crate::grounding::{self, Grounding};
 use crate::limits::{
-    random_salt, ClientSalt, Counters, MemoryCounters, RateLimiter, Reservation, TokenBudget,
+    random_salt, Admission, Challenge, ClientSalt, Counters, MemoryCounters, RateLimiter,
+    Reservation, TokenBudget,
 };
-use crate::llm::{CompletionRequest, LlmClient, LlmError, StreamEvent};
+use crate::llm::{CompletionRequest, LlmClient};
 use crate::message::Usage;
 use crate::prompt::{build_prompt, estimate_tokens, Prompt, PromptInput, ANSWER_RESERVE};
 use crate::retrieval::Ranked;
 use crate::search::SearchIndex;
+use crate::store::StoreError;
 use crate::store::{AuditRecord, ConversationStore, Exchange};
-use admission::limits;
+use delivery::Delivery;
 
 /// Most answers an instance keeps in memory when the cache is not DynamoDB's. Each is at
 /// most [`reply_cap_chars`] characters, so this bounds the cache to a few MB.
@@ -156,10 +150,10 @@ pub struct ChatService {
     config: Arc<ChatConfig>,
     top_k: usize,
     min_score: f32,
-    rate: RateLimiter,
+    /// The bot check and rate limits a request passes first; its salt also keys the audit
+    /// records and signs session ids and feedback tokens.
+    admission: Admission,
     budget: TokenBudget,
-    /// Salt of client-address hashes (audit records and rate-limit keys).
-    salt: ClientSalt,
     /// Answers to first-turn questions, reused without a model call (`ANSWER_CACHE`).
     cache: Option<Arc<dyn AnswerCache>>,
 }
@@ -170,7 +164,7 @@ impl std::fmt::Debug for ChatService {
             .field("model", &self.model_name())
             .field("store", &self.store.kind())
             .field("config", &self.config)
-            .field("rate", &self.rate)
+            .field("rate", self.admission.rate())
             .field("budget", &self.budget)
             .finish_non_exhaustive()
     }
@@ -227,18 +221,68 @@ impl ChatService {
             llm,
             rewrite_llm: None,
             store,
+            admission: Admission::new(rate, salt, config.bot_check, config.ipv6_prefix),
             config: Arc::new(config),
             top_k,
             min_score,
-            rate,
             budget,
-            salt,
             cache: None,
         }
         .with_cache(Arc::new(MemoryAnswerCache::new(
             MEMORY_CACHE_ANSWERS,
             cache_ttl,
         )))
+    }
+
+    /// The same service counting its limits in `counters` (shared by all instances when
+    /// they are DynamoDB's) and hashing client addresses with `salt` (a
+    /// [`Secret`](crate::secret::Secret), or a [`ClientSalt::lazy`] one looked up by the
+    /// first request that needs it).
+    pub fn with_counters(
+        mut self,
+        counters: Arc<dyn Counters>,
+        salt: impl Into<ClientSalt>,
+    ) -> Self {
+        let (rate, budget) = limits(&self.config, self.llm.as_deref(), counters);
+        self.admission = Admission::new(
+            rate,
+            salt.into(),
+            self.config.bot_check,
+            self.config.ipv6_prefix,
+        );
+        self.budget = budget;
+        self
+    }
+
+    /// The salted hash of a client address, as stored and as counted by the rate limits
+    /// ([`Admission::client_key`]).
+    pub async fn client_key(&self, ip: Option<&str>) -> Result<String, StoreError> {
+        self.admission.client_key(ip).await
+    }
+
+    /// A bot-check challenge for the client at `ip` (`GET ?challenge`); `None` when the
+    /// check is off ([`Admission::challenge`]).
+    pub async fn challenge(
+        &self,
+        ip: Option<&str>,
+        now: SystemTime,
+    ) -> Result<Option<Challenge>, StoreError> {
+        self.admission.challenge(ip, now).await
+    }
+
+    /// Admits a validated request before anything is answered or counted: its bot-check
+    /// proof, then the rate limits of its client and (when this deployment issued it) its
+    /// session ([`Admission::admit`] names the errors).
+    pub async fn admit(&self, req: &ChatRequest, ctx: &RequestContext) -> Result<(), Error> {
+        self.admission
+            .admit(
+                ctx.client_ip.as_deref(),
+                req.proof.as_deref(),
+                req.session_id.as_deref(),
+                session::verify,
+                ctx.at,
+            )
+            .await
     }
 
     /// The same service expanding questions (`chat/rewrite.rs`) with `llm` rather than the
@@ -473,15 +517,7 @@ impl ChatService {
     /// Session, history, retrieval and prompt: everything before the model.
     async fn prepare(&self, index: &SearchIndex, req: ChatRequest, ctx: RequestContext) -> Turn {
         let secret = self.session_secret().await;
-        let (session_id, known) = match req.session_id {
-            Some(s) if session::verify(&secret, &s) => (s, true),
-            Some(_) => {
-                // Chosen, tampered, or from another deployment: never read its history.
-                tracing::info!("session id not issued here; starting a new session");
-                (session::issue(&secret), false)
-            }
-            None => (session::issue(&secret), false),
-        };
+        let (session_id, known) = session::resolve(&secret, req.session_id);
         let request_id = match req.request_id {
             Some(client) => idempotency_key(&client, &session_id, &req.question),
             None => ctx.request_id,
@@ -528,23 +564,9 @@ impl ChatService {
         let sources = sources(index, &found.hits[..cited]);
         blocks.truncate(prompt.budget.blocks_kept);
         // Only a first turn's prompt depends on nothing but the question and the entries.
-        // The key also names everything of this deployment that shapes the answer, so a
-        // redeploy with another prompt, model or limit never serves an earlier one.
-        let llm = self.llm.as_deref().filter(|_| offline.is_none());
-        let cache_key = llm
-            .filter(|_| self.cache.is_some() && history.is_empty())
-            .map(|llm| {
-                let ids: Vec<String> = sources.iter().map(|s| s.id.clone()).collect();
-                let shape = AnswerShape {
-                    system_prompt: &system_prompt,
-                    provider: llm.provider(),
-                    model: llm.model(),
-                    style: style.as_str(),
-                    max_context_tokens: self.config.max_context_tokens,
-                    max_answer_tokens: max_tokens(Some(llm)),
-                };
-                cache_key(index.version(), &shape.digest(), &req.question, &ids)
-            });
+        let cache_key = (offline.is_none() && history.is_empty())
+            .then(|| self.answer_cache_key(index, &system_prompt, &req.question, &sources))
+            .flatten();
         let suggestions = suggest::suggestions(index, &found.hits, &req.question);
         let handoff = match &self.config.contact_url {
             Some(contact) if found.hits.is_empty() => {
@@ -574,17 +596,46 @@ impl ChatService {
             handoff,
             cache_key,
             offline,
-            // Known here whenever the request was admitted first (the handler always does).
-            client_hash: match self.client_key(ctx.client_ip.as_deref()).await {
-                Ok(key) => ctx.client_ip.is_some().then_some(key),
-                Err(e) => {
-                    tracing::warn!(error = %e, "client-hash salt unknown: audit without it");
-                    None
-                }
-            },
+            client_hash: self.audit_client_hash(ctx.client_ip.as_deref()).await,
             received: ctx.received,
             at: ctx.at,
             retrieve: ctx.received.elapsed(),
+        }
+    }
+
+    /// The answer cache's key for a turn the model answers: `None` without a cache or a
+    /// model. The key names everything of this deployment that shapes the answer, so a
+    /// redeploy with another prompt, model or limit never serves an earlier one.
+    fn answer_cache_key(
+        &self,
+        index: &SearchIndex,
+        system_prompt: &str,
+        question: &str,
+        sources: &[Source],
+    ) -> Option<String> {
+        let llm = self.llm.as_deref().filter(|_| self.cache.is_some())?;
+        let ids: Vec<String> = sources.iter().map(|s| s.id.clone()).collect();
+        let shape = AnswerShape {
+            system_prompt,
+            provider: llm.provider(),
+            model: llm.model(),
+            style: self.config.answer_style.as_str(),
+            max_context_tokens: self.config.max_context_tokens,
+            max_answer_tokens: max_tokens(Some(llm)),
+        };
+        Some(cache_key(index.version(), &shape.digest(), question, &ids))
+    }
+
+    /// The salted hash of the caller's address for the audit record; `None` without an
+    /// address, or (logged) when the salt cannot be looked up. Known here whenever the
+    /// request was admitted first (the handler always does).
+    async fn audit_client_hash(&self, ip: Option<&str>) -> Option<String> {
+        match self.client_key(ip).await {
+            Ok(key) => ip.is_some().then_some(key),
+            Err(e) => {
+                tracing::warn!(error = %e, "client-hash salt unknown: audit without it");
+                None
+            }
         }
     }
 
@@ -623,158 +674,20 @@ impl ChatService {
     }
 }
 
-/// Where a turn's answer goes: returned in one piece (JSON) or sent as events while it is
-/// written (SSE). The steps of [`ChatService::answer`] that differ between the two.
-enum Delivery<'a> {
-    /// Returned whole; the model is asked for a whole completion.
-    Whole,
-    /// Sent as events: `sources`, `delta`s, then `done` or `error`.
-    Events(&'a mut dyn EventSink),
-}
-
-impl Delivery<'_> {
-    /// Opens the answer (the `sources` event); `false` when the visitor has gone.
-    async fn open(&mut self, turn: &Turn) -> bool {
-        match self {
-            Delivery::Whole => true,
-            Delivery::Events(sink) => {
-                sink.send(ChatEvent::Sources(SourcesEvent {
-                    sources: turn.sources.clone(),
-                    session_id: turn.session_id.clone(),
-                    request_id: turn.request_id.clone(),
-                }))
-                .await
-            }
-        }
-    }
-
-    /// Asks the model: how the call ended, and its error when it failed.
-    async fn ask(
-        &mut self,
-        llm: &dyn LlmClient,
-        request: &CompletionRequest,
-        started: Instant,
-    ) -> (Outcome, Option<LlmError>) {
-        match self {
-            Delivery::Whole => complete(llm, request, started).await,
-            Delivery::Events(sink) => stream_model(llm, request, &mut **sink, started).await,
-        }
-    }
-
-    /// Tells the visitor the model failed: streamed, an `error` event now (and the error is
-    /// done with); whole, the error is handed back for the caller to return.
-    async fn fail(&mut self, e: LlmError) -> Option<LlmError> {
-        match self {
-            Delivery::Whole => Some(e),
-            Delivery::Events(sink) => {
-                sink.send(ChatEvent::Error(Arc::new(Error::Llm(e)))).await;
-                None
-            }
-        }
-    }
-
-    /// Delivers an answer written without the model (offline or cached): streamed in
-    /// pieces, at once; marks the outcome when the visitor leaves meanwhile.
-    async fn write(&mut self, outcome: &mut Outcome) {
-        let Delivery::Events(sink) = self else {
-            return;
-        };
-        let text = outcome.reply.clone().unwrap_or_default();
-        for piece in offline_deltas(&text) {
-            if !sink.send(ChatEvent::Delta { text: piece }).await {
-                outcome.reply = None;
-                outcome.label = Label::ClientDisconnected;
-                break;
-            }
-        }
-    }
-
-    /// Closes a delivered answer: the `done` event.
-    async fn close(&mut self, response: &ChatResponse) {
-        if let Delivery::Events(sink) = self {
-            sink.send(ChatEvent::Done(Box::new(response.done.clone())))
-                .await;
-        }
-    }
-}
-
-/// Asks the model for a whole completion, cut at [`reply_cap_chars`].
-async fn complete(
-    llm: &dyn LlmClient,
-    request: &CompletionRequest,
-    started: Instant,
-) -> (Outcome, Option<LlmError>) {
-    match llm.complete(request).await {
-        Ok(c) => {
-            let cap = reply_cap_chars(request.max_tokens);
-            if c.text.chars().count() > cap {
-                tracing::warn!(cap, "the model's reply passed its cap; cut there");
-                let text = c.text.chars().take(cap).collect();
-                (Outcome::capped(text, llm.model(), c.usage, started), None)
-            } else {
-                (Outcome::answered(c.text, &c.model, c.usage, started), None)
-            }
-        }
-        Err(e) => (
-            Outcome::failed(&e, llm.model(), started.elapsed(), 0),
-            Some(e),
-        ),
-    }
-}
-
-/// Streams the model's answer into `sink` as `delta` events, cut at [`reply_cap_chars`].
-async fn stream_model(
-    llm: &dyn LlmClient,
-    request: &CompletionRequest,
-    sink: &mut dyn EventSink,
-    started: Instant,
-) -> (Outcome, Option<LlmError>) {
-    let failed = |e: LlmError, partial: &str| {
-        let tokens = estimate_tokens(partial) as u64;
-        (
-            Outcome::failed(&e, llm.model(), started.elapsed(), tokens),
-            Some(e),
-        )
-    };
-    let mut stream = match llm.stream(request).await {
-        Ok(s) => s,
-        Err(e) => return failed(e, ""),
-    };
-    let (mut text, mut usage) = (String::new(), None);
-    let cap = reply_cap_chars(request.max_tokens);
-    let mut chars = 0;
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(StreamEvent::Delta(mut piece)) => {
-                let n = piece.chars().count();
-                let over = chars + n > cap;
-                if over {
-                    piece = piece.chars().take(cap - chars).collect();
-                }
-                chars += n.min(cap - chars);
-                text.push_str(&piece);
-                if !sink.send(ChatEvent::Delta { text: piece }).await {
-                    // Dropping the stream closes the upstream connection: the provider
-                    // stops generating (and billing) for a visitor who left.
-                    drop(stream);
-                    tracing::info!(chars = text.len(), "client went away mid-answer");
-                    let outcome =
-                        Outcome::disconnected(llm.model(), usage, started.elapsed(), true);
-                    return (outcome, None);
-                }
-                if over {
-                    // A provider ignoring `max_tokens`: what was sent stands and is
-                    // recorded; dropping the stream stops the generation.
-                    drop(stream);
-                    tracing::warn!(cap, "the model's reply passed its cap; ended there");
-                    return (Outcome::capped(text, llm.model(), usage, started), None);
-                }
-            }
-            Ok(StreamEvent::Usage(u)) => usage = Some(u),
-            Err(e) => return failed(e, &text),
-        }
-    }
-    (Outcome::answered(text, llm.model(), usage, started), None)
+/// The rate limiter and token budget `config` asks for, counting in `counters`.
+fn limits(
+    config: &ChatConfig,
+    llm: Option<&dyn LlmClient>,
+    counters: Arc<dyn Counters>,
+) -> (RateLimiter, TokenBudget) {
+    let rate = RateLimiter::new(counters.clone(), config.rate_limit_per_minute);
+    // With less left than one answer's cap, no answer fits: the budget is exhausted.
+    let budget = TokenBudget::new(
+        counters,
+        config.daily_token_budget,
+        u64::from(max_tokens(llm)),
+    );
+    (rate, budget)
 }
 
 fn completion_request(prompt: &Prompt, max_tokens: u32) -> CompletionRequest {
@@ -884,6 +797,7 @@ fn ms(d: Duration) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::client_hash;
     use crate::secret::Secret;
 
     #[test]

@@ -28,7 +28,7 @@ pub struct ChatRequest {
     /// The client's idempotency key; `None` to use the invocation's request id.
     pub request_id: Option<String>,
     /// The solved bot-check challenge (`<challenge>:<counter>`, see
-    /// [`super::verify_proof`]); only looked at when `BOT_CHECK=pow`.
+    /// [`crate::limits::verify_proof`]); only looked at when `BOT_CHECK=pow`.
     pub proof: Option<String>,
 }
 

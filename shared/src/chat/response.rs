@@ -22,9 +22,9 @@ use crate::prompt::Budget;
 pub struct Source {
     /// The citation number, from 1, as in the prompt.
     pub n: usize,
-    /// Document id.
+    /// The entry's id in the knowledge base.
     pub id: String,
-    /// Document type.
+    /// The entry's `type` as the knowledge base has it (`publication`, `page`, ...).
     #[serde(rename = "type")]
     pub doc_type: String,
     /// Title (a project's name).
@@ -85,7 +85,8 @@ pub struct ChatResponse {
 pub struct SourcesEvent {
     /// The entries the answer may cite.
     pub sources: Vec<Source>,
-    /// The conversation.
+    /// The signed session id to send with the next question: the one asked with, or a new
+    /// one when that was not issued here.
     pub session_id: String,
     /// The request's id.
     pub request_id: String,
@@ -95,7 +96,7 @@ pub struct SourcesEvent {
 /// sources (sent first, in `sources`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DoneEvent {
-    /// The conversation.
+    /// The signed session id to send with the next question (as in `sources`).
     pub session_id: String,
     /// The request's id.
     pub request_id: String,
@@ -106,7 +107,8 @@ pub struct DoneEvent {
     /// Why, when offline: `no_model`, `daily_budget` or `unavailable`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offline_reason: Option<&'static str>,
-    /// Tokens used.
+    /// Tokens used: the provider's count, else an estimate; zero when no model was called
+    /// (offline, or a cached answer).
     pub usage: Usage,
     /// Where the time went.
     pub timings_ms: Timings,
@@ -138,7 +140,7 @@ pub enum ChatEvent {
     Sources(SourcesEvent),
     /// The next piece of the answer.
     Delta {
-        /// The text.
+        /// Text to append to what was sent so far (a piece of any size).
         text: String,
     },
     /// The answer is complete.

@@ -53,6 +53,20 @@ pub(super) fn verify(secret: &Secret, id: &str) -> bool {
     m.verify_truncated_left(&tag).is_ok()
 }
 
+/// The session a request continues, and whether it is one this deployment issued (only
+/// then is its history read); any other id, or none, gets a new signed id.
+pub(super) fn resolve(secret: &Secret, requested: Option<String>) -> (String, bool) {
+    match requested {
+        Some(s) if verify(secret, &s) => (s, true),
+        Some(_) => {
+            // Chosen, tampered, or from another deployment: never read its history.
+            tracing::info!("session id not issued here; starting a new session");
+            (issue(secret), false)
+        }
+        None => (issue(secret), false),
+    }
+}
+
 fn mac(secret: &Secret, body: &str) -> Vec<u8> {
     // HMAC takes keys of any length, so this cannot fail; an empty MAC would never verify.
     let Ok(mut m) = Hmac::<Sha256>::new_from_slice(secret.expose().as_bytes()) else {
@@ -69,7 +83,8 @@ impl super::ChatService {
     /// tools that continue a session they name. Before the salt is known (a lazy salt not
     /// yet looked up) `name` is returned as it is, and will not verify.
     pub fn sign_session(&self, name: &str) -> String {
-        self.salt
+        self.admission
+            .salt()
             .known()
             .map_or_else(|| name.to_owned(), |secret| sign(secret, name))
     }
@@ -78,7 +93,7 @@ impl super::ChatService {
     /// was admitted; should its lookup still fail, a per-process secret signs a new
     /// session (which then lives on this instance only) rather than failing the turn.
     pub(super) async fn session_secret(&self) -> Secret {
-        match self.salt.get().await {
+        match self.admission.salt().get().await {
             Ok(secret) => secret.clone(),
             Err(e) => {
                 tracing::warn!(error = %e, "client-hash salt unknown: session signed per instance");

@@ -29,9 +29,9 @@ pub enum KbLocation {
     File(PathBuf),
     /// An S3 object, `s3://bucket/key`.
     S3 {
-        /// Bucket name.
+        /// The bucket, without `s3://`.
         bucket: String,
-        /// Object key.
+        /// The object's key within the bucket (no leading `/`).
         key: String,
     },
 }

@@ -18,7 +18,7 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 /// An error ready to be sent: status, machine-readable code, human message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiError {
-    /// HTTP status.
+    /// HTTP status: 4xx for the caller's mistakes, 5xx for ours or a dependency's.
     pub status: u16,
     /// Stable machine-readable code, e.g. `invalid_request`.
     pub code: &'static str,

@@ -25,11 +25,12 @@ pub fn init_tracing() {
 /// One metric value with its CloudWatch unit (`Milliseconds`, `Count`, ...).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Metric {
-    /// Metric name.
+    /// The CloudWatch metric name (`Latency`, `Errors`, `TimeToFirstToken`, ...): what
+    /// dashboards and alarms select on, so renaming one breaks them.
     pub name: &'static str,
-    /// CloudWatch unit.
+    /// CloudWatch's name of the unit `value` is in.
     pub unit: &'static str,
-    /// The value.
+    /// One observation, in `unit`.
     pub value: f64,
 }
 

@@ -23,7 +23,8 @@ pub const DEFAULT_INDEX_MEMORY_MB: usize = 88;
 /// Default key prefix of staged uploads, beside the live key in the same bucket.
 pub const DEFAULT_STAGING_PREFIX: &str = "staging/";
 
-/// Ingest settings.
+/// The ingest function's settings, from its environment (the shared ones are in
+/// [`crate::Config`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IngestConfig {
     /// `INGEST_TOKEN_SHA256`: hex SHA-256 of the bearer token; unset = ingest refuses all.

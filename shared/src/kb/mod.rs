@@ -103,7 +103,8 @@ pub struct Document {
     pub description: Option<String>,
     /// A page's body (Markdown or plain text, may be long).
     pub content: Option<String>,
-    /// Keywords.
+    /// Tags and keywords the owner gave (BibTeX `keywords`, front matter `tags`): indexed,
+    /// matched by `keywords` filters, and given to the model with the entry.
     pub keywords: Vec<String>,
     /// What kind of entry it is when retrieval should know: one of [`ENTRY_KINDS`]
     /// (`release-notes`). Neither indexed nor shown.
@@ -348,6 +349,9 @@ pub(crate) const STRING_FIELDS: &[&str] = &[
 /// page about the thing it mentions.
 pub const ENTRY_KINDS: &[&str] = &["release-notes"];
 
+/// The entry at `path` (`documents[3]`) as a [`Document`], its string fields moved out of
+/// `doc`; `None` when it has any problem, each added to `problems` (all of them, not the
+/// first, so one validation run lists everything to fix).
 fn parse_document(doc: &mut Value, path: &str, problems: &mut Vec<Problem>) -> Option<Document> {
     let Value::Object(obj) = doc else {
         problems.push(Problem::new(path, "must be an object"));
@@ -355,24 +359,8 @@ fn parse_document(doc: &mut Value, path: &str, problems: &mut Vec<Problem>) -> O
     };
     let before = problems.len();
     let mut d = Document::default();
-    match obj.get("id") {
-        Some(Value::String(s)) if s.trim().is_empty() => {
-            problems.push(Problem::new(format!("{path}.id"), "must not be empty"))
-        }
-        Some(Value::String(s)) if s.chars().count() > MAX_ID_CHARS => problems.push(Problem::new(
-            format!("{path}.id"),
-            format!("is longer than {MAX_ID_CHARS} characters"),
-        )),
-        Some(Value::String(s)) if !s.chars().all(is_id_char) => problems.push(Problem::new(
-            format!("{path}.id"),
-            format!(
-                "{s:?} has characters an id may not: use letters, digits and {}",
-                ID_PUNCTUATION.iter().collect::<String>()
-            ),
-        )),
-        Some(Value::String(s)) => d.id = s.clone(),
-        Some(_) => problems.push(Problem::new(format!("{path}.id"), "must be a string")),
-        None => problems.push(Problem::new(format!("{path}.id"), "is required")),
+    if let Some(id) = parse_id(obj.get("id"), path, problems) {
+        d.id = id;
     }
     match obj.get("type") {
         Some(Value::String(s)) if !s.trim().is_empty() => d.doc_type = s.clone(),
@@ -408,12 +396,68 @@ fn parse_document(doc: &mut Value, path: &str, problems: &mut Vec<Problem>) -> O
             Some(_) => problems.push(Problem::new(format!("{path}.{field}"), "must be a string")),
         }
     }
-    match obj.get("keywords") {
+    d.keywords = parse_keywords(obj.get("keywords"), path, problems);
+    if let Some(kind) = d.kind.as_deref().filter(|k| !ENTRY_KINDS.contains(k)) {
+        problems.push(Problem::new(
+            format!("{path}.kind"),
+            format!(
+                "{kind:?} is not a known kind (one of: {})",
+                ENTRY_KINDS.join(", ")
+            ),
+        ));
+    }
+    d.alternates = parse_alternates(obj.get("alternates"), path, problems);
+    collect_extra(obj, &mut d);
+    // A required field that is present but mistyped was reported above already.
+    let absent = |f: &str| obj.get(f).is_none_or(Value::is_null);
+    let required = match d.kind() {
+        DocKind::GithubProject => ("name", !absent("name")),
+        _ => ("title", !absent("title") || !absent("name")),
+    };
+    if !d.doc_type.is_empty() && !required.1 {
+        problems.push(Problem::new(
+            format!("{path}.{}", required.0),
+            format!("is required for type {:?}", d.doc_type),
+        ));
+    }
+    check_links(&d, path, problems);
+    (problems.len() == before).then_some(d)
+}
+
+/// The entry's `id`, when it is a string an id may be; else a problem at `path.id`.
+fn parse_id(value: Option<&Value>, path: &str, problems: &mut Vec<Problem>) -> Option<String> {
+    match value {
+        Some(Value::String(s)) if s.trim().is_empty() => {
+            problems.push(Problem::new(format!("{path}.id"), "must not be empty"))
+        }
+        Some(Value::String(s)) if s.chars().count() > MAX_ID_CHARS => problems.push(Problem::new(
+            format!("{path}.id"),
+            format!("is longer than {MAX_ID_CHARS} characters"),
+        )),
+        Some(Value::String(s)) if !s.chars().all(is_id_char) => problems.push(Problem::new(
+            format!("{path}.id"),
+            format!(
+                "{s:?} has characters an id may not: use letters, digits and {}",
+                ID_PUNCTUATION.iter().collect::<String>()
+            ),
+        )),
+        Some(Value::String(s)) => return Some(s.clone()),
+        Some(_) => problems.push(Problem::new(format!("{path}.id"), "must be a string")),
+        None => problems.push(Problem::new(format!("{path}.id"), "is required")),
+    }
+    None
+}
+
+/// The entry's `keywords` (none when absent or null); each item that is not a string,
+/// or a value that is not an array, is a problem.
+fn parse_keywords(value: Option<&Value>, path: &str, problems: &mut Vec<Problem>) -> Vec<String> {
+    let mut keywords = Vec::new();
+    match value {
         None | Some(Value::Null) => {}
         Some(Value::Array(items)) => {
             for (j, k) in items.iter().enumerate() {
                 match k {
-                    Value::String(s) => d.keywords.push(s.clone()),
+                    Value::String(s) => keywords.push(s.clone()),
                     _ => problems.push(Problem::new(
                         format!("{path}.keywords[{j}]"),
                         "must be a string",
@@ -426,22 +470,20 @@ fn parse_document(doc: &mut Value, path: &str, problems: &mut Vec<Problem>) -> O
             "must be an array of strings",
         )),
     }
-    if let Some(kind) = d.kind.as_deref().filter(|k| !ENTRY_KINDS.contains(k)) {
-        problems.push(Problem::new(
-            format!("{path}.kind"),
-            format!(
-                "{kind:?} is not a known kind (one of: {})",
-                ENTRY_KINDS.join(", ")
-            ),
-        ));
-    }
-    match obj.get("alternates") {
+    keywords
+}
+
+/// The entry's `alternates`: the URLs of the same page elsewhere; each item that is not a
+/// URL [`check_url`] accepts is a problem.
+fn parse_alternates(value: Option<&Value>, path: &str, problems: &mut Vec<Problem>) -> Vec<String> {
+    let mut alternates = Vec::new();
+    match value {
         None | Some(Value::Null) => {}
         Some(Value::Array(items)) => {
             for (j, u) in items.iter().enumerate() {
                 match u {
                     Value::String(s) => match check_url(s) {
-                        Ok(()) => d.alternates.push(s.clone()),
+                        Ok(()) => alternates.push(s.clone()),
                         Err(why) => {
                             problems.push(Problem::new(format!("{path}.alternates[{j}]"), why))
                         }
@@ -458,19 +500,12 @@ fn parse_document(doc: &mut Value, path: &str, problems: &mut Vec<Problem>) -> O
             "must be an array of URLs",
         )),
     }
-    collect_extra(obj, &mut d);
-    // A required field that is present but mistyped was reported above already.
-    let absent = |f: &str| obj.get(f).is_none_or(Value::is_null);
-    let required = match d.kind() {
-        DocKind::GithubProject => ("name", !absent("name")),
-        _ => ("title", !absent("title") || !absent("name")),
-    };
-    if !d.doc_type.is_empty() && !required.1 {
-        problems.push(Problem::new(
-            format!("{path}.{}", required.0),
-            format!("is required for type {:?}", d.doc_type),
-        ));
-    }
+    alternates
+}
+
+/// A problem for each link of `d` (`url`, `paper_url`, `code_url` and any extra `*_url`
+/// field) that [`check_url`] refuses.
+fn check_links(d: &Document, path: &str, problems: &mut Vec<Problem>) {
     let mut links: Vec<(&str, &str)> = Vec::new();
     for (field, value) in [
         ("url", &d.url),
@@ -490,7 +525,6 @@ fn parse_document(doc: &mut Value, path: &str, problems: &mut Vec<Problem>) -> O
             problems.push(Problem::new(format!("{path}.{field}"), why));
         }
     }
-    (problems.len() == before).then_some(d)
 }
 
 /// An `authors` array as one string, names joined with `", "` (blank names skipped; none

@@ -1,8 +1,8 @@
 //! Knowledge-base JSON read one document at a time.
 //!
-//! Parsed whole into a [`Value`], a knowledge base's text was held three times at the peak:
-//! the input, the tree of values, and the documents taken from it (a large one's content
-//! moves, but the tree's maps and small strings stay until the end). Here the top level is
+//! Parsed whole into a [`Value`], a knowledge base's text would be held three times at the
+//! peak: the input, the tree of values, and the documents taken from it (a large one's
+//! content moves, but the tree's maps and small strings stay until the end). Here the top level is
 //! walked with serde's visitors instead: each document is parsed into a `Value` on its
 //! own, validated and moved into its `Document` by [`Collector::add`], and dropped before
 //! the next is read. [`KnowledgeBase::from_value`](super::KnowledgeBase::from_value) walks

@@ -29,7 +29,8 @@ pub struct DynamoCounters {
 }
 
 impl DynamoCounters {
-    /// Counters in `table`.
+    /// Counters in `table`, which must have the module docs' schema (made by
+    /// [`create_limits_table`] locally, by `template.yaml` when deployed).
     pub fn new(client: Client, table: impl Into<String>) -> Self {
         Self {
             client,

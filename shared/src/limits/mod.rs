@@ -1,6 +1,8 @@
 //! Abuse and cost limits shared by every warm instance: request rates per client and per
-//! session ([`RateLimiter`]; per client only for the search function, [`ClientLimit`]) and
-//! the daily model-token budget ([`TokenBudget`]).
+//! session ([`RateLimiter`]; per client only for the search function, [`ClientLimit`]), the
+//! opt-in proof of work (`bot_check`), what a chat request must pass before it is answered
+//! ([`Admission`]: the bot check, then the rates, by client network) and the daily
+//! model-token budget ([`TokenBudget`]).
 //!
 //! Both are counters in a [`Counters`] store. With `LIMITS_TABLE` set that is DynamoDB
 //! ([`DynamoCounters`]), whose conditional updates are atomic, so every instance sees one
@@ -9,6 +11,8 @@
 //! or a single instance needs. Every counter key names its time window and expires with
 //! it, so nothing needs cleaning up.
 
+mod admission;
+mod bot_check;
 mod budget;
 mod client;
 mod dynamodb;
@@ -23,6 +27,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 
+pub use admission::Admission;
+pub use bot_check::{
+    issue_challenge, solve_challenge, verify_proof, BotCheck, BotCheckError, BotCheckOff,
+    Challenge, BOT_CHECK_OFF, DEFAULT_DIFFICULTY,
+};
+pub(crate) use bot_check::{DEFAULT_TTL_SECS, DIFFICULTY_RANGE};
 pub use budget::{BudgetStatus, Reservation, TokenBudget};
 pub use client::{client_hash, client_network};
 pub(crate) use client::{short_digest, DEFAULT_IPV6_PREFIX};

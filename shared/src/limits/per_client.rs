@@ -173,7 +173,7 @@ mod tests {
         let at = this_minute(0);
         let chat = RateLimiter::new(counters.clone(), 1);
         let search = limit(1, counters);
-        let hash = crate::chat::client_hash(&Secret::new("s"), "203.0.113.7");
+        let hash = crate::limits::client_hash(&Secret::new("s"), "203.0.113.7");
         assert!(chat.check(&hash, None, at).await.unwrap().is_none());
         search.admit(Some("203.0.113.7"), at).await.unwrap();
         assert!(search.admit(Some("203.0.113.7"), at).await.is_err());

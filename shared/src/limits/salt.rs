@@ -49,9 +49,9 @@ pub(crate) fn random_salt() -> Secret {
 
 /// A process's client-hash salt, looked up by the first request that needs it and kept.
 ///
-/// Looking it up at cold start cost every instance two DynamoDB calls before it could take
-/// its first request, most of which (health checks, preflights, refused input) never hash
-/// an address. Requests arriving together wait for one lookup; a failed lookup is not kept,
+/// Lazy because a lookup at cold start would cost every instance two DynamoDB calls before
+/// its first request, and most requests (health checks, preflights, refused input) never
+/// hash an address. Requests arriving together wait for one lookup; a failed lookup is not kept,
 /// so the next request tries again. Cheap to clone (shared).
 #[derive(Clone)]
 pub struct ClientSalt(Arc<Inner>);

@@ -40,7 +40,8 @@ impl LlmProvider {
 /// `Debug` is safe to log: the key is a [`Secret`].
 #[derive(Debug, Clone)]
 pub struct LlmConfig {
-    /// The provider family.
+    /// The provider family (`LLM_PROVIDER`): decides the defaults below and, for Bedrock,
+    /// the client used.
     pub provider: LlmProvider,
     /// Base URL without a trailing slash; requests go to `{base_url}/chat/completions`.
     pub base_url: String,

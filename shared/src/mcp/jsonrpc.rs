@@ -23,14 +23,14 @@ pub enum Message {
     Request {
         /// The caller's id: a string or a number, echoed in the answer.
         id: Value,
-        /// The method name.
+        /// What is asked (`initialize`, `tools/list`, `tools/call`, ...).
         method: String,
         /// The parameters object (an empty one when absent).
         params: Map<String, Value>,
     },
     /// A one-way message (no `id`): never answered.
     Notification {
-        /// The method name.
+        /// What happened (`notifications/initialized`, ...).
         method: String,
     },
     /// A client's answer to a request from the server. This server sends none, so it is

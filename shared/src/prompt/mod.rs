@@ -113,7 +113,7 @@ pub struct PromptInput<'a> {
 pub struct Prompt {
     /// System message (unless the fixed part overflowed), kept history, the question.
     pub messages: Vec<ChatMessage>,
-    /// The budget decisions.
+    /// What fitted and what was cut, for the response's `budget`.
     pub budget: Budget,
 }
 

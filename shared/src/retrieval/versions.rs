@@ -32,7 +32,7 @@ use super::bm25::{idf, Bm25Index};
 use super::lexicon::Lexicon;
 use super::tokenize::is_han;
 
-/// No partner.
+/// The partner of a document with no version in the other language.
 pub const NONE: u32 = u32::MAX;
 
 /// The cosine similarity two pages need to be taken for versions of each other, on top of
@@ -46,8 +46,8 @@ pub(crate) const MIN_SIMILARITY: f32 = 0.12;
 /// How many times the Chinese page's next most similar English page a pair must score.
 /// In the same measurement a translation scored 1.8–9.7 times the runner-up (median
 /// 3.6), an unrelated best match 1.0–3.1 times (median 1.2): with both rules, 118 of 120
-/// translations paired and 2 of 158 unrelated best matches did (before
-/// [`MIN_SHARED_TERMS`] was added, which only removes pairs).
+/// translations paired and 2 of 158 unrelated best matches did (measured without
+/// [`MIN_SHARED_TERMS`], which can only remove pairs).
 pub(crate) const MIN_MARGIN: f32 = 2.0;
 
 /// The fewest terms a Chinese page and an English page must share to be compared at all:
@@ -68,34 +68,13 @@ pub(crate) fn pair(
     n_docs: usize,
     lexicon: &Lexicon,
 ) -> Vec<u32> {
-    let mut partner = vec![NONE; n_docs];
     let n_terms = index.vocabulary_size();
-    let han_term: Vec<bool> = (0..n_terms as u32)
-        .map(|t| {
-            std::str::from_utf8(index.terms.term(t))
-                .ok()
-                .and_then(|s| s.chars().next())
-                .is_some_and(is_han)
-        })
-        .collect();
-    // Each document's side, by the majority of its (term, passage) postings.
-    let mut han = vec![0u32; n_docs];
-    let mut other = vec![0u32; n_docs];
-    for t in 0..n_terms as u32 {
-        for &u in index.postings(t).0 {
-            let d = units[u as usize].0 as usize;
-            if han_term[t as usize] {
-                han[d] += 1;
-            } else {
-                other[d] += 1;
-            }
-        }
-    }
-    let chinese: Vec<bool> = (0..n_docs).map(|d| han[d] > other[d]).collect();
+    let han_term = han_terms(index);
+    let chinese = chinese_docs(index, units, n_docs, &han_term);
     let n_zh = chinese.iter().filter(|&&c| c).count();
     let n_en = n_docs - n_zh;
     if n_zh == 0 || n_en == 0 {
-        return partner;
+        return vec![NONE; n_docs];
     }
     let n_units = index.len();
     let weight: Vec<f32> = (0..n_terms as u32)
@@ -103,25 +82,7 @@ pub(crate) fn pair(
         .collect();
     // What a word the English side never uses weighs: as specific as a word gets.
     let absent = idf(n_units, 0);
-    // The Chinese pages' terms, one list per page (distinct), and the English-side
-    // document frequency of each non-Han term.
-    let mut zh_terms: Vec<Vec<u32>> = vec![Vec::new(); n_docs];
-    let mut en_df = vec![0u32; n_terms];
-    for t in 0..n_terms as u32 {
-        let mut last = NONE;
-        for &u in index.postings(t).0 {
-            let d = units[u as usize].0;
-            if d == last {
-                continue; // Units of one document are contiguous: count it once.
-            }
-            last = d;
-            if chinese[d as usize] {
-                zh_terms[d as usize].push(t);
-            } else if !han_term[t as usize] {
-                en_df[t as usize] += 1;
-            }
-        }
-    }
+    let (zh_terms, en_df) = split_terms(index, units, n_docs, &han_term, &chinese);
     let max_df = ((n_en as f32 * MAX_COMMON_SHARE).ceil() as u32).max(2);
     let usable = |t: u32| en_df[t as usize] > 0 && en_df[t as usize] <= max_df;
     // Each English page's norm: the weight of its usable terms.
@@ -205,8 +166,80 @@ pub(crate) fn pair(
             }
         }
     }
-    for z in 0..n_docs {
-        let (sim, e) = best_of_zh[z];
+    mutual_pairs(&best_of_zh, &best_of_en, &second)
+}
+
+/// Whether each term of the index is a Han term (a bigram or character), by its first
+/// character.
+fn han_terms(index: &Bm25Index) -> Vec<bool> {
+    (0..index.vocabulary_size() as u32)
+        .map(|t| {
+            std::str::from_utf8(index.terms.term(t))
+                .ok()
+                .and_then(|s| s.chars().next())
+                .is_some_and(is_han)
+        })
+        .collect()
+}
+
+/// Each document's side: Chinese when most of its (term, passage) postings are Han terms.
+fn chinese_docs(
+    index: &Bm25Index,
+    units: &[(u32, u32)],
+    n_docs: usize,
+    han_term: &[bool],
+) -> Vec<bool> {
+    let mut han = vec![0u32; n_docs];
+    let mut other = vec![0u32; n_docs];
+    for t in 0..index.vocabulary_size() as u32 {
+        for &u in index.postings(t).0 {
+            let d = units[u as usize].0 as usize;
+            if han_term[t as usize] {
+                han[d] += 1;
+            } else {
+                other[d] += 1;
+            }
+        }
+    }
+    (0..n_docs).map(|d| han[d] > other[d]).collect()
+}
+
+/// The Chinese pages' terms, one list per page (distinct, ascending), and the English-side
+/// document frequency of each non-Han term.
+fn split_terms(
+    index: &Bm25Index,
+    units: &[(u32, u32)],
+    n_docs: usize,
+    han_term: &[bool],
+    chinese: &[bool],
+) -> (Vec<Vec<u32>>, Vec<u32>) {
+    let n_terms = index.vocabulary_size();
+    let mut zh_terms: Vec<Vec<u32>> = vec![Vec::new(); n_docs];
+    let mut en_df = vec![0u32; n_terms];
+    for t in 0..n_terms as u32 {
+        let mut last = NONE;
+        for &u in index.postings(t).0 {
+            let d = units[u as usize].0;
+            if d == last {
+                continue; // Units of one document are contiguous: count it once.
+            }
+            last = d;
+            if chinese[d as usize] {
+                zh_terms[d as usize].push(t);
+            } else if !han_term[t as usize] {
+                en_df[t as usize] += 1;
+            }
+        }
+    }
+    (zh_terms, en_df)
+}
+
+/// The pairs: a Chinese page and its best English match, when each is the other's best
+/// match and the similarity clears [`MIN_SIMILARITY`] and [`MIN_MARGIN`] times the
+/// Chinese page's runner-up (`second`). Best matches are (similarity, document).
+fn mutual_pairs(best_of_zh: &[(f32, u32)], best_of_en: &[(f32, u32)], second: &[f32]) -> Vec<u32> {
+    let mut partner = vec![NONE; best_of_zh.len()];
+    for (z, &(sim, e)) in best_of_zh.iter().enumerate() {
         if e != NONE
             && sim >= MIN_SIMILARITY
             && sim >= MIN_MARGIN * second[z]

@@ -161,12 +161,14 @@ impl SearchIndex {
         Ok(Self::new(kb, version))
     }
 
-    /// The knowledge base.
+    /// The knowledge base this index was built from; a hit's `doc` indexes its
+    /// `documents`.
     pub fn kb(&self) -> &KnowledgeBase {
         &self.kb
     }
 
-    /// The retriever.
+    /// The ranking over the knowledge base's passages; the grounding check scores an
+    /// answer's sentences with it too.
     pub fn retriever(&self) -> &Retriever {
         &self.retriever
     }
@@ -535,16 +537,16 @@ pub struct SearchResponse {
 /// The body of a batch search: one response per query, in order.
 #[derive(Debug, Clone, Serialize)]
 pub struct BatchResponse {
-    /// The responses.
+    /// One response per query, in the order of the request's `queries`.
     pub results: Vec<SearchResponse>,
 }
 
 /// One search hit.
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchHit {
-    /// Document id.
+    /// The entry's id in the knowledge base (what `get_page` and ingest take).
     pub id: String,
-    /// Document type.
+    /// The entry's `type` as the knowledge base has it (`publication`, `page`, ...).
     #[serde(rename = "type")]
     pub doc_type: String,
     /// Title (a project's name).

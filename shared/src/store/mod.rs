@@ -153,7 +153,7 @@ pub struct Feedback {
 pub struct AuditEntry {
     /// When the audited request arrived, epoch milliseconds (the item's `at`).
     pub at_ms: u64,
-    /// The record.
+    /// The record as written; its fields sit beside `at_ms` in JSON.
     #[serde(flatten)]
     pub record: AuditRecord,
 }

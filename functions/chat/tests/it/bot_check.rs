@@ -13,8 +13,8 @@ use std::time::{Duration, SystemTime};
 use chat::AppState;
 use common::*;
 use serde_json::{json, Value};
-use shared::chat::{issue_challenge, solve_challenge, ChatConfig};
-use shared::limits::MemoryCounters;
+use shared::chat::ChatConfig;
+use shared::limits::{issue_challenge, solve_challenge, MemoryCounters};
 use shared::testing::{Behavior, FakeLlm};
 use shared::{
     ConversationStore, KbHandle, LlmClient, MemoryConversationStore, OpenAiCompatClient, Secret,

@@ -35,9 +35,9 @@ const MAX_PROOF_BYTES: usize = 160;
 pub const DEFAULT_DIFFICULTY: u8 = 13;
 /// Accepted `BOT_CHECK_DIFFICULTY` values: each bit doubles a visitor's wait, and above 24
 /// (16.8 million hashes, minutes in a browser) no visitor would get an answer.
-pub(super) const DIFFICULTY_RANGE: std::ops::RangeInclusive<u8> = 1..=24;
+pub(crate) const DIFFICULTY_RANGE: std::ops::RangeInclusive<u8> = 1..=24;
 /// Default `BOT_CHECK_TTL_SECS`: how long a solved challenge stays usable.
-pub(super) const DEFAULT_TTL_SECS: u64 = 300;
+pub(crate) const DEFAULT_TTL_SECS: u64 = 300;
 
 /// Whether chat requests must carry a solved challenge, and how hard it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
