@@ -244,6 +244,16 @@ impl Read for Inflate<'_, '_> {
 /// How much of a large array is read at once.
 const BLOCK: usize = 64 << 10;
 
+/// Makes room in `out` for `more` items, doubling as a vector does but never past `n`, the
+/// items it will hold: a large string or array ends at its size, not up to twice it.
+fn grow<T>(out: &mut Vec<T>, more: usize, n: usize) {
+    let at = out.len();
+    if out.capacity() < at + more {
+        let target = (2 * out.capacity()).clamp(at + more, n.max(at + more));
+        out.reserve_exact(target - at);
+    }
+}
+
 impl<'a> Input<'a> {
     pub(super) fn new(inner: Box<dyn Read + Send + 'a>, body_len: u64) -> Self {
         Self {
@@ -343,6 +353,7 @@ impl<'a> Input<'a> {
         while out.len() < n {
             let at = out.len();
             let take = (n - at).min(BLOCK);
+            grow(&mut out, take, n);
             out.resize(at + take, 0);
             self.fill(&mut out[at..])?;
         }
@@ -363,6 +374,7 @@ impl<'a> Input<'a> {
         while out.len() < n {
             let take = ((n - out.len()) * 4).min(BLOCK);
             self.fill(&mut block[..take])?;
+            grow(&mut out, take / 4, n);
             out.extend(
                 block[..take]
                     .chunks_exact(4)

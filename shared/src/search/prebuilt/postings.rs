@@ -130,6 +130,23 @@ pub(super) fn read(r: &mut Input<'_>) -> Result<Bm25Index, IndexError> {
         .map_err(IndexError::Malformed)
 }
 
+/// The number of postings in the varints of `n_terms` terms' postings, each taking at
+/// least a byte (so no more than the bytes).
+fn count(bytes: &[u8], n_terms: usize) -> Result<usize, IndexError> {
+    let mut v = Varints::new(bytes);
+    let mut total = 0;
+    for _ in 0..n_terms {
+        let df = v.next()?;
+        for _ in 0..df {
+            if v.next()? & 1 == 0 {
+                v.next()?;
+            }
+        }
+        total += df as usize;
+    }
+    Ok(total)
+}
+
 /// An index's postings as [`Bm25Index`] holds them.
 struct Csr {
     offsets: Vec<u32>,
@@ -151,8 +168,10 @@ fn read_postings(
     // Each posting takes at least a byte: a term count is believed only that far.
     let mut offsets = Vec::with_capacity((n_terms + 1).min(bytes.len() + 1));
     offsets.push(0u32);
-    let mut unit = Vec::new();
-    let mut weight = Vec::new();
+    // Sized exactly (a list grown as it fills ends up to twice the size, and stays so).
+    let total = count(bytes, n_terms)?;
+    let mut unit = Vec::with_capacity(total);
+    let mut weight = Vec::with_capacity(if make { total } else { 0 });
     let mut v = Varints::new(bytes);
     for _ in 0..n_terms {
         let df = v.next()? as usize;
