@@ -7,7 +7,8 @@
 //!
 //! A *deflated section* ([`Writer::deflated`], [`Input::deflated`]) is the same primitives
 //! written into a stream that is stored as deflate blocks: its raw length (`u64`), then
-//! blocks of a `u32` raw length, a `u32` stored length and that many bytes of raw deflate,
+//! blocks of a `u32` raw length, a `u32` stored length and that many bytes of raw deflate
+//! (`zlib-rs`),
 //! cut where the writer marks a boundary once a block holds [`BLOCK_TARGET`] bytes. A
 //! block may expand at most [`MAX_RATIO`] times, so what a section decodes to is bounded
 //! by the bytes that hold it. *Varints* are LEB128 (7 bits a byte, low first).
@@ -20,12 +21,45 @@ use super::{ContentHasher, IndexError};
 /// 0.334 of git's manual's documents and 256 KiB 0.321, 1 MiB 0.317 (level 6).
 const BLOCK_TARGET: usize = 256 << 10;
 
-/// Most a block may expand: a block the writer cannot shrink within it is stored (deflate
-/// level 0). Real text expands 3 to 6 times (git's manual, the JDK's API docs).
+/// Most a block may expand: a block that deflates smaller than that is written as
+/// deflate's stored blocks instead. Real text expands 3 to 6 times (git's manual, the JDK's API docs).
 pub(super) const MAX_RATIO: u64 = 128;
 
 /// Deflate level of the blocks: level 9 saved 0.3% over 6 on git's manual.
-const LEVEL: u8 = 6;
+const LEVEL: i32 = 6;
+
+/// `raw` as raw deflate at `level`; stored when it would expand more than [`MAX_RATIO`]
+/// times (or, which the bound rules out, did not fit).
+fn deflate(raw: &[u8], level: i32) -> Vec<u8> {
+    let mut out = vec![0u8; zlib_rs::compress_bound(raw.len())];
+    let mut config = zlib_rs::DeflateConfig::new(level);
+    config.window_bits = -15;
+    let (packed, rc) = zlib_rs::compress_slice(&mut out, raw, config);
+    let n = packed.len();
+    if rc != zlib_rs::ReturnCode::Ok || raw.len() as u64 > MAX_RATIO * n as u64 {
+        return stored(raw);
+    }
+    out.truncate(n);
+    out
+}
+
+/// `raw` as deflate's stored blocks (RFC 1951 3.2.4: a header byte, the length and its
+/// complement, the bytes), the last marked final.
+fn stored(raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len() + 5 * (raw.len() / 0xffff + 1));
+    let mut pieces = raw.chunks(0xffff).peekable();
+    if pieces.peek().is_none() {
+        out.extend_from_slice(&[1, 0, 0, 0xff, 0xff]);
+    }
+    while let Some(piece) = pieces.next() {
+        out.push(u8::from(pieces.peek().is_none()));
+        let len = piece.len() as u16;
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(!len).to_le_bytes());
+        out.extend_from_slice(piece);
+    }
+    out
+}
 
 /// Appends `v` as a varint.
 pub(super) fn put_varint(out: &mut Vec<u8>, mut v: u32) {
@@ -151,10 +185,7 @@ impl Deflater<'_> {
         if raw.is_empty() {
             return;
         }
-        let mut packed = miniz_oxide::deflate::compress_to_vec(raw, LEVEL);
-        if raw.len() as u64 > MAX_RATIO * packed.len() as u64 {
-            packed = miniz_oxide::deflate::compress_to_vec(raw, 0);
-        }
+        let packed = deflate(raw, LEVEL);
         self.out.u32(raw.len() as u32);
         self.out.u32(packed.len() as u32);
         self.out.0.extend_from_slice(&packed);
@@ -211,13 +242,9 @@ impl Inflate<'_, '_> {
         let packed = self.outer.raw(stored)?;
         self.block.clear();
         self.block.resize(raw as usize, 0);
-        let inflated = miniz_oxide::inflate::decompress_slice_iter_to_slice(
-            &mut self.block,
-            std::iter::once(&packed[..]),
-            false,
-            true,
-        );
-        if inflated != Ok(raw as usize) {
+        let config = zlib_rs::InflateConfig { window_bits: -15 };
+        let (inflated, rc) = zlib_rs::decompress_slice(&mut self.block, &packed, config);
+        if rc != zlib_rs::ReturnCode::Ok || inflated.len() as u64 != raw {
             return Err(IndexError::Malformed("a deflate block"));
         }
         self.left -= raw;

@@ -415,9 +415,14 @@ fn documents_edited(good: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
         let total = word(body, start) as usize;
         let (mut at, mut raw) = (start + 8, Vec::new());
         while raw.len() < total {
+            let n = u32::from_le_bytes(body[at..at + 4].try_into().unwrap()) as usize;
             let stored = u32::from_le_bytes(body[at + 4..at + 8].try_into().unwrap()) as usize;
-            let block = &body[at + 8..at + 8 + stored];
-            raw.extend(miniz_oxide::inflate::decompress_to_vec(block).unwrap());
+            let mut block = vec![0u8; n];
+            let config = zlib_rs::InflateConfig { window_bits: -15 };
+            let (out, rc) =
+                zlib_rs::decompress_slice(&mut block, &body[at + 8..][..stored], config);
+            assert_eq!((rc, out.len()), (zlib_rs::ReturnCode::Ok, n));
+            raw.extend_from_slice(&block);
             at += 8 + stored;
         }
         edit(&mut raw);
@@ -570,4 +575,24 @@ async fn a_malformed_index_is_logged_and_the_json_served() {
     let served = handle.snapshot();
     assert!(!served.is_prebuilt());
     assert_eq!(served.kb(), &kb_of(&json));
+}
+
+#[test]
+fn a_block_that_would_expand_too_much_is_stored_and_read_back() {
+    // 300 KiB of one byte deflates to under a thousandth of it: stored instead, so a reader
+    // can hold every block to 128 times its bytes.
+    let raw = vec![b'a'; 300 << 10];
+    let mut w = codec::Writer::default();
+    w.deflated(|d| {
+        d.bytes(&raw);
+        d.boundary();
+        d.bytes(b"after");
+    });
+    let stored = u32::from_le_bytes(w.0[12..16].try_into().unwrap()) as u64;
+    assert!(stored >= 300 << 10, "stored: {stored}");
+    let mut r = codec::Input::new(Box::new(&w.0[..]), w.0.len() as u64);
+    let mut section = r.deflated().unwrap();
+    assert_eq!(section.bytes().unwrap(), raw);
+    assert_eq!(section.bytes().unwrap(), b"after");
+    section.end().unwrap();
 }
