@@ -8,10 +8,9 @@
 //! A *deflated section* ([`Writer::deflated`], [`Input::deflated`]) is the same primitives
 //! written into a stream that is stored as deflate blocks: its raw length (`u64`), then
 //! blocks of a `u32` raw length, a `u32` stored length and that many bytes of raw deflate
-//! (`zlib-rs`),
-//! cut where the writer marks a boundary once a block holds [`BLOCK_TARGET`] bytes. A
-//! block may expand at most [`MAX_RATIO`] times, so what a section decodes to is bounded
-//! by the bytes that hold it. *Varints* are LEB128 (7 bits a byte, low first).
+//! (`zlib-rs`), cut where the writer marks a boundary once a block holds [`BLOCK_TARGET`]
+//! bytes. A block may expand at most [`MAX_RATIO`] times, so what a section decodes to is
+//! bounded by the bytes that hold it. *Varints* are LEB128 (7 bits a byte, low first).
 
 use std::io::Read;
 
@@ -22,7 +21,8 @@ use super::{ContentHasher, IndexError};
 const BLOCK_TARGET: usize = 256 << 10;
 
 /// Most a block may expand: a block that deflates smaller than that is written as
-/// deflate's stored blocks instead. Real text expands 3 to 6 times (git's manual, the JDK's API docs).
+/// deflate's stored blocks instead. Real text expands 3 to 6 times (git's manual, the
+/// JDK's API docs).
 pub(super) const MAX_RATIO: u64 = 128;
 
 /// Deflate level of the blocks: level 9 saved 0.3% over 6 on git's manual.
