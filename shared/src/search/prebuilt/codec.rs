@@ -240,7 +240,8 @@ impl Inflate<'_, '_> {
         }
         let stored = self.outer.fits(stored, 1)?;
         let packed = self.outer.raw(stored)?;
-        self.block.clear();
+        // Zeroed only where it grows: inflating overwrites the rest, and a block that does
+        // not fill its length is refused.
         self.block.resize(raw as usize, 0);
         let config = zlib_rs::InflateConfig { window_bits: -15 };
         let (inflated, rc) = zlib_rs::decompress_slice(&mut self.block, &packed, config);
