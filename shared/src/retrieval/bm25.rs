@@ -21,6 +21,31 @@ impl Default for Bm25Params {
     }
 }
 
+impl Bm25Params {
+    /// The length normalisation of a unit of `len` terms, `k1·(1 − b + b·len/avgdl)`.
+    pub(crate) fn norm(self, len: u32, avgdl: f32) -> f32 {
+        self.k1 * (1.0 - self.b + self.b * len as f32 / avgdl)
+    }
+
+    /// A posting's finished weight, `idf · tf·(k1+1) / (tf + norm)`: the one function both
+    /// the builder and a prebuilt file's reader compute it with, so a weight made again
+    /// from a stored frequency has the same bits.
+    pub(crate) fn weight(self, idf: f32, tf: u32, norm: f32) -> f32 {
+        let tf = tf as f32;
+        idf * tf * (self.k1 + 1.0) / (tf + norm)
+    }
+}
+
+/// The average of the unit lengths `lens` (at least 1), as the weights use it.
+pub(crate) fn average_length(lens: &[u32]) -> f32 {
+    let total: u64 = lens.iter().map(|&l| u64::from(l)).sum();
+    if lens.is_empty() {
+        1.0
+    } else {
+        (total as f32 / lens.len() as f32).max(1.0)
+    }
+}
+
 /// The Lucene BM25 inverse document frequency.
 pub(crate) fn idf(n_docs: usize, df: usize) -> f32 {
     let (n, df) = (n_docs as f64, df as f64);
@@ -41,6 +66,10 @@ pub struct Bm25Index {
     pub(crate) offsets: Vec<u32>,
     pub(crate) unit: Vec<u32>,
     pub(crate) weight: Vec<f32>,
+    /// Each unit's length in terms: with `params`, what the weights were made from (a
+    /// prebuilt file stores these and each posting's frequency, not the weights).
+    pub(crate) lens: Vec<u32>,
+    pub(crate) params: Bm25Params,
     pub(crate) n_units: usize,
     pub(crate) avgdl: f32,
 }
@@ -104,6 +133,38 @@ impl TermTable {
             }
         }
         id
+    }
+
+    /// The table of the terms whose bytes are `bytes`, term `t` ending at `ends[t]`: the
+    /// slots are made again, as [`TermTable::intern`] leaves them, rather than stored. A
+    /// term listed twice is refused.
+    pub(crate) fn from_terms(bytes: Vec<u8>, ends: Vec<u32>) -> Result<Self, &'static str> {
+        let ascending = ends.windows(2).all(|w| w[0] <= w[1]);
+        if !ascending || ends.last().map_or(0, |&e| e as usize) != bytes.len() {
+            return Err("term ends");
+        }
+        let size = if ends.is_empty() {
+            0
+        } else {
+            (ends.len() * 2).next_power_of_two()
+        };
+        let mut table = Self {
+            bytes,
+            ends,
+            slots: vec![EMPTY; size],
+        };
+        let mask = size.wrapping_sub(1);
+        for t in 0..table.ends.len() as u32 {
+            let mut i = term_hash(table.term(t)) as usize & mask;
+            while table.slots[i] != EMPTY {
+                if table.term(table.slots[i]) == table.term(t) {
+                    return Err("a term listed twice");
+                }
+                i = (i + 1) & mask;
+            }
+            table.slots[i] = t;
+        }
+        Ok(table)
     }
 
     /// Puts term `t` in the first free slot from its hash.
@@ -326,12 +387,7 @@ impl Bm25Builder {
         terms.bytes.shrink_to_fit();
         terms.ends.shrink_to_fit();
         let n_units = lens.len();
-        let total: u64 = lens.iter().map(|&l| u64::from(l)).sum();
-        let avgdl = if n_units == 0 {
-            1.0
-        } else {
-            (total as f32 / n_units as f32).max(1.0)
-        };
+        let avgdl = average_length(&lens);
         // Where each term's postings start (CSR offsets), from the document frequencies.
         let n_terms = terms.len();
         let mut offsets = Vec::with_capacity(n_terms + 1);
@@ -347,18 +403,16 @@ impl Bm25Builder {
         // Where each term's next posting goes: units arrive in order, so each term's
         // postings come out ascending.
         let mut next: Vec<u32> = offsets[..n_terms].to_vec();
-        let Bm25Params { k1, b } = params;
         let mut norm = 0.0;
         let mut current = u32::MAX;
         for_each_posting(&by_unit, |u, t, tf| {
             if u != current {
                 current = u;
-                norm = k1 * (1.0 - b + b * lens[u as usize] as f32 / avgdl);
+                norm = params.norm(lens[u as usize], avgdl);
             }
             let at = &mut next[t as usize];
-            let tf = tf as f32;
             unit[*at as usize] = u;
-            weight[*at as usize] = idfs[t as usize] * tf * (k1 + 1.0) / (tf + norm);
+            weight[*at as usize] = params.weight(idfs[t as usize], tf, norm);
             *at += 1;
         });
         Bm25Index {
@@ -366,6 +420,8 @@ impl Bm25Builder {
             offsets,
             unit,
             weight,
+            lens,
+            params,
             n_units,
             avgdl,
         }
@@ -383,18 +439,21 @@ impl Bm25Index {
         offsets: Vec<u32>,
         unit: Vec<u32>,
         weight: Vec<f32>,
-        n_units: usize,
-        avgdl: f32,
+        lens: Vec<u32>,
+        params: Bm25Params,
     ) -> Result<Self, &'static str> {
         check_terms(&terms)?;
+        let n_units = lens.len();
         check_postings(&offsets, &unit, &weight, terms.len(), n_units)?;
         Ok(Self {
             terms,
             offsets,
             unit,
             weight,
+            avgdl: average_length(&lens),
+            lens,
+            params,
             n_units,
-            avgdl,
         })
     }
 

@@ -25,7 +25,7 @@ mod translit;
 mod versions;
 mod zh_stopwords;
 
-pub(crate) use bm25::{idf, Bm25Index, Bm25Params, TermTable};
+pub(crate) use bm25::{average_length, idf, Bm25Index, Bm25Params, TermTable};
 use bm25::{top_k, Bm25Builder};
 use chars::{char_of, char_term, CharBigrams, CharScorer, CharScratch};
 use lexicon::Segment;

@@ -1,7 +1,9 @@
 //! The knowledge base itself in the index: every document field, each document's content
 //! passages and the glossary, so a function serves them without downloading or parsing the
-//! JSON. Strings sit inline, in the order they are read, so loading streams each one into
-//! its own `String` without ever holding the whole table.
+//! JSON. They are written into a deflated section (most of an index's bytes are this text,
+//! which deflate keeps 0.16 to 0.32 of), its blocks cut between documents. Strings sit
+//! inline, in the order they are read, so loading streams each one into its own `String`
+//! without ever holding the whole table or the whole inflated section.
 //!
 //! Documents: their number, then per document its id, its type and its other string
 //! fields in `STRING_FIELDS` order (each a string or none), the number of keywords and
@@ -10,13 +12,14 @@
 //! followed by a count and each passage's (start, end) byte offsets in the content.
 //! Glossary: the number of entries, then per entry its word, a count and the translations.
 
-use super::codec::{Input, Writer};
+use super::codec::{Deflater, Input};
 use super::IndexError;
 use crate::kb::{Document, KnowledgeBase, STRING_FIELDS};
 use crate::search::Chunks;
 
-/// Writes the documents, their passages and the glossary.
-pub(super) fn write(kb: &KnowledgeBase, chunks: &[Chunks], w: &mut Writer) {
+/// Writes the documents, their passages and the glossary, into a deflated section whose
+/// blocks end between two documents or entries.
+pub(super) fn write(kb: &KnowledgeBase, chunks: &[Chunks], w: &mut Deflater<'_>) {
     w.u32(kb.documents.len() as u32);
     for (d, c) in kb.documents.iter().zip(chunks) {
         w.str(&d.id);
@@ -45,12 +48,14 @@ pub(super) fn write(kb: &KnowledgeBase, chunks: &[Chunks], w: &mut Writer) {
                 }
             }
         }
+        w.boundary();
     }
     w.u32(kb.glossary.len() as u32);
     for (word, translations) in &kb.glossary {
         w.str(word);
         w.u32(translations.len() as u32);
         translations.iter().for_each(|t| w.str(t));
+        w.boundary();
     }
 }
 

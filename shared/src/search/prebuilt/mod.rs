@@ -20,11 +20,12 @@
 
 mod codec;
 mod documents;
+mod postings;
 
-use codec::{Input, Writer};
+use codec::{put_varint, Input, Varints, Writer};
 use std::io::Read;
 
-use crate::retrieval::{Analyzer, Bm25Index, Retriever, TermTable};
+use crate::retrieval::{Analyzer, Retriever};
 use crate::search::SearchIndex;
 use crate::KnowledgeBase;
 
@@ -34,7 +35,7 @@ pub const MAGIC: &[u8; 8] = b"RAGINDEX";
 /// The layout version this build writes and reads. Bump it whenever the layout, passage
 /// splitting or BM25 weights change; analysis changes are caught by
 /// [`analysis_fingerprint`].
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// Magic, version, flags, analysis fingerprint, KB hash, body length, body checksum.
 const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8;
@@ -152,21 +153,26 @@ pub fn encode(index: &SearchIndex, kb_hash: u64, kb_version: &str) -> Vec<u8> {
     let mut body = Writer::default();
     let version = &kb_version.as_bytes()[..kb_version.len().min(MAX_VERSION_LEN)];
     body.bytes(version);
-    documents::write(index.kb(), index.chunks(), &mut body);
+    body.deflated(|d| documents::write(index.kb(), index.chunks(), d));
     body.u32(retriever.documents() as u32);
-    write_bm25(retriever.index(), &mut body);
-    write_bm25(retriever.fields(), &mut body);
-    let units: Vec<u32> = retriever
-        .units()
-        .iter()
-        .flat_map(|&(d, p)| [d, p])
-        .collect();
-    body.u32s(&units);
-    body.u32(retriever.names().len() as u32);
-    for (word, term) in retriever.names() {
-        body.str(word);
-        body.str(term);
+    postings::write(retriever.index(), &mut body);
+    postings::write(retriever.fields(), &mut body);
+    // Each passage as the gap from the previous one's document and its number in it.
+    let mut units = Vec::with_capacity(retriever.units().len() * 2);
+    let mut previous = 0;
+    for &(d, p) in retriever.units() {
+        put_varint(&mut units, d - previous);
+        put_varint(&mut units, p);
+        previous = d;
     }
+    body.bytes(&units);
+    body.deflated(|d| {
+        d.u32(retriever.names().len() as u32);
+        for (word, term) in retriever.names() {
+            d.str(word);
+            d.str(term);
+        }
+    });
     body.u32s(retriever.versions());
     let body = body.0;
     let mut out = Vec::with_capacity(HEADER_LEN + body.len());
@@ -180,34 +186,6 @@ pub fn encode(index: &SearchIndex, kb_hash: u64, kb_version: &str) -> Vec<u8> {
     out.extend_from_slice(&content_hash(&body).to_le_bytes());
     out.extend_from_slice(&body);
     out
-}
-
-/// One BM25 index's arrays, as [`read_bm25`] reads them back.
-fn write_bm25(bm25: &Bm25Index, body: &mut Writer) {
-    body.u32(bm25.n_units as u32);
-    body.u32(bm25.avgdl.to_bits());
-    body.bytes(&bm25.terms.bytes);
-    body.u32s(&bm25.terms.ends);
-    body.u32s(&bm25.terms.slots);
-    body.u32s(&bm25.offsets);
-    body.u32s(&bm25.unit);
-    body.u32s(&bm25.weight.iter().map(|w| w.to_bits()).collect::<Vec<_>>());
-}
-
-/// One BM25 index written by [`write_bm25`], every bound checked.
-fn read_bm25(r: &mut Input<'_>) -> Result<Bm25Index, IndexError> {
-    let n_units = r.u32()? as usize;
-    let avgdl = f32::from_bits(r.u32()?);
-    let terms = TermTable {
-        bytes: r.bytes()?,
-        ends: r.u32s()?,
-        slots: r.u32s()?,
-    };
-    let offsets = r.u32s()?;
-    let unit = r.u32s()?;
-    let weight: Vec<f32> = r.u32s()?.into_iter().map(f32::from_bits).collect();
-    Bm25Index::from_parts(terms, offsets, unit, weight, n_units, avgdl)
-        .map_err(IndexError::Malformed)
 }
 
 /// The header's fields, checked up to the analysis.
@@ -339,16 +317,20 @@ fn read_parts(
     r: &mut Input<'_>,
     flags: u32,
 ) -> Result<(KnowledgeBase, Vec<crate::search::Chunks>, Retriever), IndexError> {
-    let (kb, chunks) = documents::read(r)?;
+    let mut section = r.deflated()?;
+    let (kb, chunks) = documents::read(&mut section)?;
+    section.end()?;
     let n_docs = r.u32()? as usize;
-    let index = read_bm25(r)?;
-    let fields = read_bm25(r)?;
+    let index = postings::read(r)?;
+    let fields = postings::read(r)?;
     let n_units = index.n_units;
-    let pairs = r.u32s()?;
-    let n_names = r.count(8)?;
+    let pairs = r.bytes()?;
+    let mut section = r.deflated()?;
+    let n_names = section.count(8)?;
     let names = (0..n_names)
-        .map(|_| Ok((r.str()?, r.str()?)))
+        .map(|_| Ok((section.str()?, section.str()?)))
         .collect::<Result<Vec<_>, IndexError>>()?;
+    section.end()?;
     let versions = r.u32s()?;
     if n_docs != kb.documents.len() {
         return Err(IndexError::Malformed("document count"));
@@ -357,11 +339,19 @@ fn read_parts(
     if fields.n_units != n_docs && !(fields.n_units == 0 && fields.terms.len() == 0) {
         return Err(IndexError::Malformed("field unit count"));
     }
-    if pairs.len() != n_units * 2 {
+    // Each passage takes at least two bytes: the count is believed only that far.
+    let mut units = Vec::with_capacity(n_units.min(pairs.len() / 2));
+    let (mut v, mut doc) = (Varints::new(&pairs), 0u32);
+    while !v.is_done() {
+        doc = doc
+            .checked_add(v.next()?)
+            .ok_or(IndexError::Malformed("passage list order"))?;
+        units.push((doc, v.next()?));
+    }
+    drop(pairs);
+    if units.len() != n_units {
         return Err(IndexError::Malformed("passage list length"));
     }
-    let units: Vec<(u32, u32)> = pairs.chunks_exact(2).map(|p| (p[0], p[1])).collect();
-    drop(pairs);
     // Passages of a document are contiguous and ascending (ranking relies on it).
     let ordered = units.windows(2).all(|w| w[0] < w[1]);
     if !ordered || units.last().is_some_and(|&(d, _)| d as usize >= n_docs) {

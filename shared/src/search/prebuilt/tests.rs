@@ -72,6 +72,13 @@ fn round_trip(json: &[u8]) {
     let hash = content_hash(json);
     let built = SearchIndex::new(kb_of(json), "v");
     let bytes = encode(&built, hash, "E1");
+    // Format 4 took 1.4 to 2 times the JSON: the text and postings are compressed now.
+    assert!(
+        bytes.len() < json.len(),
+        "index {} bytes, JSON {}",
+        bytes.len(),
+        json.len()
+    );
     assert_eq!(
         built_from(&bytes).unwrap(),
         BuiltFrom {
@@ -88,6 +95,7 @@ fn round_trip(json: &[u8]) {
     assert_eq!(loaded.chunks(), built.chunks());
     let (a, b) = (built.retriever(), loaded.retriever());
     assert_eq!(a.index(), b.index());
+    assert_eq!(a.fields(), b.fields());
     assert_eq!(a.units(), b.units());
     assert_eq!(a.names(), b.names());
     assert_eq!(a.versions(), b.versions());
@@ -287,8 +295,8 @@ fn rechecksummed(good: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
 fn a_well_checksummed_but_inconsistent_body_is_refused_not_served() {
     // A writer bug, not damage: the checksum is right, an array is not. The body starts
     // with the version (8 + 2 bytes), then the number of documents.
-    let more_docs = rechecksummed(&sample_index(), |body| {
-        body[10..14].copy_from_slice(&1_000_000u32.to_le_bytes());
+    let more_docs = documents_edited(&sample_index(), |raw| {
+        raw[..4].copy_from_slice(&1_000_000u32.to_le_bytes());
     });
     assert!(matches!(refused(&more_docs), IndexError::Malformed(_)));
     // A string cut inside a character.
@@ -298,7 +306,7 @@ fn a_well_checksummed_but_inconsistent_body_is_refused_not_served() {
         content_hash(json),
         "E1",
     );
-    let cut = rechecksummed(&good, |body| {
+    let cut = documents_edited(&good, |body| {
         let at = body
             .windows(6)
             .position(|w| w == "模型".as_bytes())
@@ -327,7 +335,7 @@ fn a_well_checksummed_but_inconsistent_body_is_refused_not_served() {
         .iter()
         .flat_map(|v| v.to_le_bytes())
         .collect();
-    let outside = rechecksummed(&good, |body| {
+    let outside = documents_edited(&good, |body| {
         let at = body.windows(8).position(|w| w == pattern).unwrap();
         body[at + 4..at + 8].copy_from_slice(&(content_len + 1).to_le_bytes());
     });
@@ -398,45 +406,114 @@ fn kind_and_alternates_round_trip() {
     assert_eq!(loaded.kb(), built.kb());
 }
 
-/// Where the posting offsets start in the body of `good` (the index of `json`).
-fn offsets_at(json: &[u8], good: &[u8]) -> (usize, Vec<u32>) {
-    let offsets = SearchIndex::new(kb_of(json), "v")
-        .retriever()
-        .index()
-        .offsets
-        .clone();
-    let pattern: Vec<u8> = std::iter::once(offsets.len() as u64)
-        .flat_map(u64::to_le_bytes)
-        .chain(offsets.iter().flat_map(|o| o.to_le_bytes()))
-        .collect();
+/// `good` with the raw bytes of its documents' deflated section (the body's second field)
+/// edited by `edit`, deflated again and checksummed: a writer's bug, not damage.
+fn documents_edited(good: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    rechecksummed(good, |body| {
+        let start = 8 + word(body, 0) as usize;
+        let total = word(body, start) as usize;
+        let (mut at, mut raw) = (start + 8, Vec::new());
+        while raw.len() < total {
+            let n = u32::from_le_bytes(body[at..at + 4].try_into().unwrap()) as usize;
+            let stored = u32::from_le_bytes(body[at + 4..at + 8].try_into().unwrap()) as usize;
+            let mut block = vec![0u8; n];
+            let config = zlib_rs::InflateConfig { window_bits: -15 };
+            let (out, rc) =
+                zlib_rs::decompress_slice(&mut block, &body[at + 8..][..stored], config);
+            assert_eq!((rc, out.len()), (zlib_rs::ReturnCode::Ok, n));
+            raw.extend_from_slice(&block);
+            at += 8 + stored;
+        }
+        edit(&mut raw);
+        let mut section = codec::Writer::default();
+        section.deflated(|d| d.0.extend_from_slice(&raw));
+        body.splice(start..at, section.0);
+    })
+}
+
+/// Where the main index's postings array (its `u64` length, then its varints) starts in
+/// the body of `good` (the index of `json`), and its varints.
+fn postings_at(json: &[u8], good: &[u8]) -> (usize, Vec<u8>) {
+    let built = SearchIndex::new(kb_of(json), "v");
+    let (postings, exact) = postings::postings(built.retriever().index());
+    assert!(exact, "the weights are made from the frequencies");
+    let mut pattern = (postings.len() as u64).to_le_bytes().to_vec();
+    pattern.extend_from_slice(&postings);
     let body = &good[HEADER_LEN..];
     let at = body
         .windows(pattern.len())
         .position(|w| w == pattern)
-        .expect("the offsets are in the body");
-    (at + 8, offsets)
+        .expect("the postings are in the body");
+    (at, postings)
+}
+
+/// The sample's index with its first term's number of postings made 127: its units then
+/// run out of order, past the last or past the end.
+fn miscounted_postings() -> Vec<u8> {
+    let (at, postings) = postings_at(&sample_json(), &sample_index());
+    assert!(postings[0] < 0x7f, "a one-byte count");
+    rechecksummed(&sample_index(), |body| body[at + 8] = 0x7f)
+}
+
+/// Where the documents' first deflate block starts in `good` (its raw and stored lengths,
+/// then its bytes), and its stored length.
+fn first_block(good: &[u8]) -> (usize, usize) {
+    let version = u64::from_le_bytes(good[HEADER_LEN..HEADER_LEN + 8].try_into().unwrap());
+    let at = HEADER_LEN + 8 + version as usize + 8;
+    let stored = u32::from_le_bytes(good[at + 4..at + 8].try_into().unwrap());
+    (at, stored as usize)
 }
 
 #[test]
-fn posting_offsets_out_of_order_are_refused_not_sliced() {
-    // The review's file: a valid checksum, an offset pointing past the postings with the
-    // next one back in range (the old check sliced before it saw the smaller one).
-    let json = sample_json();
+fn postings_out_of_order_or_past_the_end_are_refused_not_sliced() {
+    assert!(matches!(
+        refused(&miscounted_postings()),
+        IndexError::Malformed(_)
+    ));
+}
+
+#[test]
+fn damaged_cut_or_bloated_deflate_blocks_are_refused_without_panic() {
     let good = sample_index();
-    let (at, offsets) = offsets_at(&json, &good);
-    let n_postings = *offsets.last().unwrap();
-    let past = rechecksummed(&good, |body| {
-        body[at + 4..at + 8].copy_from_slice(&(n_postings + 1000).to_le_bytes());
+    let json = sample_json();
+    let (at, stored) = first_block(&good);
+    let block = at + 8..at + 8 + stored;
+    // Bytes of the first block flipped, the checksum mended: refused or, where deflate
+    // cannot tell, served with other documents; never a panic.
+    for i in block.clone().step_by(5) {
+        let bad = rechecksummed(&good, |body| body[i - HEADER_LEN] ^= 0x55);
+        if let Ok(served) = decode(&bad, Expect::Hash(content_hash(&json)), "v".into()) {
+            assert_ne!(served.kb(), &kb_of(&json), "byte {i}");
+        }
+    }
+    // A block that inflates to less than its length.
+    let longer = rechecksummed(&good, |body| {
+        let raw = u32::from_le_bytes(body[at - HEADER_LEN..][..4].try_into().unwrap());
+        body[at - HEADER_LEN..][..4].copy_from_slice(&(raw + 1).to_le_bytes());
+        let total = u64::from_le_bytes(body[at - HEADER_LEN - 8..][..8].try_into().unwrap());
+        body[at - HEADER_LEN - 8..][..8].copy_from_slice(&(total + 1).to_le_bytes());
     });
-    assert_eq!(refused(&past), IndexError::Malformed("posting offsets"));
-    // Two neighbours swapped.
-    let (a, b) = (offsets[1], offsets[2]);
-    assert!(a < b, "the sample's first terms have postings");
-    let swapped = rechecksummed(&good, |body| {
-        body[at + 4..at + 8].copy_from_slice(&b.to_le_bytes());
-        body[at + 8..at + 12].copy_from_slice(&a.to_le_bytes());
+    assert_eq!(refused(&longer), IndexError::Malformed("a deflate block"));
+    // Cut inside the block, the length and checksum mended.
+    for cut in [block.start + 1, block.start + stored / 2, block.end - 1] {
+        let short = rechecksummed(&good, |body| body.truncate(cut - HEADER_LEN));
+        assert!(
+            matches!(refused(&short), IndexError::Malformed(_)),
+            "cut at {cut}"
+        );
+    }
+    // A block claiming to expand more than a block may: refused before anything is made
+    // for it.
+    let bloated = rechecksummed(&good, |body| {
+        let claim = codec::MAX_RATIO as u32 * stored as u32 + 1;
+        body[at - HEADER_LEN..][..4].copy_from_slice(&claim.to_le_bytes());
+        body[at - HEADER_LEN - 8..][..8].copy_from_slice(&u64::from(claim).to_le_bytes());
     });
-    assert!(matches!(refused(&swapped), IndexError::Malformed(_)));
+    assert_eq!(
+        refused(&bloated),
+        IndexError::Malformed("a deflate block's length")
+    );
 }
 
 #[test]
@@ -471,8 +548,8 @@ fn a_stream_shorter_than_its_announced_length_fails_without_reserving_the_claim(
     let mut claims = good.clone();
     let claim = 1u64 << 40;
     claims[32..40].copy_from_slice(&claim.to_le_bytes());
-    let (at, _) = offsets_at(&sample_json(), &good);
-    claims[HEADER_LEN + at - 8..HEADER_LEN + at].copy_from_slice(&(1u64 << 37).to_le_bytes());
+    let (at, _) = postings_at(&sample_json(), &good);
+    claims[HEADER_LEN + at..HEADER_LEN + at + 8].copy_from_slice(&(1u64 << 37).to_le_bytes());
     let reader = IndexReader::open(
         Box::new(std::io::Cursor::new(claims)),
         claim + HEADER_LEN as u64,
@@ -489,12 +566,7 @@ async fn a_malformed_index_is_logged_and_the_json_served() {
     use crate::kb::{KbSource, MemoryKbSource};
     use crate::search::KbHandle;
     let json = sample_json();
-    let good = sample_index();
-    let (at, offsets) = offsets_at(&json, &good);
-    let n_postings = *offsets.last().unwrap();
-    let bad = rechecksummed(&good, |body| {
-        body[at + 4..at + 8].copy_from_slice(&(n_postings + 1000).to_le_bytes());
-    });
+    let bad = miscounted_postings();
     let source = std::sync::Arc::new(MemoryKbSource::with_bytes(json.clone()));
     source.put_index(bad).await.unwrap();
     let handle = KbHandle::load(source, std::time::Duration::ZERO)
@@ -503,4 +575,61 @@ async fn a_malformed_index_is_logged_and_the_json_served() {
     let served = handle.snapshot();
     assert!(!served.is_prebuilt());
     assert_eq!(served.kb(), &kb_of(&json));
+}
+
+#[test]
+fn a_block_that_would_expand_too_much_is_stored_and_read_back() {
+    // 300 KiB of one byte deflates to under a thousandth of it: stored instead, so a reader
+    // can hold every block to 128 times its bytes.
+    let raw = vec![b'a'; 300 << 10];
+    let mut w = codec::Writer::default();
+    w.deflated(|d| {
+        d.bytes(&raw);
+        d.boundary();
+        d.bytes(b"after");
+    });
+    let stored = u32::from_le_bytes(w.0[12..16].try_into().unwrap()) as u64;
+    assert!(stored >= 300 << 10, "stored: {stored}");
+    let mut r = codec::Input::new(Box::new(&w.0[..]), w.0.len() as u64);
+    let mut section = r.deflated().unwrap();
+    assert_eq!(section.bytes().unwrap(), raw);
+    assert_eq!(section.bytes().unwrap(), b"after");
+    section.end().unwrap();
+}
+
+#[test]
+fn random_damage_with_the_checksum_mended_is_refused_or_served_never_a_panic() {
+    // What the fuzz target does, a few thousand times on a real index: bytes flipped,
+    // runs overwritten or the body cut, the checksum then made right, so the body's own
+    // checks (deflate blocks, varints, counts) are what stands between it and a panic.
+    let good = sample_index();
+    let json = sample_json();
+    let mut rng = fastrand::Rng::with_seed(25);
+    let (mut refused, mut served) = (0, 0);
+    for _ in 0..1500 {
+        let bad = rechecksummed(&good, |body| match rng.u8(0..3) {
+            0 => {
+                for _ in 0..rng.usize(1..4) {
+                    let at = rng.usize(..body.len());
+                    body[at] ^= rng.u8(1..);
+                }
+            }
+            1 => {
+                let at = rng.usize(..body.len());
+                let end = (at + rng.usize(1..16)).min(body.len());
+                body[at..end].fill(rng.u8(..));
+            }
+            _ => body.truncate(rng.usize(..body.len())),
+        });
+        match decode(&bad, Expect::Hash(content_hash(&json)), "v".into()) {
+            Ok(index) => {
+                served += 1;
+                for q in QUERIES {
+                    let _ = index.search(q, 5, 0.0);
+                }
+            }
+            Err(_) => refused += 1,
+        }
+    }
+    assert!(refused > 1000, "refused {refused}, served {served}");
 }
