@@ -17,7 +17,7 @@ import { W, openWidget, ask } from './page.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 // The function's default, read from its source so the measurement follows it
 // (POW_DIFFICULTY=n measures another).
-const source = fs.readFileSync(path.resolve(here, '../../shared/src/chat/bot_check.rs'), 'utf8');
+const source = fs.readFileSync(path.resolve(here, '../../shared/src/limits/bot_check.rs'), 'utf8');
 const DIFFICULTY = Number(process.env.POW_DIFFICULTY ||
   /pub const DEFAULT_DIFFICULTY: u8 = (\d+);/.exec(source)[1]);
 
