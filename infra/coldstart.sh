@@ -18,9 +18,14 @@
 # base has its prebuilt index beside it, as ingest and `rag sync` leave it (the upload,
 # shared/examples/local_aws.rs, writes both).
 #
+# Any knowledge base, e.g. a real site built with `rag build`: give its file in SIZES (or
+# KBS) instead of a number; it is copied into $WORK (the index written beside the copy) and
+# labelled by its directory and file name.
+#
 # Usage: infra/coldstart.sh
-# Env: RUNS (default 5), SIZES (default "29 1000 10000 50000"), SOURCES (default
-#      "file file+index s3"),
+#        SIZES="10000 /path/to/site/knowledge_base.json" SOURCES=file+index infra/coldstart.sh
+# Env: RUNS (default 5), SIZES (default "29 1000 10000 50000"; numbers or knowledge-base
+#      files), KBS (files added after SIZES), SOURCES (default "file file+index s3"),
 #      PROFILE (cargo profile of the functions, default release), WORK (default a temp dir),
 #      NO_BUILD=1 (use the binaries already built), BIN (directory of the search and chat
 #      binaries to measure, default target/$PROFILE: e.g. copies from another commit).
@@ -29,7 +34,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 runs="${RUNS:-5}"
-sizes="${SIZES:-29 1000 10000 50000}"
+sizes="${SIZES:-29 1000 10000 50000} ${KBS:-}"
 sources="${SOURCES:-file file+index s3}"
 profile="${PROFILE:-release}"
 work="${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/rag-coldstart.XXXXXX")}"
@@ -69,8 +74,27 @@ post["body"] = json.dumps({"message": "What is Partial FC?"})
 json.dump(post, open(f"{work}/chat_post.json", "w"))
 PY
 
+# kb_label SIZE_OR_FILE: a number as it is; a file as its directory and stem, e.g.
+# `jdk-knowledge_base` (letters, digits, `-`, `_` and `.`: it names an S3 key).
+kb_label() {
+    if [[ "$1" =~ ^[0-9]+$ ]]; then
+        echo "$1"
+    else
+        local dir stem
+        dir="$(basename "$(dirname "$1")")"
+        stem="$(basename "$1" .json)"
+        echo "$dir-$stem" | tr -c 'A-Za-z0-9._\n-' '_'
+    fi
+}
+
 kb_file() {
-    if [[ "$1" == 29 ]]; then
+    if [[ ! "$1" =~ ^[0-9]+$ ]]; then
+        [[ -s "$1" ]] || { echo "no knowledge base at $1" >&2; exit 2; }
+        local copy
+        copy="$work/kb-$(kb_label "$1").json"
+        [[ -s "$copy" ]] || cp "$1" "$copy"
+        echo "$copy"
+    elif [[ "$1" == 29 ]]; then
         # A copy, so the index written beside it stays out of the repository.
         cp "$repo/knowledge_base.json" "$work/kb-29.json"
         echo "$work/kb-29.json"
@@ -105,8 +129,9 @@ echo "# $(date -u +%FT%TZ) $(git rev-parse --short HEAD) profile=$profile runs=$
 for name in search chat; do
     printf '# %s binary: %s bytes\n' "$name" "$(stat -c %s "$bin/$name")"
 done
-for size in $sizes; do
-    file="$(kb_file "$size")"
+for entry in $sizes; do
+    file="$(kb_file "$entry")"
+    size="$(kb_label "$entry")"
     for source in $sources; do
         if [[ "$source" == s3 ]]; then
             key="kb-$size.json"

@@ -26,6 +26,7 @@ mod read;
 // `sdk_error` and `status` are shared with ingest's S3 staging area, inside the crate only.
 pub(crate) mod s3;
 mod source;
+mod text;
 
 pub use diff::{documents_of, fingerprint, rest_fingerprint, summaries, DocSummary, KbDiff};
 pub use file::FileKbSource;
@@ -40,6 +41,7 @@ pub use source::{
     content_version, index_name, open_source, version_of_hash, BoxError, Fetched, Head,
     IndexStream, KbObject, KbSource, KbSourceError, WriteCondition, Written,
 };
+pub use text::{PackedBlock, Text};
 
 use crate::error::{Error, Problem, Problems, Result};
 use serde_json::{Map, Value};
@@ -101,8 +103,9 @@ pub struct Document {
     pub summary: Option<String>,
     /// A project's description.
     pub description: Option<String>,
-    /// A page's body (Markdown or plain text, may be long).
-    pub content: Option<String>,
+    /// A page's body (Markdown or plain text, may be long); from a prebuilt index, read
+    /// from a compressed block on first use ([`Text`]).
+    pub content: Option<Text>,
     /// Tags and keywords the owner gave (BibTeX `keywords`, front matter `tags`): indexed,
     /// matched by `keywords` filters, and given to the model with the entry.
     pub keywords: Vec<String>,
@@ -373,8 +376,12 @@ fn parse_document(doc: &mut Value, path: &str, problems: &mut Vec<Problem>) -> O
             "is required (publication, github_project, page, ...)",
         )),
     }
+    let mut content = None;
     for &field in STRING_FIELDS {
-        let slot = string_slot(&mut d, field);
+        let slot = match field {
+            "content" => &mut content,
+            _ => string_slot(&mut d, field),
+        };
         match obj.get_mut(field) {
             None | Some(Value::Null) => {}
             Some(Value::String(s)) => *slot = Some(std::mem::take(s)),
@@ -396,6 +403,7 @@ fn parse_document(doc: &mut Value, path: &str, problems: &mut Vec<Problem>) -> O
             Some(_) => problems.push(Problem::new(format!("{path}.{field}"), "must be a string")),
         }
     }
+    d.content = content.map(Text::from);
     d.keywords = parse_keywords(obj.get("keywords"), path, problems);
     if let Some(kind) = d.kind.as_deref().filter(|k| !ENTRY_KINDS.contains(k)) {
         problems.push(Problem::new(
@@ -541,7 +549,8 @@ fn author_list(items: &[Value], path: &str, problems: &mut Vec<Problem>) -> Opti
     (!names.is_empty()).then(|| names.join(", "))
 }
 
-/// The field named `field` (one of [`STRING_FIELDS`]; anything else is `content`).
+/// The field named `field`, one of [`STRING_FIELDS`] but `content` (held as a [`Text`]);
+/// anything else is `kind`.
 pub(crate) fn string_slot<'a>(d: &'a mut Document, field: &str) -> &'a mut Option<String> {
     match field {
         "title" => &mut d.title,
@@ -556,8 +565,7 @@ pub(crate) fn string_slot<'a>(d: &'a mut Document, field: &str) -> &'a mut Optio
         "role" => &mut d.role,
         "summary" => &mut d.summary,
         "description" => &mut d.description,
-        "kind" => &mut d.kind,
-        _ => &mut d.content,
+        _ => &mut d.kind,
     }
 }
 

@@ -452,7 +452,7 @@ fn field_values<'a>(doc: &'a Document, name: &str) -> Vec<&'a str> {
         "role" => one(&doc.role),
         "summary" => one(&doc.summary),
         "description" => one(&doc.description),
-        "content" => one(&doc.content),
+        "content" => doc.content.as_deref().into_iter().collect(),
         "keywords" => doc.keywords.iter().map(String::as_str).collect(),
         _ => doc
             .extra

@@ -89,17 +89,19 @@ impl SearchIndex {
         Self::assemble(kb, version.into())
     }
 
-    /// A served knowledge base from parts read back from a prebuilt index.
+    /// A served knowledge base from parts read back from a prebuilt index (its language
+    /// as [`Language::of_kb`] read it when the index was written: reading it again would
+    /// inflate the content of up to 500 documents).
     pub(crate) fn from_parts(
         kb: KnowledgeBase,
         chunks: Vec<Chunks>,
         mut retriever: Retriever,
+        language: Language,
         version: String,
     ) -> Self {
         retriever.demote(demoted(&kb));
         let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
         let vocabulary = Vocabulary::of(&kb, &facets);
-        let language = Language::of_kb(&kb);
         Self {
             kb,
             chunks,

@@ -514,6 +514,11 @@ pub fn prebuilt_index(data: &[u8]) {
     };
     let n_docs = index.kb().documents.len();
     assert_eq!(index.retriever().documents(), n_docs);
+    // Page text is inflated when read: every document's, as a long-lived function would.
+    for d in &index.kb().documents {
+        let text = d.content.as_deref().unwrap_or("");
+        assert!(text.len() <= d.content.as_ref().map_or(0, |t| t.byte_len()));
+    }
     let titles = index
         .kb()
         .documents

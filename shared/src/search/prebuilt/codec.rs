@@ -108,7 +108,7 @@ impl<'b> Varints<'b> {
 }
 
 /// A string's length meaning "no string".
-const NONE: u32 = u32::MAX;
+pub(super) const NONE: u32 = u32::MAX;
 
 /// Appends little-endian values, strings and length-prefixed arrays.
 #[derive(Default)]
@@ -145,6 +145,14 @@ impl Writer {
         for x in v {
             self.0.extend_from_slice(&x.to_le_bytes());
         }
+    }
+
+    /// `raw` as one deflate block: its raw length, its stored length, the raw deflate.
+    pub(super) fn block(&mut self, raw: &[u8]) {
+        let packed = deflate(raw, LEVEL);
+        self.u32(raw.len() as u32);
+        self.u32(packed.len() as u32);
+        self.0.extend_from_slice(&packed);
     }
 
     /// A string: its `u32` byte length, then its UTF-8.
@@ -185,10 +193,7 @@ impl Deflater<'_> {
         if raw.is_empty() {
             return;
         }
-        let packed = deflate(raw, LEVEL);
-        self.out.u32(raw.len() as u32);
-        self.out.u32(packed.len() as u32);
-        self.out.0.extend_from_slice(&packed);
+        self.out.block(raw);
         self.total += raw.len() as u64;
         self.raw.0.clear();
     }
@@ -233,13 +238,11 @@ struct Inflate<'o, 'a> {
 
 impl Inflate<'_, '_> {
     fn next_block(&mut self) -> Result<(), IndexError> {
-        let raw = u64::from(self.outer.u32()?);
-        let stored = u64::from(self.outer.u32()?);
-        if raw == 0 || raw > self.left || raw > MAX_RATIO * stored {
+        let (packed, raw) = self.outer.block()?;
+        let raw = u64::from(raw);
+        if raw == 0 || raw > self.left {
             return Err(IndexError::Malformed("a deflate block's length"));
         }
-        let stored = self.outer.fits(stored, 1)?;
-        let packed = self.outer.raw(stored)?;
         // Zeroed only where it grows: inflating overwrites the rest, and a block that does
         // not fill its length is refused.
         self.block.resize(raw as usize, 0);
@@ -386,6 +389,18 @@ impl<'a> Input<'a> {
             self.fill(&mut out[at..])?;
         }
         Ok(out)
+    }
+
+    /// What [`Writer::block`] wrote, not inflated: the stored bytes and the raw length,
+    /// which is at most [`MAX_RATIO`] times theirs.
+    pub(super) fn block(&mut self) -> Result<(Vec<u8>, u32), IndexError> {
+        let raw = self.u32()?;
+        let stored = u64::from(self.u32()?);
+        if u64::from(raw) > MAX_RATIO * stored {
+            return Err(IndexError::Malformed("a deflate block's length"));
+        }
+        let stored = self.fits(stored, 1)?;
+        Ok((self.raw(stored)?, raw))
     }
 
     pub(super) fn bytes(&mut self) -> Result<Vec<u8>, IndexError> {

@@ -26,7 +26,7 @@ use codec::{put_varint, Input, Varints, Writer};
 use std::io::Read;
 
 use crate::retrieval::{Analyzer, Retriever};
-use crate::search::SearchIndex;
+use crate::search::{Language, SearchIndex};
 use crate::KnowledgeBase;
 
 /// The first bytes of every index file.
@@ -35,7 +35,7 @@ pub const MAGIC: &[u8; 8] = b"RAGINDEX";
 /// The layout version this build writes and reads. Bump it whenever the layout, passage
 /// splitting or BM25 weights change; analysis changes are caught by
 /// [`analysis_fingerprint`].
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 
 /// Magic, version, flags, analysis fingerprint, KB hash, body length, body checksum.
 const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8;
@@ -153,7 +153,12 @@ pub fn encode(index: &SearchIndex, kb_hash: u64, kb_version: &str) -> Vec<u8> {
     let mut body = Writer::default();
     let version = &kb_version.as_bytes()[..kb_version.len().min(MAX_VERSION_LEN)];
     body.bytes(version);
-    body.deflated(|d| documents::write(index.kb(), index.chunks(), d));
+    let texts = documents::write_texts(index.kb(), &mut body);
+    body.deflated(|d| documents::write(index.kb(), index.chunks(), &texts, d));
+    body.u32(match index.language() {
+        Language::English => 0,
+        Language::Chinese => 1,
+    });
     body.u32(retriever.documents() as u32);
     postings::write(retriever.index(), &mut body);
     postings::write(retriever.fields(), &mut body);
@@ -296,8 +301,10 @@ impl<'a> IndexReader<'a> {
         // The whole body is read and checked whatever happened: a damaged file is then
         // told apart (checksum) from a writer's bug (a malformed array).
         self.input.finish(self.header.checksum)?;
-        let (kb, chunks, retriever) = parts?;
-        Ok(SearchIndex::from_parts(kb, chunks, retriever, label))
+        let (kb, chunks, retriever, language) = parts?;
+        Ok(SearchIndex::from_parts(
+            kb, chunks, retriever, language, label,
+        ))
     }
 }
 
@@ -316,10 +323,24 @@ pub fn decode(bytes: &[u8], expect: Expect<'_>, label: String) -> Result<SearchI
 fn read_parts(
     r: &mut Input<'_>,
     flags: u32,
-) -> Result<(KnowledgeBase, Vec<crate::search::Chunks>, Retriever), IndexError> {
+) -> Result<
+    (
+        KnowledgeBase,
+        Vec<crate::search::Chunks>,
+        Retriever,
+        Language,
+    ),
+    IndexError,
+> {
+    let texts = documents::read_texts(r)?;
     let mut section = r.deflated()?;
-    let (kb, chunks) = documents::read(&mut section)?;
+    let (kb, chunks) = documents::read(&mut section, &texts)?;
     section.end()?;
+    let language = match r.u32()? {
+        0 => Language::English,
+        1 => Language::Chinese,
+        _ => return Err(IndexError::Malformed("the site's language")),
+    };
     let n_docs = r.u32()? as usize;
     let index = postings::read(r)?;
     let fields = postings::read(r)?;
@@ -373,7 +394,7 @@ fn read_parts(
         &kb.glossary,
         Some(versions),
     );
-    Ok((kb, chunks, retriever))
+    Ok((kb, chunks, retriever, language))
 }
 
 #[cfg(test)]

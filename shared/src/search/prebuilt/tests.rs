@@ -2,6 +2,7 @@
 //! trip, and every kind of bad file refused with the JSON result served instead.
 
 use super::*;
+use crate::kb::PackedBlock;
 use crate::search::{Chunks, SearchIndex, SearchRequest};
 use crate::testing::synthetic::{site_json, Extras};
 use crate::KnowledgeBase;
@@ -341,6 +342,113 @@ fn a_well_checksummed_but_inconsistent_body_is_refused_not_served() {
     });
     let why = decode(&outside, Expect::Hash(content_hash(&json)), "v".into()).unwrap_err();
     assert_eq!(why, IndexError::Malformed("passage span"));
+    // A content placed past the end of its packed block.
+    let content = built.kb().documents[doc].content.as_deref().unwrap();
+    let placed = documents_edited(&good, |body| {
+        let title = built.kb().documents[doc].title.as_deref().unwrap();
+        let at = body
+            .windows(title.len())
+            .position(|w| w == title.as_bytes());
+        // After the title: the other fields, then the content's block, start and end.
+        let from = at.unwrap() + title.len();
+        let end = (from..body.len() - 12)
+            .find(|&i| {
+                let w = |k: usize| u32::from_le_bytes(body[k..k + 4].try_into().unwrap());
+                w(i + 8).checked_sub(w(i + 4)) == Some(content.len() as u32)
+            })
+            .unwrap()
+            + 8;
+        body[end..end + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    });
+    let why = decode(&placed, Expect::Hash(content_hash(&json)), "v".into()).unwrap_err();
+    assert_eq!(
+        why,
+        IndexError::Malformed("a content's place in the packed texts")
+    );
+}
+
+#[test]
+fn page_text_stays_deflated_until_a_request_reads_it() {
+    let json = generated_json(200);
+    let built = SearchIndex::new(kb_of(&json), "v");
+    let good = encode(&built, content_hash(&json), "E1");
+    let loaded = decode(&good, Expect::Version("E1"), "E1".into()).unwrap();
+    let (_, blocks) = texts_at(&good[HEADER_LEN..]);
+    assert!(blocks.len() > 2, "{} blocks", blocks.len());
+    let inflated = |index: &SearchIndex| {
+        let mut seen: Vec<*const PackedBlock> = index
+            .kb()
+            .documents
+            .iter()
+            .filter_map(|d| d.content.as_ref()?.block())
+            .filter(|b| b.is_inflated())
+            .map(|b| b as *const PackedBlock)
+            .collect();
+        seen.dedup();
+        seen.len()
+    };
+    assert_eq!(inflated(&loaded), 0, "loading inflates no page text");
+    let page = built.kb().documents[150].content.as_deref().unwrap();
+    let query: Vec<&str> = page.split_whitespace().take(8).collect();
+    let hits = loaded.search(&query.join(" "), 3, 0.0).hits;
+    assert!(!hits.is_empty());
+    let touched = inflated(&loaded);
+    assert!(
+        (1..=3).contains(&touched),
+        "{touched} blocks read for 3 hits"
+    );
+    // What it reads is the text the JSON holds.
+    assert_eq!(loaded.kb(), built.kb());
+}
+
+#[test]
+fn a_damaged_packed_block_is_refused_and_a_miswritten_one_reads_as_empty() {
+    let json = generated_json(200);
+    let built = SearchIndex::new(kb_of(&json), "v");
+    let good = encode(&built, content_hash(&json), "E1");
+    let (_, blocks) = texts_at(&good[HEADER_LEN..]);
+    let at = HEADER_LEN + blocks[1];
+    let refused = |bytes: &[u8]| {
+        decode(bytes, Expect::Hash(content_hash(&json)), "v".into()).expect_err("refused")
+    };
+    // Damage: the checksum tells it at load.
+    let mut damaged = good.clone();
+    damaged[at + 20] ^= 0x55;
+    assert_eq!(refused(&damaged), IndexError::Checksum);
+    // Cut inside the block, the lengths and checksum mended: refused.
+    let cut = rechecksummed(&good, |body| body.truncate(at + 20 - HEADER_LEN));
+    assert!(matches!(refused(&cut), IndexError::Malformed(_)));
+    // A block claiming to expand more than a block may: refused.
+    let bloated = rechecksummed(&good, |body| {
+        let stored = u32::from_le_bytes(body[at - HEADER_LEN + 4..][..4].try_into().unwrap());
+        let claim = codec::MAX_RATIO as u32 * stored + 1;
+        body[at - HEADER_LEN..][..4].copy_from_slice(&claim.to_le_bytes());
+    });
+    assert_eq!(
+        refused(&bloated),
+        IndexError::Malformed("a deflate block's length")
+    );
+    // A writer's bug (its bytes changed, the checksum right): served, since page text is
+    // not read at load; the documents of that block then read as empty, never a panic.
+    let miswritten = rechecksummed(&good, |body| body[at - HEADER_LEN + 8] ^= 0xff);
+    let served = decode(&miswritten, Expect::Hash(content_hash(&json)), "v".into()).unwrap();
+    let contents = |index: &SearchIndex| -> Vec<String> {
+        index
+            .kb()
+            .documents
+            .iter()
+            .map(|d| d.content.as_deref().unwrap_or("-").to_owned())
+            .collect()
+    };
+    let (before, after) = (contents(&built), contents(&served));
+    let changed: Vec<usize> = (0..before.len())
+        .filter(|&i| before[i] != after[i])
+        .collect();
+    assert!(!changed.is_empty());
+    assert!(changed.iter().all(|&i| after[i].is_empty()), "{changed:?}");
+    for q in QUERIES {
+        let _ = served.search(q, 10, 0.0);
+    }
 }
 
 #[test]
@@ -406,12 +514,35 @@ fn kind_and_alternates_round_trip() {
     assert_eq!(loaded.kb(), built.kb());
 }
 
-/// `good` with the raw bytes of its documents' deflated section (the body's second field)
+/// Where the packed texts (the body's second field: a count, then blocks of a raw
+/// length, a stored length and the bytes) start in `body`, and where each block starts.
+fn texts_at(body: &[u8]) -> (usize, Vec<usize>) {
+    let word = |at: usize| u32::from_le_bytes(body[at..at + 4].try_into().unwrap()) as usize;
+    let start = 8 + u64::from_le_bytes(body[..8].try_into().unwrap()) as usize;
+    let mut at = start + 4;
+    let blocks = (0..word(start))
+        .map(|_| {
+            let block = at;
+            at += 8 + word(at + 4);
+            block
+        })
+        .collect();
+    (start, blocks)
+}
+
+/// Where the documents' deflated section (after the packed texts) starts in `body`.
+fn documents_start(body: &[u8]) -> usize {
+    let (start, blocks) = texts_at(body);
+    let word = |at: usize| u32::from_le_bytes(body[at..at + 4].try_into().unwrap()) as usize;
+    blocks.last().map_or(start + 4, |&b| b + 8 + word(b + 4))
+}
+
+/// `good` with the raw bytes of its documents' deflated section (the body's third field)
 /// edited by `edit`, deflated again and checksummed: a writer's bug, not damage.
 fn documents_edited(good: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
     let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
     rechecksummed(good, |body| {
-        let start = 8 + word(body, 0) as usize;
+        let start = documents_start(body);
         let total = word(body, start) as usize;
         let (mut at, mut raw) = (start + 8, Vec::new());
         while raw.len() < total {
@@ -459,8 +590,7 @@ fn miscounted_postings() -> Vec<u8> {
 /// Where the documents' first deflate block starts in `good` (its raw and stored lengths,
 /// then its bytes), and its stored length.
 fn first_block(good: &[u8]) -> (usize, usize) {
-    let version = u64::from_le_bytes(good[HEADER_LEN..HEADER_LEN + 8].try_into().unwrap());
-    let at = HEADER_LEN + 8 + version as usize + 8;
+    let at = HEADER_LEN + documents_start(&good[HEADER_LEN..]) + 8;
     let stored = u32::from_le_bytes(good[at + 4..at + 8].try_into().unwrap());
     (at, stored as usize)
 }
