@@ -15,11 +15,13 @@ use shared::kb::DocSummary;
 use crate::out::outln;
 use crate::stop::Stop;
 
-/// Time allowed for each call to the ingest function (a 5 MiB upload included).
-const TIMEOUT: Duration = Duration::from_secs(60);
+/// Time allowed for each call to the ingest function (a 5 MiB upload included): the
+/// promotion of a large staged knowledge base validates, indexes and measures it there
+/// (the template gives the function 300 s).
+const TIMEOUT: Duration = Duration::from_secs(300);
 
-/// Time allowed for uploading a staged file straight to the store (64 MiB at ~1 Mbit/s
-/// would need more; such a line should raise nothing here but use a closer machine).
+/// Time allowed for uploading a staged file straight to the store (the default limit,
+/// 256 MiB, at about 3 Mbit/s; a slower line should use a closer machine).
 const UPLOAD_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 
 /// The deployed knowledge base `rag ingest` and `rag sync` write to, and how: the options

@@ -3,8 +3,11 @@
 //! the counting allocator, and prints the peak and what was held at the end of each phase
 //! the build marks ([`shared::heap::mark`]), both above what was live before the read.
 //!
-//! Usage: `cargo run -p shared --example build_memory -- KB.json` (a large one from
-//! `infra/gen_kb.py 10000 kb.json`).
+//! With `--index`, the same for a load of the prebuilt index beside it (`rag index
+//! KB.json` writes it), streamed from the file as a function reads it.
+//!
+//! Usage: `cargo run -p shared --example build_memory -- KB.json [--index]` (a large one
+//! from `infra/gen_kb.py 10000 kb.json`).
 
 use shared::heap::{measure, record, CountingAlloc};
 use shared::retrieval::Analyzer;
@@ -21,8 +24,11 @@ fn mib(bytes: usize) -> f64 {
 fn main() -> Result<(), BoxError> {
     let path = std::env::args()
         .nth(1)
-        .ok_or("usage: build_memory <knowledge_base.json>")?;
+        .ok_or("usage: build_memory <knowledge_base.json> [--index]")?;
     let json_len = std::fs::metadata(&path)?.len() as usize;
+    if std::env::args().any(|a| a == "--index") {
+        return prebuilt(&path, json_len);
+    }
     let started = std::time::Instant::now();
     let (index, marks) = record(|| -> Result<_, BoxError> {
         let bytes = std::fs::read(&path)?;
@@ -82,5 +88,41 @@ fn main() -> Result<(), BoxError> {
         );
     }
     drop(memo);
+    Ok(())
+}
+
+/// The heap of a load of the prebuilt index beside `path`, phase by phase.
+fn prebuilt(path: &str, json_len: usize) -> Result<(), BoxError> {
+    let index_path = std::path::Path::new(path).with_extension("index");
+    let file = std::fs::File::open(&index_path)?;
+    let len = file.metadata()?.len();
+    let started = std::time::Instant::now();
+    let (index, marks) = record(|| -> Result<_, BoxError> {
+        let reader =
+            shared::index::IndexReader::open(Box::new(std::io::BufReader::new(file)), len)?;
+        let hash = reader.built_from().hash;
+        Ok(reader.decode(shared::index::Expect::Hash(hash), "measured".into())?)
+    });
+    let index = index?;
+    let took = started.elapsed();
+    println!(
+        "{}: {:.1} MiB for a JSON of {:.1} MiB, {} documents, {} passages, {} terms, read in {:.3} s",
+        index_path.display(),
+        mib(len as usize),
+        mib(json_len),
+        index.kb().documents.len(),
+        index.retriever().passages(),
+        index.retriever().index().vocabulary_size(),
+        took.as_secs_f64()
+    );
+    println!("{:<18} {:>10} {:>10}", "phase", "peak MiB", "live MiB");
+    for m in &marks {
+        println!(
+            "{:<18} {:>10.1} {:>10.1}",
+            m.label,
+            mib(m.peak),
+            mib(m.live)
+        );
+    }
     Ok(())
 }

@@ -162,3 +162,62 @@ pub fn record<T>(f: impl FnOnce() -> T) -> (T, Vec<Mark>) {
     }
     (out, marks)
 }
+
+/// The process's resident memory as the kernel counts it (what Lambda's memory limit
+/// applies to), unlike the heap above: code, stacks and allocator slack included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Resident {
+    /// Resident now, in MiB (`VmRSS`).
+    pub now_mib: u64,
+    /// The most it has been, in MiB (`VmHWM`).
+    pub peak_mib: u64,
+}
+
+/// This process's [`Resident`] memory, from `/proc/self/status`; `None` where there is no
+/// such file (not Linux).
+pub fn resident() -> Option<Resident> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib = |key: &str| {
+        let line = status.lines().find(|l| l.starts_with(key))?;
+        line[key.len()..]
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse::<u64>()
+            .ok()
+    };
+    Some(Resident {
+        now_mib: kib("VmRSS:")? / 1024,
+        peak_mib: kib("VmHWM:")? / 1024,
+    })
+}
+
+/// The memory Lambda gives this function, in MB (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`, set
+/// by the runtime); `None` outside Lambda.
+pub fn memory_limit_mb() -> Option<u64> {
+    std::env::var("AWS_LAMBDA_FUNCTION_MEMORY_SIZE")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+#[cfg(test)]
+mod resident_tests {
+    use super::*;
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn resident_memory_grows_with_touched_pages() {
+        let before = resident().expect("Linux has /proc/self/status");
+        // 64 MiB written (so resident), then read back so it is not optimised away.
+        let block = vec![1u8; 64 << 20];
+        let after = resident().unwrap();
+        assert_eq!(block.iter().map(|&b| u64::from(b)).sum::<u64>(), 64 << 20);
+        assert!(
+            after.now_mib >= before.now_mib + 60,
+            "{before:?} -> {after:?}"
+        );
+        assert!(after.peak_mib >= after.now_mib);
+    }
+}

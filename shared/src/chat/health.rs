@@ -1,9 +1,9 @@
 //! The health report a `GET` of the chat function answers: the knowledge base served,
-//! the model, the store and the limits in force.
+//! the model, the store, the limits in force and what the index costs the instance.
 
 use std::time::SystemTime;
 
-use super::{ChatService, Health, LimitsReport};
+use super::{ChatService, Health, IndexReport, LimitsReport};
 use crate::search::SearchIndex;
 
 impl ChatService {
@@ -33,6 +33,12 @@ impl ChatService {
                 rate_limit_per_minute: self.admission.rate().per_minute(),
                 max_tokens: self.max_tokens(),
                 budget,
+            },
+            index: IndexReport {
+                prebuilt: index.is_prebuilt(),
+                bytes: index.source_bytes(),
+                memory_limit_mb: crate::heap::memory_limit_mb(),
+                resident: crate::heap::resident(),
             },
         }
     }

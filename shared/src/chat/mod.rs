@@ -56,8 +56,8 @@ use outcome::{audit_label, Outcome};
 pub use outcome::{Label, ModelFailure, OFFLINE_MODEL};
 pub use request::{is_valid_id, ChatRequest, Post, MAX_ID_CHARS};
 pub use response::{
-    ChatEvent, ChatResponse, DoneEvent, Health, LimitsReport, RetrievalInfo, Source, SourcesEvent,
-    Timings,
+    ChatEvent, ChatResponse, DoneEvent, Health, IndexReport, LimitsReport, RetrievalInfo, Source,
+    SourcesEvent, Timings,
 };
 
 use crate::answer_cache::{cache_key, AnswerCache, AnswerShape, CachedAnswer, MemoryAnswerCache};

@@ -181,6 +181,25 @@ pub struct Health {
     pub contact_url: Option<String>,
     /// The abuse and cost limits in force.
     pub limits: LimitsReport,
+    /// What the knowledge base's index costs this instance, and the memory it runs under.
+    pub index: IndexReport,
+}
+
+/// The index part of the health report: whether a knowledge base fits the deployment.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IndexReport {
+    /// Whether it was read from the prebuilt index (else from the JSON).
+    pub prebuilt: bool,
+    /// Bytes of what it was read from (the prebuilt index or the JSON).
+    pub bytes: u64,
+    /// The function's memory in MB (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`); absent outside
+    /// Lambda.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_limit_mb: Option<u64>,
+    /// This instance's resident memory now and at its peak; absent where the system does
+    /// not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resident: Option<crate::heap::Resident>,
 }
 
 /// The limits part of the health report.

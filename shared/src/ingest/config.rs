@@ -10,15 +10,21 @@ pub const DEFAULT_MAX_BYTES: usize = 5 * 1024 * 1024;
 /// Largest `INGEST_MAX_BYTES` accepted: a function URL's request payload limit (6 MB).
 pub const MAX_MAX_BYTES: usize = 6 * 1000 * 1000;
 
-/// Default largest staged knowledge base (`POST ?stage=1`): 64 MiB.
-pub const DEFAULT_MAX_STAGED_BYTES: usize = 64 * 1024 * 1024;
+/// Default largest staged knowledge base (`POST ?stage=1`): 256 MiB, past the largest real
+/// sites measured (the JDK's API docs, 10k pages: 71 MB). Promotion needs about 4 times it
+/// in the ingest function's memory (the template gives it 1,024 MB).
+pub const DEFAULT_MAX_STAGED_BYTES: usize = 256 * 1024 * 1024;
 /// Largest `INGEST_MAX_STAGED_BYTES` accepted: 1 GiB. Promotion parses and validates the
 /// whole object in the function's memory, so the limit is really the function's memory.
 pub const MAX_MAX_STAGED_BYTES: usize = 1024 * 1024 * 1024;
-/// Default heap a serving function can give its knowledge base's index, in MiB: the
-/// template's smallest reader (search, 128 MB) less about 40 MB for the runtime, the
-/// binary's dictionaries and a request in flight.
+/// Default heap a serving function can give its knowledge base's index, in MiB, when
+/// neither `INDEX_MEMORY_MB` nor `SERVING_MEMORY_MB` is set: a 128 MB function less
+/// [`RUNTIME_MEMORY_MB`].
 pub const DEFAULT_INDEX_MEMORY_MB: usize = 88;
+/// What a serving function holds besides its knowledge base's index, in MiB: the runtime,
+/// the binary's dictionaries and a request in flight (search resident with the sample
+/// knowledge base: about 15 MiB; chat with its SDK clients more).
+pub const RUNTIME_MEMORY_MB: usize = 40;
 
 /// Default key prefix of staged uploads, beside the live key in the same bucket.
 pub const DEFAULT_STAGING_PREFIX: &str = "staging/";
@@ -31,14 +37,15 @@ pub struct IngestConfig {
     pub token_hash: Option<TokenHash>,
     /// `INGEST_MAX_BYTES`: largest accepted body (default 5 MiB).
     pub max_bytes: usize,
-    /// `INGEST_MAX_STAGED_BYTES`: largest staged knowledge base promoted (default 64 MiB).
+    /// `INGEST_MAX_STAGED_BYTES`: largest staged knowledge base promoted (default 256 MiB).
     pub max_staged_bytes: usize,
     /// `INGEST_STAGING_PREFIX`: where staged uploads go in the knowledge base's bucket
     /// (default `staging/`); must end with `/`.
     pub staging_prefix: String,
-    /// `INDEX_MEMORY_MB`: heap the serving functions can give the knowledge base (default
-    /// 88, 8..=10,240); a version whose index would need more is refused (see
-    /// [`super::IngestService::with_index_memory`]).
+    /// `INDEX_MEMORY_MB`: heap the serving functions can give the knowledge base (8..=10,240);
+    /// unset, `SERVING_MEMORY_MB` (their memory, 128..=10,240, which the template passes)
+    /// less [`RUNTIME_MEMORY_MB`], else [`DEFAULT_INDEX_MEMORY_MB`]. A version whose index
+    /// would need more is refused (see [`super::IngestService::with_index_memory`]).
     pub index_memory_mb: usize,
 }
 
@@ -78,8 +85,11 @@ impl IngestConfig {
             max_staged_bytes: ranged(&get, "INGEST_MAX_STAGED_BYTES", 1, MAX_MAX_STAGED_BYTES)?
                 .unwrap_or(DEFAULT_MAX_STAGED_BYTES),
             staging_prefix,
-            index_memory_mb: ranged(&get, "INDEX_MEMORY_MB", 8, 10_240)?
-                .unwrap_or(DEFAULT_INDEX_MEMORY_MB),
+            index_memory_mb: match ranged(&get, "INDEX_MEMORY_MB", 8, 10_240)? {
+                Some(mb) => mb,
+                None => ranged(&get, "SERVING_MEMORY_MB", 128, 10_240)?
+                    .map_or(DEFAULT_INDEX_MEMORY_MB, |mb| mb - RUNTIME_MEMORY_MB),
+            },
         })
     }
 }
@@ -104,8 +114,21 @@ mod tests {
     fn defaults_disable_ingest_and_allow_5_mib() {
         let c = config(&[]).unwrap();
         assert_eq!((c.token_hash, c.max_bytes), (None, DEFAULT_MAX_BYTES));
-        assert_eq!(c.max_staged_bytes, 64 * 1024 * 1024);
+        assert_eq!(c.max_staged_bytes, 256 * 1024 * 1024);
         assert_eq!(c.staging_prefix, "staging/");
+    }
+
+    #[test]
+    fn the_index_memory_follows_the_serving_functions_memory_unless_given() {
+        assert_eq!(config(&[]).unwrap().index_memory_mb, 88);
+        let serving = config(&[("SERVING_MEMORY_MB", "256")]).unwrap();
+        assert_eq!(serving.index_memory_mb, 256 - RUNTIME_MEMORY_MB);
+        let both = config(&[("SERVING_MEMORY_MB", "256"), ("INDEX_MEMORY_MB", "100")]);
+        assert_eq!(both.unwrap().index_memory_mb, 100);
+        let small = config(&[("SERVING_MEMORY_MB", "64")])
+            .unwrap_err()
+            .to_string();
+        assert!(small.contains("SERVING_MEMORY_MB"), "{small}");
     }
 
     #[test]

@@ -28,7 +28,7 @@ mod staging_s3;
 pub use auth::{authorize, Caller, TokenHash};
 pub use config::{
     IngestConfig, DEFAULT_INDEX_MEMORY_MB, DEFAULT_MAX_BYTES, DEFAULT_MAX_STAGED_BYTES,
-    DEFAULT_STAGING_PREFIX, MAX_MAX_BYTES, MAX_MAX_STAGED_BYTES,
+    DEFAULT_STAGING_PREFIX, MAX_MAX_BYTES, MAX_MAX_STAGED_BYTES, RUNTIME_MEMORY_MB,
 };
 pub use patch::{Patch, Patched};
 pub use staging::{MemoryStagingArea, PresignedPut, StagedObject, StagingArea};
@@ -174,8 +174,8 @@ pub struct WriteReport {
     pub audited: bool,
 }
 
-/// How long a presigned staging URL stays valid: long enough to upload 64 MiB over a slow
-/// line, short enough that a leaked URL is soon useless.
+/// How long a presigned staging URL stays valid: long enough to upload the default limit
+/// (256 MiB) at 3 Mbit/s, short enough that a leaked URL is soon useless.
 pub const STAGE_EXPIRES_IN: Duration = Duration::from_secs(15 * 60);
 
 /// What `POST ?stage=1` hands out: where and how to upload, and the key to promote.
@@ -498,7 +498,7 @@ impl IngestService {
     }
 
     async fn write(&self, w: Write<'_>) -> Result<WriteReport> {
-        let (built, hash) = self.check_fits(&w.bytes)?;
+        let unnamed = self.check_fits(&w.bytes)?;
         let etag = match self.source.put(w.bytes, w.condition).await? {
             Written::Stored { etag } => etag,
             Written::PreconditionFailed => {
@@ -523,10 +523,15 @@ impl IngestService {
         // After the JSON, naming the ETag it was stored as: an index naming a version not
         // (yet) stored is ignored by readers. Without it the functions index the JSON,
         // slower but right, so a failure here does not fail the write either.
-        let prebuilt = crate::index::encode(&built, hash, &etag);
-        drop(built);
-        if let Err(error) = self.source.put_index(prebuilt).await {
-            tracing::error!(request_id = w.request_id, %error, "prebuilt index not written");
+        let prebuilt = crate::index::with_version(&unnamed, &etag);
+        drop(unnamed);
+        match prebuilt {
+            Some(index) => {
+                if let Err(error) = self.source.put_index(index).await {
+                    tracing::error!(request_id = w.request_id, %error, "prebuilt index not written");
+                }
+            }
+            None => tracing::error!(request_id = w.request_id, "prebuilt index not made"),
         }
         // `doc_ids` lists added, then changed, then removed ids; the counts in `outcome`
         // say where each group ends.
@@ -567,47 +572,60 @@ impl IngestService {
 impl IngestService {
     /// Refuses (413) a version whose index the serving functions could not hold.
     ///
-    /// They download the bytes, then parse and index them while, on a refresh, the index
-    /// of the version before stays in memory: so what they need is the bytes, the build's
-    /// peak, and one more index like this one. The peak and the index are measured by
-    /// building it here exactly as they will ([`heap::measure`]); without the counting
-    /// allocator (a test process, the CLI) both together are estimated at
-    /// [`UNMEASURED_FACTOR`] times the bytes, the worst ratio measured (random CJK pages).
+    /// They read the prebuilt index ingest writes beside the JSON (streamed from S3 through
+    /// a file, never held whole), while on a refresh the index of the version before stays
+    /// in memory: so what they need is the load's peak and one more index like this one.
+    /// Both are measured by loading the index here exactly as they will
+    /// ([`heap::measure`]); without the counting allocator (a test process, the CLI) both
+    /// together are estimated at [`UNMEASURED_FACTOR`] times the index's bytes. Page text
+    /// stays deflated until a request reads it ([`crate::kb::Text`]), so what requests
+    /// inflate later (32 KiB a block they touch) comes on top.
     ///
-    /// Returns the version as built (from which its prebuilt index, [`crate::index`], is
-    /// written once its ETag is known) and the hash of its bytes.
-    fn check_fits(&self, bytes: &[u8]) -> Result<(SearchIndex, u64)> {
-        let (built, used) = heap::measure(|| {
-            crate::kb::parse_kb_bytes(bytes, "the new version")
-                .map(|kb| SearchIndex::new(kb, String::new()))
+    /// Returns the prebuilt index, naming no version yet (its ETag is known once the JSON
+    /// is stored: [`crate::index::with_version`]).
+    fn check_fits(&self, bytes: &[u8]) -> Result<Vec<u8>> {
+        let hash = crate::index::content_hash(bytes);
+        let built = crate::kb::parse_kb_bytes(bytes, "the new version")
+            .map(|kb| SearchIndex::new(kb, String::new()))?;
+        let index = crate::index::encode(&built, hash, "");
+        drop(built);
+        let (loaded, used) = heap::measure(|| {
+            crate::index::decode(&index, crate::index::Expect::Hash(hash), String::new())
         });
-        let built = built?;
-        let (peak, index) = used.map_or((bytes.len() * UNMEASURED_FACTOR, 0), |u| {
+        if let Err(reason) = loaded {
+            // A bug (it was just written): the functions will index the JSON instead.
+            tracing::error!(%reason, "the new version's prebuilt index does not read back");
+        }
+        let (peak, held) = used.map_or((index.len() * UNMEASURED_FACTOR, 0), |u| {
             (u.peak, u.retained)
         });
-        let need = bytes.len() + peak + index;
+        let need = peak + held;
         if need <= self.index_memory {
-            return Ok((built, crate::index::content_hash(bytes)));
+            return Ok(index);
         }
         let mib = |b: usize| b.div_ceil(1 << 20);
         Err(Error::TooLarge(format!(
             "this knowledge base's index would need about {} MiB in the functions that serve \
-             it ({} MiB of JSON, {} MiB to build the index, {} MiB to hold it next to the \
-             version before), over the {} MiB they have for it (INDEX_MEMORY_MB): remove \
-             pages, shorten long ones, or give the search and chat functions more memory \
-             and raise INDEX_MEMORY_MB with it",
+             it ({} MiB of JSON make a {} MiB prebuilt index, which takes {} MiB to load and \
+             {} MiB to hold next to the version before), over the {} MiB they have for it \
+             (their memory, SERVING_MEMORY_MB, less {} MiB for the runtime; or \
+             INDEX_MEMORY_MB): remove pages, shorten long ones, or deploy with a larger \
+             ServingMemorySize",
             mib(need),
             mib(bytes.len()),
+            mib(index.len()),
             mib(peak),
-            mib(index),
-            mib(self.index_memory)
+            mib(held),
+            mib(self.index_memory),
+            config::RUNTIME_MEMORY_MB,
         )))
     }
 }
 
-/// Heap per byte of JSON assumed when it cannot be measured: 5 MB of random CJK pages took
-/// a search process from 30 to 239 MB, about 42 bytes per byte.
-pub const UNMEASURED_FACTOR: usize = 42;
+/// Heap per byte of prebuilt index assumed when it cannot be measured (load peak and the
+/// index held beside the one before, together): the worst measured, random CJK pages,
+/// whose 2 MiB index took 10 MiB to load and held 10 MiB.
+pub const UNMEASURED_FACTOR: usize = 10;
 
 /// One write's inputs, gathered so `write` reads as one step.
 struct Write<'a> {

@@ -57,21 +57,152 @@ pub(crate) fn idf(n_docs: usize, df: usize) -> f32 {
 /// Everything is held in flat arrays (a term table and CSR postings), so the same index
 /// is built from text by [`Bm25Builder`] or read back from a prebuilt file
 /// ([`crate::index`]) without a per-term allocation either way.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct Bm25Index {
     /// The distinct terms, by id.
     pub(crate) terms: TermTable,
-    /// Postings of term `t` are `unit[offsets[t]..offsets[t+1]]` (CSR layout: three flat
-    /// arrays instead of a Vec per term, fewer allocations and better locality).
-    pub(crate) offsets: Vec<u32>,
-    pub(crate) unit: Vec<u32>,
-    pub(crate) weight: Vec<f32>,
+    /// Each term's postings.
+    pub(crate) postings: Postings,
     /// Each unit's length in terms: with `params`, what the weights were made from (a
     /// prebuilt file stores these and each posting's frequency, not the weights).
     pub(crate) lens: Vec<u32>,
     pub(crate) params: Bm25Params,
     pub(crate) n_units: usize,
     pub(crate) avgdl: f32,
+}
+
+/// Where the postings are held.
+#[derive(Debug, Clone)]
+pub(crate) enum Postings {
+    /// As the builder lays them out: postings of term `t` are `unit[offsets[t]..
+    /// offsets[t+1]]` with their weights (CSR layout: three flat arrays instead of a Vec per
+    /// term, fewer allocations and better locality).
+    Built {
+        offsets: Vec<u32>,
+        unit: Vec<u32>,
+        weight: Vec<f32>,
+    },
+    /// As a prebuilt file stores them, each term's decoded the first time a query needs it.
+    Packed(PackedPostings),
+}
+
+impl Default for Postings {
+    fn default() -> Self {
+        Postings::Built {
+            offsets: vec![0],
+            unit: Vec::new(),
+            weight: Vec::new(),
+        }
+    }
+}
+
+/// Postings kept as a prebuilt file stores them (varints: per posting the gap from the
+/// previous unit shifted left by one, the low bit set for a frequency of 1, else the
+/// frequency after it), checked whole when they were read, and decoded a term at a time
+/// on first use into units and weights, the weights made with [`Bm25Params::weight`] as
+/// the builder makes them. Most of an index's terms are never queried: a cold start then
+/// neither decodes nor holds their postings (8 bytes each decoded, 1 to 2 packed).
+#[derive(Debug, Clone)]
+pub(crate) struct PackedPostings {
+    bytes: Box<[u8]>,
+    /// Where each term's postings start in `bytes`, and where the last one's end.
+    starts: Vec<u32>,
+    /// Each term's number of postings.
+    df: Vec<u32>,
+    decoded: Box<[std::sync::OnceLock<Decoded>]>,
+}
+
+/// One term's postings decoded: its units (ascending) and their weights.
+type Decoded = (Box<[u32]>, Box<[f32]>);
+
+impl PackedPostings {
+    /// Postings `bytes` whose term `t` starts at `starts[t]` (and ends at `starts[t + 1]`)
+    /// with `df[t]` postings, already checked to decode (units ascending and below the
+    /// index's, frequencies of at least 1, every byte used).
+    pub(crate) fn new(bytes: Box<[u8]>, starts: Vec<u32>, df: Vec<u32>) -> Self {
+        let decoded = (0..df.len()).map(|_| std::sync::OnceLock::new()).collect();
+        Self {
+            bytes,
+            starts,
+            df,
+            decoded,
+        }
+    }
+
+    /// Term `t`'s units and weights. A list that does not decode (which the check at load
+    /// rules out) reads as empty.
+    fn decode(&self, t: usize, index: &Bm25Index) -> Decoded {
+        let (from, to) = (self.starts[t] as usize, self.starts[t + 1] as usize);
+        let df = self.df[t] as usize;
+        let idf = idf(index.n_units, df);
+        let mut units = Vec::with_capacity(df);
+        let mut weights = Vec::with_capacity(df);
+        let mut at = from;
+        let mut previous: Option<u32> = None;
+        while units.len() < df {
+            let Some((gap, tf)) = next_posting(&self.bytes[..to], &mut at) else {
+                break;
+            };
+            let unit = previous.map_or(Some(gap), |p| p.checked_add(gap));
+            let Some(len) = unit.and_then(|u| index.lens.get(u as usize)) else {
+                break;
+            };
+            previous = unit;
+            units.extend(unit);
+            let norm = index.params.norm(*len, index.avgdl);
+            weights.push(index.params.weight(idf, tf, norm));
+        }
+        if units.len() != df {
+            tracing::error!(term = t, "a term's packed postings do not decode");
+            return (Box::default(), Box::default());
+        }
+        (units.into(), weights.into())
+    }
+}
+
+/// The posting at `*at` in `bytes`: its gap (the unit, for a list's first) and frequency.
+fn next_posting(bytes: &[u8], at: &mut usize) -> Option<(u32, u32)> {
+    let gap = varint(bytes, at)?;
+    let tf = if gap & 1 == 1 { 1 } else { varint(bytes, at)? };
+    Some((gap >> 1, tf))
+}
+
+/// The LEB128 varint at `*at` in `bytes` (at most 32 bits), moving past it.
+fn varint(bytes: &[u8], at: &mut usize) -> Option<u32> {
+    let mut v = 0u32;
+    for shift in [0, 7, 14, 21, 28] {
+        let b = *bytes.get(*at)?;
+        *at += 1;
+        let bits = u32::from(b & 0x7f);
+        if shift == 28 && (bits >> 4 != 0 || b >= 0x80) {
+            return None;
+        }
+        v |= bits << shift;
+        if b < 0x80 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+impl PartialEq for Bm25Index {
+    /// Equal when they hold the same terms, lengths and parameters and every term the same
+    /// postings, however they are held.
+    fn eq(&self, other: &Self) -> bool {
+        self.terms == other.terms
+            && self.lens == other.lens
+            && self.params == other.params
+            && self.n_units == other.n_units
+            && self.avgdl.to_bits() == other.avgdl.to_bits()
+            && (0..self.terms.len() as u32).all(|t| {
+                let (a, b) = (self.postings(t), other.postings(t));
+                a.0 == b.0
+                    && a.1
+                        .iter()
+                        .map(|w| w.to_bits())
+                        .eq(b.1.iter().map(|w| w.to_bits()))
+            })
+    }
 }
 
 /// Distinct term strings numbered from 0: their bytes end to end, where each ends, and an
@@ -417,9 +548,11 @@ impl Bm25Builder {
         });
         Bm25Index {
             terms,
-            offsets,
-            unit,
-            weight,
+            postings: Postings::Built {
+                offsets,
+                unit,
+                weight,
+            },
             lens,
             params,
             n_units,
@@ -447,13 +580,37 @@ impl Bm25Index {
         check_postings(&offsets, &unit, &weight, terms.len(), n_units)?;
         Ok(Self {
             terms,
-            offsets,
-            unit,
-            weight,
+            postings: Postings::Built {
+                offsets,
+                unit,
+                weight,
+            },
             avgdl: average_length(&lens),
             lens,
             params,
             n_units,
+        })
+    }
+
+    /// An index whose postings stay packed ([`PackedPostings`], one entry per term), its
+    /// term table checked as [`Self::from_parts`] checks it.
+    pub(crate) fn from_packed(
+        terms: TermTable,
+        postings: PackedPostings,
+        lens: Vec<u32>,
+        params: Bm25Params,
+    ) -> Result<Self, &'static str> {
+        check_terms(&terms)?;
+        if postings.df.len() != terms.len() || postings.starts.len() != terms.len() + 1 {
+            return Err("posting offsets");
+        }
+        Ok(Self {
+            terms,
+            postings: Postings::Packed(postings),
+            avgdl: average_length(&lens),
+            n_units: lens.len(),
+            lens,
+            params,
         })
     }
 
@@ -492,7 +649,7 @@ impl Bm25Index {
 
     /// Number of units containing `term`.
     pub fn doc_freq(&self, term: &str) -> usize {
-        self.terms.get(term).map_or(0, |t| self.postings(t).0.len())
+        self.terms.get(term).map_or(0, |t| self.doc_freq_of(t))
     }
 
     /// The id of `term`, if any unit contains it.
@@ -502,7 +659,12 @@ impl Bm25Index {
 
     /// Number of units containing the term with id `t`.
     pub fn doc_freq_of(&self, t: u32) -> usize {
-        self.postings(t).0.len()
+        match &self.postings {
+            Postings::Built { offsets, .. } => {
+                (offsets[t as usize + 1] - offsets[t as usize]) as usize
+            }
+            Postings::Packed(p) => p.df[t as usize] as usize,
+        }
     }
 
     /// Whether `unit` contains the term with id `t` (a bisection of its postings).
@@ -525,11 +687,24 @@ impl Bm25Index {
 
     /// The units holding term `t` (ascending) and their BM25 term weights.
     pub(crate) fn postings(&self, t: u32) -> (&[u32], &[f32]) {
-        let (a, b) = (
-            self.offsets[t as usize] as usize,
-            self.offsets[t as usize + 1] as usize,
-        );
-        (&self.unit[a..b], &self.weight[a..b])
+        match &self.postings {
+            Postings::Built {
+                offsets,
+                unit,
+                weight,
+            } => {
+                let (a, b) = (
+                    offsets[t as usize] as usize,
+                    offsets[t as usize + 1] as usize,
+                );
+                (&unit[a..b], &weight[a..b])
+            }
+            Postings::Packed(p) => {
+                let (units, weights) =
+                    p.decoded[t as usize].get_or_init(|| p.decode(t as usize, self));
+                (units, weights)
+            }
+        }
     }
 
     /// Scores every unit matching at least one query term; returns `(unit, score)` for
@@ -565,7 +740,7 @@ impl Bm25Index {
             acc.resize(self.n_units, 0.0);
         }
         touched.clear();
-        let total: usize = lists.iter().map(|&(t, _)| self.postings(t).0.len()).sum();
+        let total: usize = lists.iter().map(|&(t, _)| self.doc_freq_of(t)).sum();
         // Two strategies for listing the matched units in order: when the postings cover
         // a good part of the corpus, one pass over the accumulator beats tracking and
         // sorting the touched units; when they are few, tracking avoids the full pass.

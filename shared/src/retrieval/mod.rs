@@ -25,7 +25,9 @@ mod translit;
 mod versions;
 mod zh_stopwords;
 
-pub(crate) use bm25::{average_length, idf, Bm25Index, Bm25Params, TermTable};
+#[cfg(test)]
+pub(crate) use bm25::Postings;
+pub(crate) use bm25::{average_length, idf, Bm25Index, Bm25Params, PackedPostings, TermTable};
 use bm25::{top_k, Bm25Builder};
 use chars::{char_of, char_term, CharBigrams, CharScorer, CharScratch};
 use lexicon::Segment;

@@ -166,12 +166,41 @@ const MAX_MATCHES: usize = 3;
 
 /// Proper nouns of a corpus, indexed by skeleton and by each single-deletion variant of
 /// it, so a lookup finds everything within one edit without scanning the names.
+///
+/// Both indexes are sorted arrays of (hash of the key, name) rather than maps of strings:
+/// a site with tens of thousands of proper nouns (an API reference's class names) has
+/// about seven variants per name, and a string and a list per variant held 16 MiB for the
+/// JDK's API docs and took a good part of a cold start to build. A lookup takes the run
+/// of its key's hash and checks each name against the key itself, so a hash shared by
+/// two keys changes nothing; runs keep the order the names came in, which is the order a
+/// lookup returns them.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct NameMatcher {
-    /// Skeleton → index terms of names with exactly that skeleton.
-    exact: FxHashMap<String, Vec<String>>,
-    /// Deletion variant (or the skeleton itself) → (skeleton, term) pairs.
-    near: FxHashMap<String, Vec<(String, String)>>,
+    /// (skeleton, index term) of each name kept, in the order given.
+    names: Vec<(Box<str>, Box<str>)>,
+    /// (hash of its skeleton, name), sorted by hash.
+    exact: Vec<(u64, u32)>,
+    /// (hash of a variant, name, the byte of the name's skeleton the variant drops:
+    /// [`WHOLE`] for the skeleton itself), sorted by hash.
+    near: Vec<(u64, (u32, u16))>,
+}
+
+/// A [`NameMatcher`] variant that drops nothing.
+const WHOLE: u16 = u16::MAX;
+
+/// The hash a [`NameMatcher`] keys a skeleton or variant by.
+fn key_hash(key: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(key.as_bytes());
+    h.finish()
+}
+
+/// The entries of a sorted `(hash, ..)` array whose hash is `hash`, in order.
+fn run<T: Copy>(sorted: &[(u64, T)], hash: u64) -> &[(u64, T)] {
+    let from = sorted.partition_point(|e| e.0 < hash);
+    let to = from + sorted[from..].partition_point(|e| e.0 == hash);
+    &sorted[from..to]
 }
 
 impl NameMatcher {
@@ -180,37 +209,52 @@ impl NameMatcher {
         let mut m = Self::default();
         for (word, term) in names {
             let sk = english_skeleton(&word);
-            if sk.len() < MIN_EXACT {
+            // Skeletons are ASCII and short (a word's consonants); a longer one is no name.
+            if sk.len() < MIN_EXACT || sk.len() >= usize::from(WHOLE) {
                 continue;
             }
-            let list = m.exact.entry(sk.clone()).or_default();
-            if !list.contains(&term) {
-                list.push(term.clone());
-            }
+            let name = m.names.len() as u32;
+            m.exact.push((key_hash(&sk), name));
             if sk.len() >= MIN_FUZZY - 1 {
-                for v in variants(&sk) {
-                    m.near
-                        .entry(v)
-                        .or_default()
-                        .push((sk.clone(), term.clone()));
+                m.near.push((key_hash(&sk), (name, WHOLE)));
+                for i in 0..sk.len() {
+                    let variant = format!("{}{}", &sk[..i], &sk[i + 1..]);
+                    m.near.push((key_hash(&variant), (name, i as u16)));
                 }
             }
+            m.names.push((sk.into(), term.into()));
         }
+        // Stable: each run keeps the order the names (and their variants) came in.
+        m.exact.sort_by_key(|e| e.0);
+        m.near.sort_by_key(|e| e.0);
+        m.names.shrink_to_fit();
         m
     }
 
     /// True when the corpus has no proper nouns.
     pub(crate) fn is_empty(&self) -> bool {
-        self.exact.is_empty()
+        self.names.is_empty()
+    }
+
+    /// Index terms of the names with exactly this skeleton, each once, in order.
+    fn exact_terms(&self, skeleton: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for &(_, name) in run(&self.exact, key_hash(skeleton)) {
+            let (sk, term) = &self.names[name as usize];
+            if **sk == *skeleton && !out.iter().any(|t| **t == **term) {
+                out.push(term.to_string());
+            }
+        }
+        out
     }
 
     /// Index terms of the names with exactly this skeleton (none if ambiguous).
     pub(crate) fn exact(&self, skeleton: &str) -> Vec<String> {
-        match self.exact.get(skeleton) {
-            Some(terms) if skeleton.len() >= MIN_EXACT && terms.len() <= MAX_MATCHES => {
-                terms.clone()
-            }
-            _ => Vec::new(),
+        let terms = self.exact_terms(skeleton);
+        if skeleton.len() >= MIN_EXACT && terms.len() <= MAX_MATCHES {
+            terms
+        } else {
+            Vec::new()
         }
     }
 
@@ -231,9 +275,18 @@ impl NameMatcher {
         }
         let mut out: Vec<String> = Vec::new();
         for v in variants(skeleton) {
-            for (sk, term) in self.near.get(&v).into_iter().flatten() {
-                if within_one_edit(sk, skeleton) && !out.contains(term) {
-                    out.push(term.clone());
+            for &(_, (name, dropped)) in run(&self.near, key_hash(&v)) {
+                let (sk, term) = &self.names[name as usize];
+                let is_variant = match dropped {
+                    WHOLE => **sk == *v,
+                    i => {
+                        let i = usize::from(i);
+                        v.len() + 1 == sk.len() && v[..i] == sk[..i] && v[i..] == sk[i + 1..]
+                    }
+                };
+                if is_variant && within_one_edit(sk, skeleton) && !out.iter().any(|t| **t == **term)
+                {
+                    out.push(term.to_string());
                 }
             }
         }
@@ -260,7 +313,7 @@ impl NameMatcher {
         let mut best: Option<(usize, String)> = None;
         let mut tied = false;
         // Every name near in sound, however many: the spelling picks among them.
-        let mut candidates = self.exact.get(&skeleton).cloned().unwrap_or_default();
+        let mut candidates = self.exact_terms(&skeleton);
         candidates.extend(self.all_near(&skeleton));
         for term in candidates {
             if term == word || term.as_bytes().first() != word.as_bytes().first() {

@@ -428,8 +428,9 @@ pub fn index_object(
         }
     }
     let kb = parse_kb_bytes(&bytes, origin)?;
+    let len = bytes.len() as u64;
     drop(bytes);
-    Ok(SearchIndex::new(kb, etag))
+    Ok(SearchIndex::new(kb, etag).read_from_bytes(len))
 }
 
 #[cfg(test)]

@@ -66,6 +66,8 @@ pub struct SearchIndex {
     version: String,
     /// Whether it was read from a prebuilt index file.
     prebuilt: bool,
+    /// Bytes of what it was read from: the prebuilt index, or the JSON (0: built in memory).
+    source_bytes: u64,
 }
 
 /// How a query is answered: ranked as it is, or as a filtered (and maybe ordered) listing.
@@ -99,9 +101,12 @@ impl SearchIndex {
         language: Language,
         version: String,
     ) -> Self {
+        crate::heap::mark("retriever");
         retriever.demote(demoted(&kb));
         let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
+        crate::heap::mark("facets");
         let vocabulary = Vocabulary::of(&kb, &facets);
+        crate::heap::mark("vocabulary");
         Self {
             kb,
             chunks,
@@ -111,6 +116,7 @@ impl SearchIndex {
             language,
             version,
             prebuilt: true,
+            source_bytes: 0,
         }
     }
 
@@ -142,12 +148,25 @@ impl SearchIndex {
             language,
             version,
             prebuilt: false,
+            source_bytes: 0,
         }
     }
 
     /// Whether it was read from a prebuilt index file rather than built from the JSON.
     pub fn is_prebuilt(&self) -> bool {
         self.prebuilt
+    }
+
+    /// Records the size of what it was read from (the prebuilt index or the JSON).
+    pub fn read_from_bytes(mut self, bytes: u64) -> Self {
+        self.source_bytes = bytes;
+        self
+    }
+
+    /// Bytes of what it was read from: the prebuilt index when [`Self::is_prebuilt`], else
+    /// the JSON; 0 when built from a knowledge base in memory.
+    pub fn source_bytes(&self) -> u64 {
+        self.source_bytes
     }
 
     /// Reads, validates and indexes a knowledge-base file; the version is a hash of its bytes.
@@ -159,8 +178,9 @@ impl SearchIndex {
         // As a function reads it: UTF-8 or refused, and the bytes gone before indexing.
         let kb = crate::kb::parse_kb_bytes(&bytes, &path.display().to_string())?;
         let version = content_version(&bytes);
+        let len = bytes.len() as u64;
         drop(bytes);
-        Ok(Self::new(kb, version))
+        Ok(Self::new(kb, version).read_from_bytes(len))
     }
 
     /// The knowledge base this index was built from; a hit's `doc` indexes its

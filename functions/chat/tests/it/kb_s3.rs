@@ -70,6 +70,11 @@ async fn bad_uploads_and_s3_faults_keep_the_last_good_index_answering_until_a_go
         .to_owned();
     assert_eq!(cited(&state, "Partial FC training").await, ["pfc"]);
     assert!(cited(&state, "kiwi trellis").await.is_empty());
+    // No index beside it: the JSON's bytes are what the instance read.
+    let index = &health(&state).await["index"];
+    assert_eq!(index["prebuilt"], false);
+    assert_eq!(index["bytes"], KB_V1.len());
+    assert!(index["resident"]["peak_mib"].as_u64() >= index["resident"]["now_mib"].as_u64());
 
     for bad in [
         "{\"documents\": [",

@@ -60,6 +60,19 @@ async fn a_health_check_streams_through_the_runtime_api_with_its_status_in_the_p
     let health: Value = serde_json::from_slice(&run.body).unwrap();
     assert_eq!(health["status"], "ok");
     assert_eq!(health["documents"], 29);
+    // What the index cost, against the memory the runtime says the function has.
+    let index = &health["index"];
+    assert_eq!(index["prebuilt"], false);
+    assert_eq!(
+        index["bytes"],
+        std::fs::metadata(sample_kb()).unwrap().len()
+    );
+    assert_eq!(index["memory_limit_mb"], 1024);
+    let peak_mib = index["resident"]["peak_mib"].as_u64().unwrap();
+    assert!(
+        peak_mib > 0 && peak_mib <= run.peak_rss_kib.unwrap() / 1024,
+        "{index}"
+    );
     let prelude: Value = serde_json::from_str(run.prelude.as_deref().unwrap()).unwrap();
     assert_eq!(
         prelude["headers"]["access-control-allow-origin"],

@@ -82,6 +82,11 @@ impl<'b> Varints<'b> {
         Self { bytes, at: 0 }
     }
 
+    /// How many bytes have been read.
+    pub(super) fn position(&self) -> usize {
+        self.at
+    }
+
     /// Whether every byte has been read.
     pub(super) fn is_done(&self) -> bool {
         self.at == self.bytes.len()

@@ -193,6 +193,30 @@ pub fn encode(index: &SearchIndex, kb_hash: u64, kb_version: &str) -> Vec<u8> {
     out
 }
 
+/// `index` (as [`encode`] wrote it) naming `kb_version` as the version it was built from:
+/// the version is the body's first field, so it is replaced there and the header's length
+/// and checksum made again, without encoding the index anew (ingest measures an index
+/// before the JSON is stored, and learns its ETag only then). `None` if `index` is not an
+/// index this build wrote.
+pub fn with_version(index: &[u8], kb_version: &str) -> Option<Vec<u8>> {
+    if index.len() < HEADER_LEN + 8 || &index[..8] != MAGIC {
+        return None;
+    }
+    let body = &index[HEADER_LEN..];
+    let old = u64::from_le_bytes(body[..8].try_into().ok()?);
+    let rest = body.get(8 + usize::try_from(old).ok()?..)?;
+    let version = &kb_version.as_bytes()[..kb_version.len().min(MAX_VERSION_LEN)];
+    let mut body = Writer(Vec::with_capacity(8 + version.len() + rest.len()));
+    body.bytes(version);
+    body.0.extend_from_slice(rest);
+    let mut out = Vec::with_capacity(HEADER_LEN + body.0.len());
+    out.extend_from_slice(&index[..32]);
+    out.extend_from_slice(&(body.0.len() as u64).to_le_bytes());
+    out.extend_from_slice(&content_hash(&body.0).to_le_bytes());
+    out.extend_from_slice(&body.0);
+    Some(out)
+}
+
 /// The header's fields, checked up to the analysis.
 struct Header {
     flags: u32,
@@ -302,9 +326,8 @@ impl<'a> IndexReader<'a> {
         // told apart (checksum) from a writer's bug (a malformed array).
         self.input.finish(self.header.checksum)?;
         let (kb, chunks, retriever, language) = parts?;
-        Ok(SearchIndex::from_parts(
-            kb, chunks, retriever, language, label,
-        ))
+        let len = HEADER_LEN as u64 + self.header.body_len;
+        Ok(SearchIndex::from_parts(kb, chunks, retriever, language, label).read_from_bytes(len))
     }
 }
 
@@ -333,9 +356,11 @@ fn read_parts(
     IndexError,
 > {
     let texts = documents::read_texts(r)?;
+    crate::heap::mark("packed texts");
     let mut section = r.deflated()?;
     let (kb, chunks) = documents::read(&mut section, &texts)?;
     section.end()?;
+    crate::heap::mark("documents");
     let language = match r.u32()? {
         0 => Language::English,
         1 => Language::Chinese,
@@ -343,7 +368,9 @@ fn read_parts(
     };
     let n_docs = r.u32()? as usize;
     let index = postings::read(r)?;
+    crate::heap::mark("passage index");
     let fields = postings::read(r)?;
+    crate::heap::mark("field index");
     let n_units = index.n_units;
     let pairs = r.bytes()?;
     let mut section = r.deflated()?;

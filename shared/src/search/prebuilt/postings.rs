@@ -15,7 +15,7 @@
 
 use super::codec::{put_varint, Input, Varints, Writer};
 use super::IndexError;
-use crate::retrieval::{idf, Bm25Index, Bm25Params, TermTable};
+use crate::retrieval::{idf, Bm25Index, Bm25Params, PackedPostings, TermTable};
 
 /// Writes `bm25` as [`read`] reads it back.
 pub(super) fn write(bm25: &Bm25Index, w: &mut Writer) {
@@ -40,7 +40,9 @@ pub(super) fn write(bm25: &Bm25Index, w: &mut Writer) {
     if exact {
         w.u32s(&[]);
     } else {
-        let weights: Vec<u32> = bm25.weight.iter().map(|w| w.to_bits()).collect();
+        let weights: Vec<u32> = (0..bm25.terms.len() as u32)
+            .flat_map(|t| bm25.postings(t).1.iter().map(|w| w.to_bits()))
+            .collect();
         w.u32s(&weights);
     }
 }
@@ -52,14 +54,14 @@ pub(super) fn postings(bm25: &Bm25Index) -> (Vec<u8>, bool) {
         .iter()
         .map(|&l| bm25.params.norm(l, bm25.avgdl))
         .collect();
-    let mut out = Vec::with_capacity(bm25.unit.len() * 2);
+    let mut out = Vec::new();
     let mut exact = true;
-    for t in 0..bm25.terms.len() {
-        let (from, to) = (bm25.offsets[t] as usize, bm25.offsets[t + 1] as usize);
-        put_varint(&mut out, (to - from) as u32);
-        let idf = idf(bm25.n_units, to - from);
+    for t in 0..bm25.terms.len() as u32 {
+        let (units, weights) = bm25.postings(t);
+        put_varint(&mut out, units.len() as u32);
+        let idf = idf(bm25.n_units, units.len());
         let mut previous = 0;
-        for (&u, &weight) in bm25.unit[from..to].iter().zip(&bm25.weight[from..to]) {
+        for (&u, &weight) in units.iter().zip(weights) {
             let tf = exact
                 .then(|| frequency(bm25.params, idf, norms[u as usize], weight))
                 .flatten();
@@ -123,11 +125,63 @@ pub(super) fn read(r: &mut Input<'_>) -> Result<Bm25Index, IndexError> {
     drop(lens_bytes);
     let postings = r.bytes()?;
     let stored: Vec<f32> = r.u32s()?.into_iter().map(f32::from_bits).collect();
+    if stored.is_empty() {
+        // The weights are made from the frequencies: the postings stay packed, checked
+        // here, decoded a term at a time when a query needs it.
+        let (starts, df) = check_postings(&postings, terms.len(), lens.len())?;
+        let packed = PackedPostings::new(postings.into(), starts, df);
+        return Bm25Index::from_packed(terms, packed, lens, params).map_err(IndexError::Malformed);
+    }
     let avgdl = crate::retrieval::average_length(&lens);
     let norms: Vec<f32> = lens.iter().map(|&l| params.norm(l, avgdl)).collect();
     let csr = read_postings(&postings, terms.len(), &norms, params, stored)?;
     Bm25Index::from_parts(terms, csr.offsets, csr.unit, csr.weight, lens, params)
         .map_err(IndexError::Malformed)
+}
+
+/// Checks the postings' varints of `n_terms` terms over `n_units` units without decoding
+/// them into arrays (units ascending and in range in each list, frequencies of at least 1,
+/// every byte used), and says where each term's postings start (after its count; one more
+/// entry for the end) and how many it has.
+fn check_postings(
+    bytes: &[u8],
+    n_terms: usize,
+    n_units: usize,
+) -> Result<(Vec<u32>, Vec<u32>), IndexError> {
+    if u32::try_from(bytes.len()).is_err() {
+        return Err(IndexError::Malformed("postings past 4 GiB"));
+    }
+    // Each term takes at least a byte: a term count is believed only that far.
+    let mut starts = Vec::with_capacity((n_terms + 1).min(bytes.len() + 1));
+    let mut df = Vec::with_capacity(n_terms.min(bytes.len()));
+    let mut v = Varints::new(bytes);
+    for _ in 0..n_terms {
+        let count = v.next()?;
+        starts.push(v.position() as u32);
+        df.push(count);
+        let mut previous: Option<u32> = None;
+        for _ in 0..count {
+            let gap = v.next()?;
+            let tf = if gap & 1 == 1 { 1 } else { v.next()? };
+            let u = match previous {
+                None => Some(gap >> 1),
+                Some(p) if gap >> 1 > 0 => u32::checked_add(p, gap >> 1),
+                Some(_) => None,
+            };
+            if u.is_none_or(|u| u as usize >= n_units) {
+                return Err(IndexError::Malformed("posting units"));
+            }
+            if tf == 0 {
+                return Err(IndexError::Malformed("a posting's frequency"));
+            }
+            previous = u;
+        }
+    }
+    starts.push(v.position() as u32);
+    if !v.is_done() {
+        return Err(IndexError::Malformed("postings past the last term"));
+    }
+    Ok((starts, df))
 }
 
 /// The number of postings in the varints of `n_terms` terms' postings, each taking at
@@ -250,10 +304,13 @@ mod tests {
     #[test]
     fn weights_no_frequency_gives_are_stored() {
         let mut odd = index();
-        odd.weight[1] = 0.123;
+        let crate::retrieval::Postings::Built { weight, .. } = &mut odd.postings else {
+            unreachable!("built by the builder")
+        };
+        weight[1] = 0.123;
+        let n = weight.len() as u64;
         let (bytes, read) = round_trip(&odd);
         assert_eq!(read.unwrap(), odd);
-        let n = odd.weight.len() as u64;
         assert_eq!(
             bytes[bytes.len() - 8 - 4 * n as usize..][..8],
             n.to_le_bytes()

@@ -763,3 +763,19 @@ fn random_damage_with_the_checksum_mended_is_refused_or_served_never_a_panic() {
     }
     assert!(refused > 1000, "refused {refused}, served {served}");
 }
+
+#[test]
+fn an_index_given_its_version_afterwards_is_the_one_written_with_it() {
+    let json = sample_json();
+    let built = SearchIndex::new(kb_of(&json), "v");
+    let unnamed = encode(&built, content_hash(&json), "");
+    let named = with_version(&unnamed, "\"etag-42\"").unwrap();
+    assert_eq!(named, encode(&built, content_hash(&json), "\"etag-42\""));
+    let loaded = decode(&named, Expect::Version("\"etag-42\""), "v".into()).unwrap();
+    assert_eq!(loaded.kb(), built.kb());
+    // Renamed again, and to nothing; and not an index at all.
+    let back = with_version(&named, "").unwrap();
+    assert_eq!(back, unnamed);
+    assert_eq!(with_version(b"RAGINDEX", "x"), None);
+    assert_eq!(with_version(&json, "x"), None);
+}
