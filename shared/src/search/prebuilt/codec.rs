@@ -93,6 +93,11 @@ impl<'b> Varints<'b> {
     }
 
     pub(super) fn next(&mut self) -> Result<u32, IndexError> {
+        // Most varints (gaps, frequencies, lengths) are one byte.
+        if let Some(&b) = self.bytes.get(self.at).filter(|&&b| b < 0x80) {
+            self.at += 1;
+            return Ok(u32::from(b));
+        }
         let mut v = 0u32;
         for shift in [0, 7, 14, 21, 28] {
             let Some(&b) = self.bytes.get(self.at) else {
