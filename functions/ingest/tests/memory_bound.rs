@@ -67,6 +67,11 @@ async fn an_index_too_big_for_the_functions_is_refused_and_nothing_is_written() 
         message.contains("INDEX_MEMORY_MB") && message.contains("over the 8 MiB"),
         "{message}"
     );
+    // The figures: what loading the prebuilt index takes, and what requests add.
+    assert!(
+        message.contains("prebuilt index, which takes") && message.contains("as requests read"),
+        "{message}"
+    );
     println!("{message}");
     assert_eq!(source.object().unwrap().etag, before, "nothing was written");
 

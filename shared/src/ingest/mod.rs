@@ -578,8 +578,9 @@ impl IngestService {
     /// Both are measured by loading the index here exactly as they will
     /// ([`heap::measure`]); without the counting allocator (a test process, the CLI) both
     /// together are estimated at [`UNMEASURED_FACTOR`] times the index's bytes. Page text
-    /// stays deflated until a request reads it ([`crate::kb::Text`]), so what requests
-    /// inflate later (32 KiB a block they touch) comes on top.
+    /// and postings stay packed until a request reads them ([`crate::kb::Text`]), and are
+    /// kept once read, so a long-lived function can come to hold all of them: that is
+    /// added too (the text's bytes, 8 bytes a posting).
     ///
     /// Returns the prebuilt index, naming no version yet (its ETag is known once the JSON
     /// is stored: [`crate::index::with_version`]).
@@ -592,30 +593,44 @@ impl IngestService {
         let (loaded, used) = heap::measure(|| {
             crate::index::decode(&index, crate::index::Expect::Hash(hash), String::new())
         });
-        if let Err(reason) = loaded {
-            // A bug (it was just written): the functions will index the JSON instead.
-            tracing::error!(%reason, "the new version's prebuilt index does not read back");
-        }
+        // What a warm function adds as requests read page text and postings, at most:
+        // every block inflated and every term's postings decoded (8 bytes each).
+        let warm = match &loaded {
+            Ok(loaded) => {
+                let text: usize = (loaded.kb().documents.iter())
+                    .filter_map(|d| d.content.as_ref().map(crate::kb::Text::byte_len))
+                    .sum();
+                let r = loaded.retriever();
+                text + 8 * (r.index().undecoded_postings() + r.fields().undecoded_postings())
+            }
+            Err(reason) => {
+                // A bug (it was just written): the functions will index the JSON instead.
+                tracing::error!(%reason, "the new version's prebuilt index does not read back");
+                0
+            }
+        };
+        drop(loaded);
         let (peak, held) = used.map_or((index.len() * UNMEASURED_FACTOR, 0), |u| {
             (u.peak, u.retained)
         });
-        let need = peak + held;
+        let need = peak + held + warm;
         if need <= self.index_memory {
             return Ok(index);
         }
         let mib = |b: usize| b.div_ceil(1 << 20);
         Err(Error::TooLarge(format!(
             "this knowledge base's index would need about {} MiB in the functions that serve \
-             it ({} MiB of JSON make a {} MiB prebuilt index, which takes {} MiB to load and \
-             {} MiB to hold next to the version before), over the {} MiB they have for it \
-             (their memory, SERVING_MEMORY_MB, less {} MiB for the runtime; or \
-             INDEX_MEMORY_MB): remove pages, shorten long ones, or deploy with a larger \
-             ServingMemorySize",
+             it ({} MiB of JSON make a {} MiB prebuilt index, which takes {} MiB to load, {} \
+             MiB to hold next to the version before, and up to {} MiB more as requests read \
+             its page text and postings), over the {} MiB they have for it (their memory, \
+             SERVING_MEMORY_MB, less {} MiB for the runtime; or INDEX_MEMORY_MB): remove \
+             pages, shorten long ones, or deploy with a larger ServingMemorySize",
             mib(need),
             mib(bytes.len()),
             mib(index.len()),
             mib(peak),
             mib(held),
+            mib(warm),
             mib(self.index_memory),
             config::RUNTIME_MEMORY_MB,
         )))

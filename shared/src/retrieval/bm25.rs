@@ -109,13 +109,18 @@ pub(crate) struct PackedPostings {
     starts: Vec<u32>,
     /// Each term's number of postings.
     df: Vec<u32>,
-    decoded: Box<[std::sync::OnceLock<Decoded>]>,
+    /// Boxed: an unused term then costs 16 bytes here, not the 40 of a decoded pair.
+    decoded: Box<[std::sync::OnceLock<Box<Decoded>>]>,
 }
 
 /// One term's postings decoded: its units (ascending) and their weights.
 type Decoded = (Box<[u32]>, Box<[f32]>);
 
 impl PackedPostings {
+    /// Bytes a term costs held packed beyond its varints: its start, its count and its
+    /// (empty) decoded slot.
+    pub(crate) const PER_TERM: usize = 4 + 4 + 16;
+
     /// Postings `bytes` whose term `t` starts at `starts[t]` (and ends at `starts[t + 1]`)
     /// with `df[t]` postings, already checked to decode (units ascending and below the
     /// index's, frequencies of at least 1, every byte used).
@@ -131,7 +136,7 @@ impl PackedPostings {
 
     /// Term `t`'s units and weights. A list that does not decode (which the check at load
     /// rules out) reads as empty.
-    fn decode(&self, t: usize, index: &Bm25Index) -> Decoded {
+    fn decode(&self, t: usize, index: &Bm25Index) -> Box<Decoded> {
         let (from, to) = (self.starts[t] as usize, self.starts[t + 1] as usize);
         let df = self.df[t] as usize;
         let idf = idf(index.n_units, df);
@@ -154,9 +159,9 @@ impl PackedPostings {
         }
         if units.len() != df {
             tracing::error!(term = t, "a term's packed postings do not decode");
-            return (Box::default(), Box::default());
+            return Box::default();
         }
-        (units.into(), weights.into())
+        Box::new((units.into(), weights.into()))
     }
 }
 
@@ -657,6 +662,18 @@ impl Bm25Index {
         self.terms.get(term)
     }
 
+    /// Number of postings held packed and not decoded yet: what decoding every one would
+    /// add (8 bytes each).
+    pub fn undecoded_postings(&self) -> usize {
+        match &self.postings {
+            Postings::Built { .. } => 0,
+            Postings::Packed(p) => (p.df.iter().zip(&p.decoded))
+                .filter(|(_, d)| d.get().is_none())
+                .map(|(&df, _)| df as usize)
+                .sum(),
+        }
+    }
+
     /// Number of units containing the term with id `t`.
     pub fn doc_freq_of(&self, t: u32) -> usize {
         match &self.postings {
@@ -700,9 +717,8 @@ impl Bm25Index {
                 (&unit[a..b], &weight[a..b])
             }
             Postings::Packed(p) => {
-                let (units, weights) =
-                    p.decoded[t as usize].get_or_init(|| p.decode(t as usize, self));
-                (units, weights)
+                let decoded = p.decoded[t as usize].get_or_init(|| p.decode(t as usize, self));
+                (&decoded.0, &decoded.1)
             }
         }
     }

@@ -126,11 +126,18 @@ pub(super) fn read(r: &mut Input<'_>) -> Result<Bm25Index, IndexError> {
     let postings = r.bytes()?;
     let stored: Vec<f32> = r.u32s()?.into_iter().map(f32::from_bits).collect();
     if stored.is_empty() {
-        // The weights are made from the frequencies: the postings stay packed, checked
-        // here, decoded a term at a time when a query needs it.
+        // The weights are made from the frequencies: the postings may stay packed, checked
+        // here, decoded a term at a time when a query needs it. Kept so when that holds
+        // less than decoding them all (8 bytes a posting, 4 a term): not on a corpus of
+        // rare terms (random CJK text: a bigram per character pair, most found once).
         let (starts, df) = check_postings(&postings, terms.len(), lens.len())?;
-        let packed = PackedPostings::new(postings.into(), starts, df);
-        return Bm25Index::from_packed(terms, packed, lens, params).map_err(IndexError::Malformed);
+        let total: usize = df.iter().map(|&d| d as usize).sum();
+        let packed_bytes = postings.len() + terms.len() * PackedPostings::PER_TERM;
+        if packed_bytes < 8 * total + 4 * terms.len() {
+            let packed = PackedPostings::new(postings.into(), starts, df);
+            return Bm25Index::from_packed(terms, packed, lens, params)
+                .map_err(IndexError::Malformed);
+        }
     }
     let avgdl = crate::retrieval::average_length(&lens);
     let norms: Vec<f32> = lens.iter().map(|&l| params.norm(l, avgdl)).collect();

@@ -779,3 +779,27 @@ fn an_index_given_its_version_afterwards_is_the_one_written_with_it() {
     assert_eq!(with_version(b"RAGINDEX", "x"), None);
     assert_eq!(with_version(&json, "x"), None);
 }
+
+#[test]
+fn the_postings_of_a_site_stay_packed_until_a_query_needs_them() {
+    let json = generated_json(1000);
+    let built = SearchIndex::new(kb_of(&json), "v");
+    let good = encode(&built, content_hash(&json), "E1");
+    let loaded = decode(&good, Expect::Version("E1"), "E1".into()).unwrap();
+    let index = loaded.retriever().index();
+    // Packed, and none decoded at load.
+    assert!(index.undecoded_postings() > 0);
+    let page = built.kb().documents[500].content.as_deref().unwrap();
+    let query: Vec<&str> = page.split_whitespace().take(6).collect();
+    let query = query.join(" ");
+    let left = index.undecoded_postings();
+    let hits = |index: &SearchIndex| serde_json::to_string(&index.search(&query, 5, 0.0).hits);
+    assert_eq!(hits(&loaded).unwrap(), hits(&built).unwrap());
+    assert!(
+        index.undecoded_postings() < left,
+        "the query's terms were decoded"
+    );
+    // Every term decoded (the comparison reads them all) gives the builder's postings.
+    assert_eq!(index, built.retriever().index());
+    assert_eq!(index.undecoded_postings(), 0);
+}
