@@ -18,9 +18,10 @@ pub const DEFAULT_MAX_STAGED_BYTES: usize = 256 * 1024 * 1024;
 /// whole object in the function's memory, so the limit is really the function's memory.
 pub const MAX_MAX_STAGED_BYTES: usize = 1024 * 1024 * 1024;
 /// Default heap a serving function can give its knowledge base's index, in MiB, when
-/// neither `INDEX_MEMORY_MB` nor `SERVING_MEMORY_MB` is set: a 128 MB function less
-/// [`RUNTIME_MEMORY_MB`].
-pub const DEFAULT_INDEX_MEMORY_MB: usize = 88;
+/// neither `INDEX_MEMORY_MB` nor `SERVING_MEMORY_MB` is set: the template's default
+/// `ServingMemorySize` (512 MB) less [`RUNTIME_MEMORY_MB`], so a local run refuses what a
+/// default deployment would.
+pub const DEFAULT_INDEX_MEMORY_MB: usize = 512 - RUNTIME_MEMORY_MB;
 /// What a serving function holds besides its knowledge base's index, in MiB: the runtime,
 /// the binary's dictionaries and a request in flight (search resident with the sample
 /// knowledge base: about 15 MiB; chat with its SDK clients more).
@@ -120,7 +121,7 @@ mod tests {
 
     #[test]
     fn the_index_memory_follows_the_serving_functions_memory_unless_given() {
-        assert_eq!(config(&[]).unwrap().index_memory_mb, 88);
+        assert_eq!(config(&[]).unwrap().index_memory_mb, 472);
         let serving = config(&[("SERVING_MEMORY_MB", "256")]).unwrap();
         assert_eq!(serving.index_memory_mb, 256 - RUNTIME_MEMORY_MB);
         let both = config(&[("SERVING_MEMORY_MB", "256"), ("INDEX_MEMORY_MB", "100")]);

@@ -534,17 +534,23 @@ impl IngestService {
             None => tracing::error!(request_id = w.request_id, "prebuilt index not made"),
         }
         // `doc_ids` lists added, then changed, then removed ids; the counts in `outcome`
-        // say where each group ends.
+        // say where each group ends. Past MAX_AUDIT_IDS each group is cut short and
+        // `listed=a,c,r` says how many of each are there.
+        let (doc_ids, listed) = w.diff.ids_up_to(MAX_AUDIT_IDS);
         let record = AuditRecord {
             action: w.action.to_owned(),
             request_id: w.request_id.to_owned(),
-            doc_ids: w.diff.ids(),
+            doc_ids,
             latency_ms: u64::try_from(w.started.elapsed().as_millis()).unwrap_or(u64::MAX),
             outcome: format!(
-                "ok etag={etag} added={} changed={} removed={}",
+                "ok etag={etag} added={} changed={} removed={}{}",
                 w.diff.added.len(),
                 w.diff.changed.len(),
-                w.diff.removed.len()
+                w.diff.removed.len(),
+                match listed {
+                    [a, c, r] if a + c + r < w.diff.ids_count() => format!(" listed={a},{c},{r}"),
+                    _ => String::new(),
+                }
             ),
             client_hash: Some(w.caller.who.clone()),
             ..AuditRecord::default()
@@ -636,6 +642,10 @@ impl IngestService {
         )))
     }
 }
+
+/// Most document ids an ingest audit record lists: 1,000 ids of at most 200 characters
+/// keep it well inside DynamoDB's 400 KB item (a 10k-page site's first sync names them all).
+pub const MAX_AUDIT_IDS: usize = 1000;
 
 /// Heap per byte of prebuilt index assumed when it cannot be measured (load peak and the
 /// index held beside the one before, together): the worst measured, random CJK pages,

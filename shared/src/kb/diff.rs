@@ -63,6 +63,28 @@ impl KbDiff {
         self.added.is_empty() && self.changed.is_empty() && self.removed.is_empty()
     }
 
+    /// At most `cap` ids, added then changed then removed, each group cut short once the
+    /// cap is reached, and how many of each group are listed (an audit record names the
+    /// documents a write touched, and a DynamoDB item holds at most 400 KB: 10k ids of up
+    /// to 200 characters do not fit).
+    pub fn ids_up_to(&self, cap: usize) -> (Vec<String>, [usize; 3]) {
+        let mut out = Vec::with_capacity(cap.min(self.ids_count()));
+        let mut listed = [0; 3];
+        for (group, n) in [&self.added, &self.changed, &self.removed]
+            .into_iter()
+            .zip(&mut listed)
+        {
+            *n = group.len().min(cap - out.len());
+            out.extend(group[..*n].iter().cloned());
+        }
+        (out, listed)
+    }
+
+    /// How many ids are involved (added, changed and removed).
+    pub fn ids_count(&self) -> usize {
+        self.added.len() + self.changed.len() + self.removed.len()
+    }
+
     /// Every id involved: added, then changed, then removed.
     pub fn ids(&self) -> Vec<String> {
         [&self.added, &self.changed, &self.removed]
@@ -160,6 +182,26 @@ fn canonical(v: &Value, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_past_the_cap_are_cut_short_group_by_group() {
+        let ids = |p: &str, n: usize| (0..n).map(|i| format!("{p}{i}")).collect::<Vec<_>>();
+        let diff = KbDiff {
+            added: ids("a", 3),
+            changed: ids("c", 2),
+            removed: ids("r", 4),
+        };
+        assert_eq!(diff.ids_up_to(100), (diff.ids(), [3, 2, 4]));
+        let (some, listed) = diff.ids_up_to(4);
+        assert_eq!(
+            (some, listed),
+            (
+                vec!["a0".into(), "a1".into(), "a2".into(), "c0".into()],
+                [3, 1, 0]
+            )
+        );
+        assert_eq!(diff.ids_up_to(0), (Vec::new(), [0, 0, 0]));
+    }
     use serde_json::json;
 
     #[test]

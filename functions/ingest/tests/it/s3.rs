@@ -476,3 +476,53 @@ async fn ingest_writes_the_index_beside_the_kb_and_a_refresh_uses_both() {
     assert!(!cold.snapshot().is_prebuilt(), "nor at a cold start");
     assert_eq!(cold.snapshot().kb().documents.len(), 1);
 }
+
+#[tokio::test]
+async fn a_write_of_thousands_of_documents_is_audited_within_dynamodbs_item_size() {
+    let f = Fixture::start().await;
+    let client = f.moto.dynamodb_client();
+    let (conversations, audit_table) = (unique_name("conversations"), unique_name("audit"));
+    create_tables(&client, &conversations, &audit_table)
+        .await
+        .unwrap();
+    let store = Arc::new(DynamoConversationStore::new(
+        client.clone(),
+        &conversations,
+        &audit_table,
+        ingest::AUDIT_TTL,
+    ));
+    let state = f.instance(store, Some(TOKEN_SHA256), None);
+    let status = f.get(&state).await;
+    let (etag, removed) = (
+        status["etag"].as_str().unwrap(),
+        status["documents"].clone(),
+    );
+    // 3,000 pages with ids of 180 characters: listing them all takes 540 KB, over the
+    // 400 KB a DynamoDB item holds (moto enforces it as DynamoDB does).
+    let docs: Vec<Value> = (0..3000)
+        .map(|i| {
+            serde_json::json!({"id": format!("{i:0>180}"), "type": "page", "title": format!("Page {i}")})
+        })
+        .collect();
+    let kb = serde_json::json!({ "documents": docs }).to_string();
+    let put = Event::new("PUT")
+        .if_match(etag)
+        .body(Some(&kb))
+        .request_id("many-1")
+        .build();
+    let (status, body, _) = call(&state, put).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["audited"], true, "{body}");
+    let items = client.scan().table_name(&audit_table).send().await.unwrap();
+    let items = items.items();
+    assert_eq!(items.len(), 1, "{items:?}");
+    let outcome = items[0]["outcome"].as_s().unwrap();
+    // The sample's documents are removed: 3,000 added, its ids removed, 1,000 listed.
+    assert!(
+        outcome.ends_with(&format!(
+            "added=3000 changed=0 removed={removed} listed=1000,0,0"
+        )),
+        "{outcome}"
+    );
+    assert_eq!(items[0]["doc_ids"].as_l().unwrap().len(), 1000);
+}
