@@ -40,26 +40,30 @@ type Placement = Vec<Option<(u32, u32, u32)>>;
 /// Writes the contents of `kb`'s documents as packed-text blocks, and says where each
 /// went.
 pub(super) fn write_texts(kb: &KnowledgeBase, w: &mut Writer) -> Placement {
-    let mut blocks: Vec<Vec<u8>> = Vec::new();
-    let mut raw: Vec<u8> = Vec::new();
+    // The count is patched in at the end: each block is deflated and written as soon as
+    // it is cut, so the raw text is never held whole (on the JDK's API docs, 65 MB).
+    let count_at = w.0.len();
+    w.u32(0);
+    let mut blocks = 0u32;
+    let mut raw: Vec<u8> = Vec::with_capacity(2 * TEXT_BLOCK);
     let mut placed = Vec::with_capacity(kb.documents.len());
     for d in &kb.documents {
         placed.push(d.content.as_deref().map(|c| {
             let start = raw.len() as u32;
             raw.extend_from_slice(c.as_bytes());
-            (blocks.len() as u32, start, raw.len() as u32)
+            (blocks, start, raw.len() as u32)
         }));
         if raw.len() >= TEXT_BLOCK {
-            blocks.push(std::mem::take(&mut raw));
+            w.block(&raw);
+            raw.clear();
+            blocks += 1;
         }
     }
     if !raw.is_empty() {
-        blocks.push(raw);
+        w.block(&raw);
+        blocks += 1;
     }
-    w.u32(blocks.len() as u32);
-    for raw in &blocks {
-        w.block(raw);
-    }
+    w.0[count_at..count_at + 4].copy_from_slice(&blocks.to_le_bytes());
     placed
 }
 

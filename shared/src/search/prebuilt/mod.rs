@@ -150,7 +150,9 @@ pub struct BuiltFrom {
 /// empty when not known yet: then only [`Expect::Hash`] can match it).
 pub fn encode(index: &SearchIndex, kb_hash: u64, kb_version: &str) -> Vec<u8> {
     let retriever = index.retriever();
-    let mut body = Writer::default();
+    // The header goes in front once the body is written (its length and checksum), so the
+    // body is never copied.
+    let mut body = Writer(vec![0; HEADER_LEN]);
     let version = &kb_version.as_bytes()[..kb_version.len().min(MAX_VERSION_LEN)];
     body.bytes(version);
     let texts = documents::write_texts(index.kb(), &mut body);
@@ -179,17 +181,19 @@ pub fn encode(index: &SearchIndex, kb_hash: u64, kb_version: &str) -> Vec<u8> {
         }
     });
     body.u32s(retriever.versions());
-    let body = body.0;
-    let mut out = Vec::with_capacity(HEADER_LEN + body.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    let mut out = body.0;
+    let body_len = (out.len() - HEADER_LEN) as u64;
+    let checksum = content_hash(&out[HEADER_LEN..]);
     let flags = if retriever.has_han() { FLAG_HAN } else { 0 };
-    out.extend_from_slice(&flags.to_le_bytes());
-    out.extend_from_slice(&analysis_fingerprint().to_le_bytes());
-    out.extend_from_slice(&kb_hash.to_le_bytes());
-    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    out.extend_from_slice(&content_hash(&body).to_le_bytes());
-    out.extend_from_slice(&body);
+    let mut header = Vec::with_capacity(HEADER_LEN);
+    header.extend_from_slice(MAGIC);
+    header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    header.extend_from_slice(&flags.to_le_bytes());
+    header.extend_from_slice(&analysis_fingerprint().to_le_bytes());
+    header.extend_from_slice(&kb_hash.to_le_bytes());
+    header.extend_from_slice(&body_len.to_le_bytes());
+    header.extend_from_slice(&checksum.to_le_bytes());
+    out[..HEADER_LEN].copy_from_slice(&header);
     out
 }
 
