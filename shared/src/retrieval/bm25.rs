@@ -96,16 +96,22 @@ impl Default for Postings {
     }
 }
 
-/// Postings kept as a prebuilt file stores them (varints: per posting the gap from the
-/// previous unit shifted left by one, the low bit set for a frequency of 1, else the
-/// frequency after it), checked whole when they were read, and decoded a term at a time
-/// on first use into units and weights, the weights made with [`Bm25Params::weight`] as
-/// the builder makes them. Most of an index's terms are never queried: a cold start then
-/// neither decodes nor holds their postings (8 bytes each decoded, 1 to 2 packed).
+/// Postings kept as a prebuilt file stores them (per term its count, then per posting the
+/// gap from the previous unit shifted left by one, the low bit set for a frequency of 1,
+/// else the frequency after it, all varints), decoded a term at a time on first use into
+/// units and weights, the weights made with [`Bm25Params::weight`] as the builder makes
+/// them. Most of an index's terms are never queried: a cold start then neither decodes,
+/// checks nor holds their postings (8 bytes each decoded, 1 to 2 packed).
+///
+/// A term's postings are checked when they are decoded (units ascending and below the
+/// index's, frequencies of at least 1, the count's postings filling the term's bytes
+/// exactly); a list that fails reads as empty, logged. Only a writer's bug can make one:
+/// the file's checksum covers the bytes.
 #[derive(Debug, Clone)]
 pub(crate) struct PackedPostings {
     bytes: Box<[u8]>,
-    /// Where each term's postings start in `bytes`, and where the last one's end.
+    /// Where each term's record (its count, then its postings) starts in `bytes`, and
+    /// where the last one ends.
     starts: Vec<u32>,
     /// Each term's number of postings.
     df: Vec<u32>,
@@ -121,9 +127,8 @@ impl PackedPostings {
     /// (empty) decoded slot.
     pub(crate) const PER_TERM: usize = 4 + 4 + 16;
 
-    /// Postings `bytes` whose term `t` starts at `starts[t]` (and ends at `starts[t + 1]`)
-    /// with `df[t]` postings, already checked to decode (units ascending and below the
-    /// index's, frequencies of at least 1, every byte used).
+    /// Postings `bytes` whose term `t`'s record is `bytes[starts[t]..starts[t + 1]]`, with
+    /// `df[t]` postings (its count, which the caller has checked is at most its bytes).
     pub(crate) fn new(bytes: Box<[u8]>, starts: Vec<u32>, df: Vec<u32>) -> Self {
         let decoded = (0..df.len()).map(|_| std::sync::OnceLock::new()).collect();
         Self {
@@ -134,34 +139,43 @@ impl PackedPostings {
         }
     }
 
-    /// Term `t`'s units and weights. A list that does not decode (which the check at load
-    /// rules out) reads as empty.
+    /// Term `t`'s units and weights, checked as they are decoded; a list that breaks an
+    /// invariant reads as empty, logged.
     fn decode(&self, t: usize, index: &Bm25Index) -> Box<Decoded> {
-        let (from, to) = (self.starts[t] as usize, self.starts[t + 1] as usize);
-        let df = self.df[t] as usize;
+        self.try_decode(t, index).unwrap_or_else(|| {
+            tracing::error!(term = t, "a term's packed postings do not decode");
+            Box::default()
+        })
+    }
+
+    fn try_decode(&self, t: usize, index: &Bm25Index) -> Option<Box<Decoded>> {
+        let record = self
+            .bytes
+            .get(self.starts[t] as usize..self.starts[t + 1] as usize)?;
+        let mut at = 0;
+        let df = varint(record, &mut at)? as usize;
         let idf = idf(index.n_units, df);
-        let mut units = Vec::with_capacity(df);
-        let mut weights = Vec::with_capacity(df);
-        let mut at = from;
+        // Each posting takes a byte at least: the count is believed only that far.
+        let mut units = Vec::with_capacity(df.min(record.len()));
+        let mut weights = Vec::with_capacity(df.min(record.len()));
         let mut previous: Option<u32> = None;
-        while units.len() < df {
-            let Some((gap, tf)) = next_posting(&self.bytes[..to], &mut at) else {
-                break;
+        for _ in 0..df {
+            let (gap, tf) = next_posting(record, &mut at)?;
+            let unit = match previous {
+                None => gap,
+                Some(p) if gap > 0 => p.checked_add(gap)?,
+                Some(_) => return None,
             };
-            let unit = previous.map_or(Some(gap), |p| p.checked_add(gap));
-            let Some(len) = unit.and_then(|u| index.lens.get(u as usize)) else {
-                break;
-            };
-            previous = unit;
-            units.extend(unit);
-            let norm = index.params.norm(*len, index.avgdl);
+            let len = *index.lens.get(unit as usize)?;
+            if tf == 0 {
+                return None;
+            }
+            previous = Some(unit);
+            units.push(unit);
+            let norm = index.params.norm(len, index.avgdl);
             weights.push(index.params.weight(idf, tf, norm));
         }
-        if units.len() != df {
-            tracing::error!(term = t, "a term's packed postings do not decode");
-            return Box::default();
-        }
-        Box::new((units.into(), weights.into()))
+        (at == record.len()).then(|| Box::new((units.into(), weights.into())))
     }
 }
 

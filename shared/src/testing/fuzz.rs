@@ -514,6 +514,14 @@ pub fn prebuilt_index(data: &[u8]) {
     };
     let n_docs = index.kb().documents.len();
     assert_eq!(index.retriever().documents(), n_docs);
+    // Packed postings are checked when decoded: every term's, as a long-lived function
+    // would come to.
+    for bm25 in [index.retriever().index(), index.retriever().fields()] {
+        for t in 0..bm25.vocabulary_size() as u32 {
+            let (units, weights) = bm25.postings(t);
+            assert_eq!(units.len(), weights.len());
+        }
+    }
     // Page text is inflated when read: every document's, as a long-lived function would.
     for d in &index.kb().documents {
         let text = d.content.as_deref().unwrap_or("");

@@ -37,6 +37,22 @@ pub(super) fn write(bm25: &Bm25Index, w: &mut Writer) {
     w.bytes(&lens);
     let (postings, exact) = postings(bm25);
     w.bytes(&postings);
+    // Each term's record length (its count and its postings), so a reader finds any
+    // term's postings without reading the others.
+    let mut lengths = Vec::with_capacity(bm25.terms.len());
+    let mut v = Varints::new(&postings);
+    for _ in 0..bm25.terms.len() {
+        let start = v.position();
+        // The writer's own bytes: they decode.
+        let df = v.next().unwrap_or(0);
+        for _ in 0..df {
+            if v.next().unwrap_or(1) & 1 == 0 {
+                let _ = v.next();
+            }
+        }
+        put_varint(&mut lengths, (v.position() - start) as u32);
+    }
+    w.bytes(&lengths);
     if exact {
         w.u32s(&[]);
     } else {
@@ -124,13 +140,14 @@ pub(super) fn read(r: &mut Input<'_>) -> Result<Bm25Index, IndexError> {
     }
     drop(lens_bytes);
     let postings = r.bytes()?;
+    let lengths = r.bytes()?;
     let stored: Vec<f32> = r.u32s()?.into_iter().map(f32::from_bits).collect();
     if stored.is_empty() {
-        // The weights are made from the frequencies: the postings may stay packed, checked
-        // here, decoded a term at a time when a query needs it. Kept so when that holds
+        // The weights are made from the frequencies: the postings may stay packed, each
+        // term's checked and decoded when a query first needs it. Kept so when that holds
         // less than decoding them all (8 bytes a posting, 4 a term): not on a corpus of
         // rare terms (random CJK text: a bigram per character pair, most found once).
-        let (starts, df) = check_postings(&postings, terms.len(), lens.len())?;
+        let (starts, df) = records(&postings, &lengths, terms.len())?;
         let total: usize = df.iter().map(|&d| d as usize).sum();
         let packed_bytes = postings.len() + terms.len() * PackedPostings::PER_TERM;
         if packed_bytes < 8 * total + 4 * terms.len() {
@@ -146,14 +163,14 @@ pub(super) fn read(r: &mut Input<'_>) -> Result<Bm25Index, IndexError> {
         .map_err(IndexError::Malformed)
 }
 
-/// Checks the postings' varints of `n_terms` terms over `n_units` units without decoding
-/// them into arrays (units ascending and in range in each list, frequencies of at least 1,
-/// every byte used), and says where each term's postings start (after its count; one more
-/// entry for the end) and how many it has.
-fn check_postings(
+/// Where each of `n_terms` terms' records starts in `bytes` (one more entry for the end),
+/// from their `lengths` (varints), and each one's count, read from its first varint: the
+/// lengths must cover the bytes exactly, and a count may not exceed its record's bytes.
+/// The postings themselves are checked when a term is decoded.
+fn records(
     bytes: &[u8],
+    lengths: &[u8],
     n_terms: usize,
-    n_units: usize,
 ) -> Result<(Vec<u32>, Vec<u32>), IndexError> {
     if u32::try_from(bytes.len()).is_err() {
         return Err(IndexError::Malformed("postings past 4 GiB"));
@@ -161,32 +178,27 @@ fn check_postings(
     // Each term takes at least a byte: a term count is believed only that far.
     let mut starts = Vec::with_capacity((n_terms + 1).min(bytes.len() + 1));
     let mut df = Vec::with_capacity(n_terms.min(bytes.len()));
-    let mut v = Varints::new(bytes);
+    let mut v = Varints::new(lengths);
+    let mut start = 0u32;
     for _ in 0..n_terms {
-        let count = v.next()?;
-        starts.push(v.position() as u32);
-        df.push(count);
-        let mut previous: Option<u32> = None;
-        for _ in 0..count {
-            let gap = v.next()?;
-            let tf = if gap & 1 == 1 { 1 } else { v.next()? };
-            let u = match previous {
-                None => Some(gap >> 1),
-                Some(p) if gap >> 1 > 0 => u32::checked_add(p, gap >> 1),
-                Some(_) => None,
-            };
-            if u.is_none_or(|u| u as usize >= n_units) {
-                return Err(IndexError::Malformed("posting units"));
-            }
-            if tf == 0 {
-                return Err(IndexError::Malformed("a posting's frequency"));
-            }
-            previous = u;
+        let len = v.next()?;
+        let end = start
+            .checked_add(len)
+            .filter(|&e| e as usize <= bytes.len() && len > 0)
+            .ok_or(IndexError::Malformed("posting record lengths"))?;
+        let record = &bytes[start as usize..end as usize];
+        let mut count = Varints::new(record);
+        let n = count.next()?;
+        if n as usize > record.len() - count.position() {
+            return Err(IndexError::Malformed("a posting count"));
         }
+        starts.push(start);
+        df.push(n);
+        start = end;
     }
-    starts.push(v.position() as u32);
-    if !v.is_done() {
-        return Err(IndexError::Malformed("postings past the last term"));
+    starts.push(start);
+    if !v.is_done() || start as usize != bytes.len() {
+        return Err(IndexError::Malformed("posting record lengths"));
     }
     Ok((starts, df))
 }
@@ -324,58 +336,106 @@ mod tests {
         );
     }
 
-    /// The bytes of `bm25` with its postings array replaced by `postings`, read back.
-    fn with_postings(bm25: &Bm25Index, postings: &[u8]) -> Result<Bm25Index, IndexError> {
+    /// The bytes of `bm25` with its postings array replaced by `postings`, whose terms'
+    /// records are `first` bytes long for the first and 2 for the others, read back.
+    fn with_postings(
+        bm25: &Bm25Index,
+        postings: &[u8],
+        first: u32,
+    ) -> Result<Bm25Index, IndexError> {
         let mut w = Writer::default();
         write(bm25, &mut w);
         let (written, exact) = super::postings(bm25);
         assert!(exact);
-        // The postings array, then the empty weight array, end what `write` wrote.
-        let mut edited = Writer(w.0[..w.0.len() - (8 + written.len() + 8)].to_vec());
+        let n_terms = bm25.terms.len();
+        let lengths_of = |first: u32| {
+            let mut out = Vec::new();
+            put_varint(&mut out, first);
+            (1..n_terms).for_each(|_| put_varint(&mut out, 2));
+            out
+        };
+        // Every record of the written index is 2 bytes but the first (the builder's).
+        let written_first = written.len() as u32 - 2 * (n_terms as u32 - 1);
+        let tail = 8 + written.len() + 8 + lengths_of(written_first).len() + 8;
+        assert_eq!(w.0[w.0.len() - tail + 8..][..written.len()], written[..]);
+        let mut edited = Writer(w.0[..w.0.len() - tail].to_vec());
         edited.bytes(postings);
+        edited.bytes(&lengths_of(first));
         edited.u32s(&[]);
         let mut r = Input::new(Box::new(&edited.0[..]), edited.0.len() as u64);
         read(&mut r)
     }
 
+    /// A record per term: one posting in unit 0, occurring once.
+    fn one_each(n_terms: usize) -> Vec<u8> {
+        [1u8, 1].repeat(n_terms)
+    }
+
+    /// First records that break an invariant, with what they break.
+    fn bad_records() -> [(&'static str, Vec<u8>); 4] {
+        [
+            ("a repeated unit", vec![2, 1, 1]),
+            ("a unit past the last", vec![1, 9]),
+            ("a frequency of 0", vec![1, 0, 0]),
+            ("a record shorter than its postings", vec![2, 1]),
+        ]
+    }
+
     #[test]
     fn postings_out_of_order_past_the_units_or_the_end_are_refused() {
+        // Few postings a term: decoded at load, where every list is checked.
         let bm25 = index();
-        let mut terms = Vec::new();
         let n_terms = bm25.terms.len();
-        // Every term with one posting in unit 0, occurring once: valid.
-        for _ in 0..n_terms {
-            terms.extend([1, 1]);
+        let valid = one_each(n_terms);
+        assert!(with_postings(&bm25, &valid, 2).is_ok());
+        for (what, first) in bad_records() {
+            let bytes = [first.clone(), valid[2..].to_vec()].concat();
+            let read = with_postings(&bm25, &bytes, first.len() as u32);
+            assert!(matches!(read, Err(IndexError::Malformed(_))), "{what}");
         }
-        assert!(with_postings(&bm25, &terms).is_ok());
-        let cases: [(&str, Vec<u8>); 6] = [
+        let cases: [(&str, Vec<u8>, u32); 3] = [
             (
-                "a repeated unit",
-                [vec![2, 1, 1], terms[2..].to_vec()].concat(),
+                "a count past its record",
+                [vec![200, 1], valid[2..].to_vec()].concat(),
+                2,
             ),
-            (
-                "a unit past the last",
-                [vec![1, 9], terms[2..].to_vec()].concat(),
-            ),
-            (
-                "a frequency of 0",
-                [vec![1, 0, 0], terms[2..].to_vec()].concat(),
-            ),
-            (
-                "a count past the end",
-                [vec![200, 1], terms[2..].to_vec()].concat(),
-            ),
-            ("a cut varint", [terms.clone(), vec![0x80]].concat()),
+            ("a cut varint", [valid.clone(), vec![0x80]].concat(), 2),
             (
                 "bytes past the last term",
-                [terms.clone(), vec![1]].concat(),
+                [valid.clone(), vec![1]].concat(),
+                2,
             ),
         ];
-        for (what, bytes) in cases {
-            assert!(
-                matches!(with_postings(&bm25, &bytes), Err(IndexError::Malformed(_))),
-                "{what}"
-            );
+        for (what, bytes, first) in cases {
+            let read = with_postings(&bm25, &bytes, first);
+            assert!(matches!(read, Err(IndexError::Malformed(_))), "{what}");
+        }
+    }
+
+    #[test]
+    fn a_packed_list_that_breaks_an_invariant_reads_as_empty_and_the_others_decode() {
+        let bm25 = index();
+        let n_terms = bm25.terms.len();
+        let valid = one_each(n_terms);
+        for (what, first) in bad_records() {
+            let bytes = [first.clone(), valid[2..].to_vec()].concat();
+            let mut lengths = Vec::new();
+            put_varint(&mut lengths, first.len() as u32);
+            (1..n_terms).for_each(|_| put_varint(&mut lengths, 2));
+            let read = records(&bytes, &lengths, n_terms);
+            let Ok((starts, df)) = read else {
+                // Refused at load: only a count past its record's bytes is.
+                assert_eq!(what, "a record shorter than its postings");
+                continue;
+            };
+            let packed = PackedPostings::new(bytes.into(), starts, df);
+            let lens = bm25.lens.clone();
+            let index =
+                Bm25Index::from_packed(bm25.terms.clone(), packed, lens, bm25.params).unwrap();
+            assert!(index.postings(0).0.is_empty(), "{what}");
+            for t in 1..n_terms as u32 {
+                assert_eq!(index.postings(t).0, [0], "{what}");
+            }
         }
     }
 
