@@ -208,16 +208,14 @@ mod resident_tests {
 
     #[test]
     #[cfg(target_os = "linux")]
-    fn resident_memory_grows_with_touched_pages() {
-        let before = resident().expect("Linux has /proc/self/status");
-        // 64 MiB written (so resident), then read back so it is not optimised away.
-        let block = vec![1u8; 64 << 20];
-        let after = resident().unwrap();
+    fn resident_memory_counts_touched_pages() {
+        // 64 MiB written (so resident), then read back so it is not optimised away. Other
+        // tests run beside this one, so only what must hold is checked: the process holds
+        // at least the block, and its peak at least what it holds.
+        let block = std::hint::black_box(vec![1u8; 64 << 20]);
+        let now = resident().expect("Linux has /proc/self/status");
         assert_eq!(block.iter().map(|&b| u64::from(b)).sum::<u64>(), 64 << 20);
-        assert!(
-            after.now_mib >= before.now_mib + 60,
-            "{before:?} -> {after:?}"
-        );
-        assert!(after.peak_mib >= after.now_mib);
+        assert!(now.now_mib >= 64, "{now:?}");
+        assert!(now.peak_mib >= now.now_mib, "{now:?}");
     }
 }
