@@ -17,6 +17,19 @@ static ALLOC: CountingAlloc = CountingAlloc;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+/// The heap at each mark, as a table.
+fn print_marks(marks: &[shared::heap::Mark]) {
+    println!("{:<18} {:>10} {:>10}", "phase", "peak MiB", "live MiB");
+    for m in marks {
+        println!(
+            "{:<18} {:>10.1} {:>10.1}",
+            m.label,
+            mib(m.peak),
+            mib(m.live)
+        );
+    }
+}
+
 fn mib(bytes: usize) -> f64 {
     bytes as f64 / (1 << 20) as f64
 }
@@ -52,15 +65,7 @@ fn main() -> Result<(), BoxError> {
         index.retriever().index().vocabulary_size(),
         took.as_secs_f64()
     );
-    println!("{:<18} {:>10} {:>10}", "phase", "peak MiB", "live MiB");
-    for m in &marks {
-        println!(
-            "{:<18} {:>10.1} {:>10.1}",
-            m.label,
-            mib(m.peak),
-            mib(m.live)
-        );
-    }
+    print_marks(&marks);
     let peak = marks.iter().map(|m| m.peak).max().unwrap_or(0);
     println!(
         "overall peak {:.1} MiB = {:.2}x the JSON; held after {:.1} MiB = {:.2}x",
@@ -115,15 +120,7 @@ fn prebuilt(path: &str, json_len: usize) -> Result<(), BoxError> {
         index.retriever().index().vocabulary_size(),
         took.as_secs_f64()
     );
-    println!("{:<18} {:>10} {:>10}", "phase", "peak MiB", "live MiB");
-    for m in &marks {
-        println!(
-            "{:<18} {:>10.1} {:>10.1}",
-            m.label,
-            mib(m.peak),
-            mib(m.live)
-        );
-    }
+    print_marks(&marks);
     // What requests add: each search decodes the postings of terms not seen before and
     // inflates the text blocks of its hits. Every 25th title, then every 5th, as questions.
     for step in [25, 5] {

@@ -52,6 +52,24 @@ impl Fixture {
         f
     }
 
+    /// An ingest instance over the same object auditing into new DynamoDB tables on moto,
+    /// and the audit table's name.
+    async fn audited_in_dynamodb(&self) -> (AppState, String) {
+        let client = self.moto.dynamodb_client();
+        let (conversations, audit_table) = (unique_name("conversations"), unique_name("audit"));
+        create_tables(&client, &conversations, &audit_table)
+            .await
+            .unwrap();
+        let store = Arc::new(DynamoConversationStore::new(
+            client.clone(),
+            &conversations,
+            &audit_table,
+            ingest::AUDIT_TTL,
+        ));
+        let state = self.instance(store, Some(TOKEN_SHA256), None);
+        (state, audit_table)
+    }
+
     /// Another ingest "instance" over the same object, with its own audit store.
     fn instance(
         &self,
@@ -296,18 +314,8 @@ async fn rejected_requests_leave_the_object_and_the_audit_table_untouched() {
 #[tokio::test]
 async fn each_successful_write_is_audited_in_dynamodb() {
     let f = Fixture::start().await;
+    let (state, audit_table) = f.audited_in_dynamodb().await;
     let client = f.moto.dynamodb_client();
-    let (conversations, audit_table) = (unique_name("conversations"), unique_name("audit"));
-    create_tables(&client, &conversations, &audit_table)
-        .await
-        .unwrap();
-    let store = Arc::new(DynamoConversationStore::new(
-        client.clone(),
-        &conversations,
-        &audit_table,
-        ingest::AUDIT_TTL,
-    ));
-    let state = f.instance(store, Some(TOKEN_SHA256), None);
     let etag = f.get(&state).await["etag"].as_str().unwrap().to_owned();
     let patch = format!(r#"{{"upsert": [{KIWI}], "delete": ["notes"]}}"#);
     let ok = Event::new("PATCH")
@@ -480,18 +488,8 @@ async fn ingest_writes_the_index_beside_the_kb_and_a_refresh_uses_both() {
 #[tokio::test]
 async fn a_write_of_thousands_of_documents_is_audited_within_dynamodbs_item_size() {
     let f = Fixture::start().await;
+    let (state, audit_table) = f.audited_in_dynamodb().await;
     let client = f.moto.dynamodb_client();
-    let (conversations, audit_table) = (unique_name("conversations"), unique_name("audit"));
-    create_tables(&client, &conversations, &audit_table)
-        .await
-        .unwrap();
-    let store = Arc::new(DynamoConversationStore::new(
-        client.clone(),
-        &conversations,
-        &audit_table,
-        ingest::AUDIT_TTL,
-    ));
-    let state = f.instance(store, Some(TOKEN_SHA256), None);
     let status = f.get(&state).await;
     let (etag, removed) = (
         status["etag"].as_str().unwrap(),
