@@ -89,6 +89,7 @@ pub mod secret;
 pub mod store;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
+mod varint;
 
 pub use chat::{ChatConfig, ChatEvent, ChatRequest, ChatResponse, ChatService};
 pub use config::{Config, KbLocation};

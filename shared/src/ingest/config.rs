@@ -119,6 +119,34 @@ mod tests {
         assert_eq!(c.staging_prefix, "staging/");
     }
 
+    /// The `Default:` of parameter `name` in the SAM template.
+    fn template_default(name: &str) -> usize {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../template.yaml");
+        let template = std::fs::read_to_string(path).expect("the repository's template");
+        let block = template
+            .split(&format!("\n  {name}:\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("parameter {name}"));
+        let line = block
+            .lines()
+            .find(|l| l.trim_start().starts_with("Default:"));
+        let value = line.and_then(|l| l.split(':').nth(1)).map(str::trim);
+        value
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{name}'s default"))
+    }
+
+    #[test]
+    fn the_defaults_are_the_templates_so_a_local_run_refuses_what_a_deployment_would() {
+        let serving = template_default("ServingMemorySize");
+        assert_eq!(DEFAULT_INDEX_MEMORY_MB, serving - RUNTIME_MEMORY_MB);
+        assert_eq!(
+            DEFAULT_MAX_STAGED_BYTES,
+            template_default("IngestMaxStagedBytes")
+        );
+        assert_eq!(DEFAULT_MAX_BYTES, template_default("IngestMaxBytes"));
+    }
+
     #[test]
     fn the_index_memory_follows_the_serving_functions_memory_unless_given() {
         assert_eq!(config(&[]).unwrap().index_memory_mb, 472);

@@ -129,6 +129,17 @@ impl Document {
         }
     }
 
+    /// Its prose, in order: the summary, the description and the content (those it has).
+    pub fn prose(&self) -> impl Iterator<Item = &str> {
+        [
+            self.summary.as_deref(),
+            self.description.as_deref(),
+            self.content.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+    }
+
     /// The title to show: a project's name, else the title, else the id.
     pub fn display_title(&self) -> &str {
         let primary = match self.kind() {
@@ -378,9 +389,11 @@ fn parse_document(doc: &mut Value, path: &str, problems: &mut Vec<Problem>) -> O
     }
     let mut content = None;
     for &field in STRING_FIELDS {
-        let slot = match field {
-            "content" => &mut content,
+        let Some(slot) = (match field {
+            "content" => Some(&mut content),
             _ => string_slot(&mut d, field),
+        }) else {
+            continue;
         };
         match obj.get_mut(field) {
             None | Some(Value::Null) => {}
@@ -549,10 +562,10 @@ fn author_list(items: &[Value], path: &str, problems: &mut Vec<Problem>) -> Opti
     (!names.is_empty()).then(|| names.join(", "))
 }
 
-/// The field named `field`, one of [`STRING_FIELDS`] but `content` (held as a [`Text`]);
-/// anything else is `kind`.
-pub(crate) fn string_slot<'a>(d: &'a mut Document, field: &str) -> &'a mut Option<String> {
-    match field {
+/// The field named `field`: one of [`STRING_FIELDS`] but `content`, which is held as a
+/// [`Text`]; `None` for any other name.
+pub(crate) fn string_slot<'a>(d: &'a mut Document, field: &str) -> Option<&'a mut Option<String>> {
+    Some(match field {
         "title" => &mut d.title,
         "name" => &mut d.name,
         "authors" => &mut d.authors,
@@ -565,11 +578,12 @@ pub(crate) fn string_slot<'a>(d: &'a mut Document, field: &str) -> &'a mut Optio
         "role" => &mut d.role,
         "summary" => &mut d.summary,
         "description" => &mut d.description,
-        _ => &mut d.kind,
-    }
+        "kind" => &mut d.kind,
+        _ => return None,
+    })
 }
 
-/// [`string_slot`], read only.
+/// [`string_slot`], read only, and `content` too.
 pub(crate) fn string_field<'a>(d: &'a Document, field: &str) -> Option<&'a str> {
     match field {
         "title" => d.title.as_deref(),
@@ -585,7 +599,8 @@ pub(crate) fn string_field<'a>(d: &'a Document, field: &str) -> Option<&'a str> 
         "summary" => d.summary.as_deref(),
         "description" => d.description.as_deref(),
         "kind" => d.kind.as_deref(),
-        _ => d.content.as_deref(),
+        "content" => d.content.as_deref(),
+        _ => None,
     }
 }
 

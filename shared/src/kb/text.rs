@@ -38,7 +38,8 @@ impl Text {
     }
 
     /// The packed block it reads from, if it is packed.
-    pub fn block(&self) -> Option<&PackedBlock> {
+    #[cfg(test)]
+    pub(crate) fn block(&self) -> Option<&PackedBlock> {
         match &self.0 {
             Repr::Plain(_) => None,
             Repr::Packed(block, _) => Some(block),
@@ -76,12 +77,6 @@ impl Deref for Text {
     }
 }
 
-impl AsRef<str> for Text {
-    fn as_ref(&self) -> &str {
-        self.as_str()
-    }
-}
-
 impl Default for Text {
     fn default() -> Self {
         Self(Repr::Plain(String::new()))
@@ -94,27 +89,9 @@ impl PartialEq for Text {
     }
 }
 
-impl PartialEq<str> for Text {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
-    }
-}
-
-impl PartialEq<&str> for Text {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
-
 impl std::fmt::Debug for Text {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Debug::fmt(self.as_str(), f)
-    }
-}
-
-impl std::fmt::Display for Text {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -157,13 +134,9 @@ impl PackedBlock {
     }
 
     /// Whether it has been inflated (a request read one of its documents).
-    pub fn is_inflated(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_inflated(&self) -> bool {
         self.text.get().is_some()
-    }
-
-    /// Bytes held while it is not inflated.
-    pub fn deflated_len(&self) -> usize {
-        self.deflated.len()
     }
 
     /// The inflated text. A block that does not inflate to its length or is not UTF-8

@@ -404,16 +404,7 @@ fn page_text(doc: &Document) -> String {
     for (k, v) in &doc.extra {
         line(k, Some(v));
     }
-    for body in [
-        doc.summary.as_deref(),
-        doc.description.as_deref(),
-        doc.content.as_deref(),
-    ]
-    .into_iter()
-    .flatten()
-    .map(|b| b.trim())
-    .filter(|b| !b.is_empty())
-    {
+    for body in doc.prose().map(|b| b.trim()).filter(|b| !b.is_empty()) {
         out.push('\n');
         out.push_str(body);
         out.push('\n');

@@ -6,6 +6,8 @@
 //! query weight depends only on the corpus, so each posting stores its finished
 //! `idf · tf-part` and a query is a weighted sum over posting lists.
 
+use crate::varint;
+
 /// BM25 parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bm25Params {
@@ -153,7 +155,7 @@ impl PackedPostings {
             .bytes
             .get(self.starts[t] as usize..self.starts[t + 1] as usize)?;
         let mut at = 0;
-        let df = varint(record, &mut at)? as usize;
+        let df = varint::read(record, &mut at)? as usize;
         let idf = idf(index.n_units, df);
         // Each posting takes a byte at least: the count is believed only that far.
         let mut units = Vec::with_capacity(df.min(record.len()));
@@ -181,27 +183,13 @@ impl PackedPostings {
 
 /// The posting at `*at` in `bytes`: its gap (the unit, for a list's first) and frequency.
 fn next_posting(bytes: &[u8], at: &mut usize) -> Option<(u32, u32)> {
-    let gap = varint(bytes, at)?;
-    let tf = if gap & 1 == 1 { 1 } else { varint(bytes, at)? };
+    let gap = varint::read(bytes, at)?;
+    let tf = if gap & 1 == 1 {
+        1
+    } else {
+        varint::read(bytes, at)?
+    };
     Some((gap >> 1, tf))
-}
-
-/// The LEB128 varint at `*at` in `bytes` (at most 32 bits), moving past it.
-fn varint(bytes: &[u8], at: &mut usize) -> Option<u32> {
-    let mut v = 0u32;
-    for shift in [0, 7, 14, 21, 28] {
-        let b = *bytes.get(*at)?;
-        *at += 1;
-        let bits = u32::from(b & 0x7f);
-        if shift == 28 && (bits >> 4 != 0 || b >= 0x80) {
-            return None;
-        }
-        v |= bits << shift;
-        if b < 0x80 {
-            return Some(v);
-        }
-    }
-    None
 }
 
 impl PartialEq for Bm25Index {

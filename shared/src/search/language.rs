@@ -46,14 +46,7 @@ impl Language {
         let mut counts = Counts::default();
         for doc in kb.documents.iter().step_by(step) {
             counts.add(doc.display_title());
-            for text in [
-                doc.summary.as_deref(),
-                doc.description.as_deref(),
-                doc.content.as_deref(),
-            ]
-            .into_iter()
-            .flatten()
-            {
+            for text in doc.prose() {
                 let end = text
                     .char_indices()
                     .nth(SAMPLE_CHARS)

@@ -61,14 +61,7 @@ fn stored(raw: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Appends `v` as a varint.
-pub(super) fn put_varint(out: &mut Vec<u8>, mut v: u32) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
+pub(super) use crate::varint::put as put_varint;
 
 /// Reads varints from a byte array, failing (never panicking) on one that runs past the
 /// end or past 32 bits.
@@ -93,27 +86,9 @@ impl<'b> Varints<'b> {
     }
 
     pub(super) fn next(&mut self) -> Result<u32, IndexError> {
-        // Most varints (gaps, frequencies, lengths) are one byte.
-        if let Some(&b) = self.bytes.get(self.at).filter(|&&b| b < 0x80) {
-            self.at += 1;
-            return Ok(u32::from(b));
-        }
-        let mut v = 0u32;
-        for shift in [0, 7, 14, 21, 28] {
-            let Some(&b) = self.bytes.get(self.at) else {
-                return Err(IndexError::Malformed("a varint runs past the end"));
-            };
-            self.at += 1;
-            let bits = u32::from(b & 0x7f);
-            if shift == 28 && (bits >> 4 != 0 || b >= 0x80) {
-                return Err(IndexError::Malformed("a varint longer than 32 bits"));
-            }
-            v |= bits << shift;
-            if b < 0x80 {
-                return Ok(v);
-            }
-        }
-        Err(IndexError::Malformed("a varint longer than 32 bits"))
+        crate::varint::read(self.bytes, &mut self.at).ok_or(IndexError::Malformed(
+            "a varint runs past the end or past 32 bits",
+        ))
     }
 }
 

@@ -170,7 +170,10 @@ pub(super) fn read(
             ..Document::default()
         };
         for &field in STRING_FIELDS.iter().filter(|&&f| f != "content") {
-            *crate::kb::string_slot(&mut d, field) = r.opt_str()?;
+            let value = r.opt_str()?;
+            if let Some(slot) = crate::kb::string_slot(&mut d, field) {
+                *slot = value;
+            }
         }
         d.content = read_text(r, texts)?;
         let n = r.count(4)?;
