@@ -154,6 +154,7 @@ impl Retriever {
                 }
             }
         }
+        self.add_joined_words(folded, spans, terms);
         // Identifiers as written (`v-if`, `sys_platform`), beside their parts.
         compounds(query, &mut |t| {
             terms.begin_word(false);
@@ -161,6 +162,78 @@ impl Retriever {
             terms.add(&t, 1.0, None, index);
             terms.end_word();
         });
+    }
+
+    /// Two words of the question that the site writes as one ("read-only" → `readonly`,
+    /// "file name" → `filename`, "the id of the row" → `rowid`): a term of their
+    /// concatenation, where the site indexes it, at [`JOINED_WEIGHT`], standing for no
+    /// word in particular (the no-answer test counts the words themselves). Tried: each
+    /// two runs written next to each other, in order, the first a content word; each two
+    /// content words in a row
+    /// (question words between them skipped), in order; and, where "of" stands between
+    /// them, the other way round ("the size of the page" → `pagesize`). Identifiers and
+    /// code are one run already, so this mends only the visitor's spelling.
+    fn add_joined_words(
+        &self,
+        folded: &str,
+        spans: &[(Script, std::ops::Range<u32>)],
+        terms: &mut TermSet,
+    ) {
+        // Parts are plain words: at least two letters, no digits (`v` + `2` is no word).
+        let word = |r: &std::ops::Range<u32>| {
+            let w = &folded[r.start as usize..r.end as usize];
+            (w.len() >= 2
+                && w.len() <= MAX_JOINED_PART
+                && w.bytes().all(|b| b.is_ascii_alphabetic()))
+            .then_some(w)
+        };
+        let mut joined = String::new();
+        let mut try_join = |a: &str, b: &str, terms: &mut TermSet| {
+            joined.clear();
+            joined.push_str(a);
+            joined.push_str(b);
+            let Some(t) = self.analyzer.latin_term_ref(&joined) else {
+                return;
+            };
+            if self.index.doc_freq(&t) > 0 {
+                terms.add(&t, JOINED_WEIGHT, None, &self.index);
+            }
+        };
+        // The previous Latin run (its place among the runs, and whether it is a content
+        // word), the previous content word, and whether "of" came after that.
+        let mut last_run: Option<(usize, &str, bool)> = None;
+        let mut last_content: Option<&str> = None;
+        let mut of = false;
+        for (i, (script, range)) in spans.iter().enumerate() {
+            if *script != Script::Latin {
+                (last_run, last_content) = (None, None);
+                continue;
+            }
+            let Some(w) = word(range) else {
+                last_run = None;
+                continue;
+            };
+            let content = self.analyzer.latin_term_ref(w).is_some();
+            of |= w == "of";
+            // A question word may follow ("read only", "log in"), not lead ("all tables"
+            // is not `alltables`).
+            let after_content = matches!(last_run, Some((j, _, true)) if j + 1 == i);
+            if let (true, Some((_, prev, _))) = (after_content, last_run) {
+                try_join(prev, w, terms);
+            }
+            if let (true, Some(prev)) = (content, last_content) {
+                if !after_content {
+                    try_join(prev, w, terms);
+                }
+                if of {
+                    try_join(w, prev, terms);
+                }
+            }
+            last_run = Some((i, w, content));
+            if content {
+                (last_content, of) = (Some(w), false);
+            }
+        }
     }
 
     /// A Chinese content word's own terms: its bigrams (or the word, one or two characters,

@@ -131,6 +131,14 @@ pub const CROSS_BIGRAM_WEIGHT: f32 = 0.5;
 /// words share it; its IDF, from the passages writing it, says the rest.
 pub const CHAR_WEIGHT: f32 = 0.5;
 
+/// The weight of two words of the question joined into one term the site writes
+/// ("row id" → `rowid`; see `Retriever::add_joined_words`): half a word, beside the two
+/// words that still count on their own.
+pub const JOINED_WEIGHT: f32 = 0.5;
+
+/// The longest word joined with another (see [`JOINED_WEIGHT`]), in bytes.
+const MAX_JOINED_PART: usize = 24;
+
 /// How much a document's naming-field score counts beside its best passage's. Measured
 /// on the real-site dev sets (docs/evaluation.md): 0.3 and 0.5 lift every site by
 /// 0.02–0.06 nDCG@10; from 0.8 English questions fall back below no fields at all, as

@@ -675,3 +675,55 @@ proptest! {
         assert_bounded(sample(), &query);
     }
 }
+
+/// The term of `word` on `r`'s site (stemmed as the index stems it).
+fn term_of(r: &Retriever, word: &str) -> String {
+    r.latin_term(word).expect("a content word")
+}
+
+#[test]
+fn two_words_the_site_writes_as_one_are_joined() {
+    let r = site(&[
+        "Open the connection with the READONLY flag to forbid writes.",
+        "The last_insert_rowid function returns the rowid of the newest row.",
+        "A filename is resolved against the working directory.",
+        "Read the file, then write only the changed rows back.",
+    ]);
+    // Written apart, a hyphen between, or a question word after the first.
+    let terms = r.analyze_query("open the database read-only");
+    assert_eq!(weight(&terms, &term_of(&r, "readonly")), JOINED_WEIGHT);
+    let terms = r.analyze_query("how is a file name resolved");
+    assert_eq!(weight(&terms, &term_of(&r, "filename")), JOINED_WEIGHT);
+    // "the id of the row": the other way round, across "of".
+    let terms = r.analyze_query("get the id of the row I just inserted");
+    assert_eq!(weight(&terms, &term_of(&r, "rowid")), JOINED_WEIGHT);
+    // The words still count on their own.
+    assert_eq!(weight(&terms, &term_of(&r, "row")), 1.0);
+    // ...and the page that writes the joined word comes first.
+    let (_, ranked) = r.search("get the id of the row I just inserted", 3, 0.0);
+    assert_eq!(ranked.first().map(|h| h.doc), Some(1), "{ranked:?}");
+}
+
+#[test]
+fn words_are_joined_only_where_the_site_writes_the_join_and_in_spoken_order() {
+    let r = site(&[
+        "SELECT name FROM sqlite_schema lists alltables and rowid values; idrow is a typo.",
+        "Tables hold rows.",
+    ]);
+    // A question word does not lead a join ("all tables" is not `alltables`).
+    let terms = r.analyze_query("list all tables");
+    assert_eq!(weight(&terms, &term_of(&r, "alltables")), 0.0, "{terms:?}");
+    // Without "of" between them, two words join only in the order written.
+    let terms = r.analyze_query("row id");
+    assert_eq!(weight(&terms, &term_of(&r, "rowid")), JOINED_WEIGHT);
+    assert_eq!(weight(&terms, &term_of(&r, "idrow")), 0.0);
+    let terms = r.analyze_query("id row");
+    assert_eq!(weight(&terms, &term_of(&r, "rowid")), 0.0);
+    assert_eq!(weight(&terms, &term_of(&r, "idrow")), JOINED_WEIGHT);
+    // A join the site never writes adds nothing.
+    let terms = r.analyze_query("table rows");
+    assert!(terms.iter().all(|t| t.weight == 1.0), "{terms:?}");
+    // Digits are no word to join (`v` + `2`), and Chinese between two words parts them.
+    let terms = r.analyze_query("row 表 id");
+    assert_eq!(weight(&terms, &term_of(&r, "rowid")), 0.0);
+}
