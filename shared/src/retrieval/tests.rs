@@ -727,3 +727,21 @@ fn words_are_joined_only_where_the_site_writes_the_join_and_in_spoken_order() {
     let terms = r.analyze_query("row 表 id");
     assert_eq!(weight(&terms, &term_of(&r, "rowid")), 0.0);
 }
+
+#[test]
+fn adverbs_of_degree_grade_a_word_and_stand_for_nothing() {
+    let r = site(&[
+        "Special characters must be escaped.",
+        "Inserts are slow outside a transaction.",
+    ]);
+    for q in ["插入特别慢", "插入非常慢", "插入十分慢"] {
+        let terms = r.analyze_query(q);
+        assert_eq!(weight(&terms, "special"), 0.0, "{q}: {terms:?}");
+        assert!(weight(&terms, "slow") > 0.0, "{q}: {terms:?}");
+        let (_, ranked) = r.search(q, 1, 0.0);
+        assert_eq!(ranked.first().map(|h| h.doc), Some(1), "{q}");
+    }
+    // 比较 is also the verb "compare", and stays one.
+    let r = site(&["Compare two branches.", "Branches are cheap."]);
+    assert!(weight(&r.analyze_query("比较两个分支"), "compar") > 0.0);
+}

@@ -227,6 +227,21 @@ pub(crate) const ZH_STOPWORDS: &[&str] = &[
     "很",
     "太",
     "挺",
+    // The other adverbs of degree, as 很, 太 and 挺 are: they grade the word after them
+    // ("特别慢", "非常大") and say nothing of the topic, while their dictionary senses
+    // ("special", "particular", "unusual") match pages of their own. Not 比较, which is
+    // as often the verb "compare" (比较两个分支).
+    "非常",
+    "特别",
+    "十分",
+    "相当",
+    "极其",
+    "格外",
+    "尤其",
+    "更加",
+    "稍微",
+    "有点",
+    "有点儿",
     // Prepositions, postpositions and negation (as 不, 上, 在 are): in a question they
     // frame the content words. Their dictionary senses are what is left once the
     // grammatical one ("not", "only", "towards", "in") is an English stopword: 没 "end",
