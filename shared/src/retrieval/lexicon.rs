@@ -272,16 +272,20 @@ impl Lexicon {
                         .map(|(s, e)| Kind::Table(s, e.value, e.terms))
                 };
                 if let Some(m) = matched {
+                    // In twentieths, so that equal sums are equal: in floating point
+                    // 0.8 + 1.0 + 1.5 and 1.0 + 0.8 + 1.5 can differ in the last bit, and
+                    // the tie rule below then never applied (最大能存 read 最 + 大能
+                    // "almighty", not 最大 "largest" + 能).
                     let cost = match (&m, len) {
-                        (Kind::Stop, 1) => 0.8,
-                        (_, 1) => 1.5,
-                        (Kind::Glossary, _) => 0.9,
-                        _ if attested(prefix) => 0.75,
-                        _ => 1.0,
+                        (Kind::Stop, 1) => 16,
+                        (_, 1) => 30,
+                        (Kind::Glossary, _) => 18,
+                        _ if attested(prefix) => 15,
+                        _ => 20,
                     };
                     words.push((len as u32, cost, m));
                 } else if len == 1 {
-                    words.push((1, 2.0, Kind::Unknown));
+                    words.push((1, 40, Kind::Unknown));
                 }
                 if !more {
                     break;
@@ -292,9 +296,9 @@ impl Lexicon {
         // best[i]: the cheapest segmentation of the run's suffix from character i, and the
         // index (into words) of its first word.
         best.clear();
-        best.resize(n + 1, (0.0, 0));
+        best.resize(n + 1, (0, 0));
         for i in (0..n).rev() {
-            let mut pick = (f32::INFINITY, 0);
+            let mut pick = (u32::MAX, 0);
             // Longest first, so a tie keeps the longer word.
             for k in (first[i] as usize..first[i + 1] as usize).rev() {
                 let (len, cost, _) = words[k];
@@ -396,12 +400,12 @@ enum Kind {
 pub(crate) struct Scratch {
     /// Byte offset of each character of the run, and the run's length.
     starts: Vec<u32>,
-    /// Candidate words: (length in characters, cost, what it is).
-    words: Vec<(u32, f32, Kind)>,
+    /// Candidate words: (length in characters, cost in twentieths, what it is).
+    words: Vec<(u32, u32, Kind)>,
     /// Where each start's candidates begin in `words`.
     first: Vec<u32>,
     /// Cheapest cost from each character on, and its first word's index in `words`.
-    best: Vec<(f32, u32)>,
+    best: Vec<(u32, u32)>,
 }
 
 /// One segment of a Han run, borrowed from the run and the dictionaries (what
@@ -736,6 +740,21 @@ mod tests {
         assert_eq!(ex[1].word, "步骤", "{ex:?}");
         let ex = lex.expand_in("同步骤", |w| w == "同步");
         assert_eq!(ex[0].word, "同步", "{ex:?}");
+    }
+
+    #[test]
+    fn equal_costs_tie_exactly_and_the_longer_first_word_wins() {
+        let lex = Lexicon::default();
+        // 最 + 大能 "almighty" + 存 and 最大 "largest" + 能 + 存 cost the same (a
+        // stopword, a word, a character): the longer first word is the reading.
+        let words: Vec<String> = lex.expand("最大能存").into_iter().map(|e| e.word).collect();
+        assert_eq!(words, ["最大", "能", "存"]);
+        let ex = lex.expand("修改最大连接数");
+        let max = ex.iter().find(|e| e.word == "最大");
+        assert!(
+            max.is_some_and(|e| e.translations.iter().any(|t| t == "maximum")),
+            "{ex:?}"
+        );
     }
 
     #[test]
