@@ -58,6 +58,7 @@ sites=(
   "docs-site-postgresql|postgresql-doc-15|/usr/share/doc/postgresql-doc-15/html|https://www.postgresql.org/docs/15/"
   "docs-site-octave|octave-doc|/usr/share/doc/octave/octave.html|https://docs.octave.org/v7.3.0/"
   "docs-site-sqlite|sqlite3-doc|/usr/share/doc/sqlite3|https://www.sqlite.org/"
+  "docs-site-django|python-django-doc|/usr/share/doc/python-django-doc/html|https://docs.djangoproject.com/en/3.2/"
 )
 
 updated=0
