@@ -105,7 +105,7 @@ pub(crate) fn extract(html: &str, url: &str) -> Result<Page, Skip> {
         .copied()
         .unwrap_or(root)
         .select(&sel("h1"))
-        .filter(|h| !pagefind::hidden(*h))
+        .filter(|h| !pagefind::hidden(*h) && !names_site(*h))
         .map(|h| heading_text(&text_of(h)))
         .find(|t| !t.is_empty());
     let title = h1
@@ -326,6 +326,24 @@ fn heading_text(text: &str) -> String {
         .to_owned()
 }
 
+/// Whether a heading is only a link to another page: a site's name in its header
+/// (`<h1><a href="../index.html">Django documentation</a></h1>`, on every page of some
+/// Sphinx themes), not the page's title. A page's own heading may end in a link to itself
+/// (`<a class="headerlink" href="#t">¶</a>`), which is not another page.
+fn names_site(h: ElementRef<'_>) -> bool {
+    let linked: String = h
+        .select(&sel("a[href]"))
+        .filter(|a| {
+            a.value()
+                .attr("href")
+                .is_some_and(|u| !u.trim().starts_with('#'))
+        })
+        .map(text_of)
+        .collect();
+    let all: String = text_of(h).split_whitespace().collect();
+    !all.is_empty() && linked.split_whitespace().collect::<String>() == all
+}
+
 fn text_of(el: ElementRef<'_>) -> String {
     collapse(&el.text().collect::<String>()).trim().to_owned()
 }
@@ -373,6 +391,25 @@ mod tests {
     println!("hi");
 }</pre>
         </main><footer>© 2025</footer></body></html>"##;
+
+    #[test]
+    fn a_heading_that_only_links_elsewhere_names_the_site_not_the_page() {
+        // A Sphinx theme's layout: no <main>, the site's name as an <h1> link in a header
+        // <div> on every page, then the page's own <h1> with its permalink.
+        let html = r##"<html><head><title>Making queries — Pony docs</title></head><body>
+            <div id="hd"><h1><a href="../../index.html">Pony 3.2 docs</a></h1></div>
+            <div id="bd"><div class="section">
+              <h1>Making queries<a class="headerlink" href="#making-queries">¶</a></h1>
+              <p>Once you have created your data models, you query them.</p>
+            </div></div></body></html>"##;
+        let p = extract(html, "https://ex.org/topics/queries.html").unwrap();
+        assert_eq!(p.title, "Making queries");
+        // A heading of plain text with a link inside is the page's own.
+        let html = r##"<html><body><main><h1>Using <a href="/pony">Pony</a> here</h1>
+            <p>Text.</p></main></body></html>"##;
+        let p = extract(html, "https://ex.org/using.html").unwrap();
+        assert_eq!(p.title, "Using Pony here");
+    }
 
     #[test]
     fn main_content_keeps_headings_and_drops_navigation() {
