@@ -168,10 +168,20 @@ fn main_content(doc: &Html) -> (ElementRef<'_>, bool) {
     }
 }
 
+/// ARIA landmark roles that mark what the skipped elements are (a Sphinx sidebar is a
+/// `<div role="navigation">`, its search box a `<div role="search">`).
+const SKIPPED_ROLES: &[&str] = &["navigation", "search", "complementary"];
+
 pub(super) fn skipped(el: &scraper::node::Element, fallback: bool) -> bool {
     let name = el.name();
+    let role = el.attr("role").map(str::trim).unwrap_or("");
     SKIPPED.contains(&name)
+        || SKIPPED_ROLES.iter().any(|r| role.eq_ignore_ascii_case(r))
         || (fallback && matches!(name, "header" | "footer"))
+        || (fallback
+            && ["banner", "contentinfo"]
+                .iter()
+                .any(|r| role.eq_ignore_ascii_case(r)))
         || el.attr("data-rag-ignore").is_some()
         || pagefind::ignored(el)
         || el.attr("hidden").is_some()
@@ -391,6 +401,35 @@ mod tests {
     println!("hi");
 }</pre>
         </main><footer>© 2025</footer></body></html>"##;
+
+    #[test]
+    fn landmark_roles_are_left_out_as_their_elements_are() {
+        let html = r##"<html><body>
+            <div role="banner"><p>Site banner</p></div>
+            <div class="section"><h1>Queries</h1><p>Filter the rows.</p></div>
+            <div class="sphinxsidebar" role="navigation"><h3>Table of contents</h3>
+              <ul><li><a href="other.html">Aggregation</a></li></ul></div>
+            <div id="searchbox" role="search"><h3>Quick search</h3></div>
+            <div role="complementary"><p>Related posts</p></div>
+            <div role="contentinfo"><p>Last update: today</p></div>
+            </body></html>"##;
+        let p = extract(html, "https://ex.org/q.html").unwrap();
+        assert!(p.content.contains("Filter the rows."), "{}", p.content);
+        for chrome in [
+            "Site banner",
+            "Aggregation",
+            "Quick search",
+            "Related posts",
+            "Last update",
+        ] {
+            assert!(!p.content.contains(chrome), "{chrome}: {}", p.content);
+        }
+        // Inside <main>, a banner or contentinfo role is the page's own (as <header> is).
+        let html = r##"<html><body><main><h1>T</h1><div role="banner"><p>Intro banner</p></div>
+            <p>Body.</p></main></body></html>"##;
+        let p = extract(html, "https://ex.org/t.html").unwrap();
+        assert!(p.content.contains("Intro banner"), "{}", p.content);
+    }
 
     #[test]
     fn a_heading_that_only_links_elsewhere_names_the_site_not_the_page() {

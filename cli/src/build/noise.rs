@@ -405,6 +405,9 @@ const SOURCE_MIN_LINES: u32 = 20;
 const SOURCE_MIN_CODE_SHARE: f64 = 0.8;
 /// See [`SOURCE_MIN_CODE_SHARE`].
 const SOURCE_MIN_NUMBERED: f64 = 0.1;
+/// A listing without line numbers: at least [`SOURCE_MIN_CODE_SHARE`] of the text in code
+/// and at most this many prose words (its heading).
+const SOURCE_MAX_PROSE: u32 = 20;
 
 /// The noise kind a page's own structure shows, if any (print-all pages need the others:
 /// [`sift`]).
@@ -416,10 +419,15 @@ pub(crate) fn classify(s: &Structure) -> Option<Noise> {
             f64::from(part) / f64::from(s.chars)
         }
     };
-    if s.numbered_lines >= SOURCE_MIN_LINES
+    let numbered = s.numbered_lines >= SOURCE_MIN_LINES
         && (share(s.code_chars) >= SOURCE_MIN_CODE_SHARE
-            || f64::from(s.numbered_lines) >= SOURCE_MIN_NUMBERED * f64::from(s.words))
-    {
+            || f64::from(s.numbered_lines) >= SOURCE_MIN_NUMBERED * f64::from(s.words));
+    // Without line numbers (Sphinx's `viewcode` pages, "Source code for django.apps"):
+    // code with no more prose than a heading.
+    let bare = s.code_chars > 0
+        && share(s.code_chars) >= SOURCE_MIN_CODE_SHARE
+        && s.prose_words <= SOURCE_MAX_PROSE;
+    if numbered || bare {
         return Some(Noise::Source);
     }
     if s.search_form && s.prose_words <= SEARCH_MAX_PROSE {
@@ -567,6 +575,35 @@ mod tests {
             .structure
             .unwrap();
         assert!(s.search_form, "{s:?}");
+        assert_eq!(classify(&s), None, "{s:?}");
+    }
+
+    #[test]
+    fn code_with_no_prose_but_its_heading_is_a_source_listing() {
+        // Sphinx's `viewcode` layout: a heading, then the module in one <pre>, no line
+        // numbers.
+        let code = "def handler(request):\n    return respond(request.path)\n".repeat(12);
+        let page = format!(
+            r#"<main><h1>Source code for pony.views</h1><div class=highlight><pre>{code}</pre>
+            </div></main>"#
+        );
+        let s = extract(&page, "https://ex.org/_modules/pony/views.html")
+            .unwrap()
+            .structure
+            .unwrap();
+        assert_eq!(classify(&s), Some(Noise::Source), "{s:?}");
+        // The same code under a paragraph that explains it is a page.
+        let prose = "The view answers each request with the page for its path, so that a \
+            visitor who follows a link sees what the link promised; errors fall back to \
+            the default handler, which logs them.";
+        let page = format!(
+            r#"<main><h1>Views</h1><p>{prose}</p><div class=highlight><pre>{code}</pre>
+            </div></main>"#
+        );
+        let s = extract(&page, "https://ex.org/topics/views.html")
+            .unwrap()
+            .structure
+            .unwrap();
         assert_eq!(classify(&s), None, "{s:?}");
     }
 
