@@ -12,6 +12,7 @@
 
 mod bibtex;
 mod bibtex_bounds;
+mod boilerplate;
 mod cache;
 mod claims;
 mod config;
@@ -103,7 +104,9 @@ pub(crate) fn run(args: BuildArgs) -> ExitCode {
 fn build(s: &Settings, report: &mut Report) -> Result<String, String> {
     let publications = read_bibtex(s)?;
     let mut cache = open_cache(s);
-    let pages = read_pages(s, &mut cache, report)?;
+    let mut pages = read_pages(s, &mut cache, report)?;
+    // The site's chrome out of the text before the pages are measured against each other.
+    boilerplate::strip(&mut pages);
     // Generator noise and duplicates go before the owner's JSON is merged, so an override
     // can still name any page that is kept.
     let mut pages = noise::sift(pages, s.keep_all, &mut report.noise);

@@ -1,0 +1,157 @@
+//! Site chrome left in the pages' text: a site without `<main>` (or landmark roles) puts
+//! its header, navigation bar and footer around every page's content ("Home | Table of
+//! contents | Index | Modules", "« previous | up | next »", "Last update:"). Such a line
+//! stands on most pages of the site, where a line of the page's own text stands on one or a
+//! few, so a line that most pages share is dropped from all of them.
+//!
+//! Headings stay: they shape the passages (a man page's `## SEE ALSO` on every page is the
+//! start of a section, not chrome), and a heading that only names the site is already left
+//! out of the title (see `html::names_site`).
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use super::page::Page;
+
+/// A line on at least this share of the pages is chrome ...
+const MIN_SHARE: f64 = 0.5;
+/// ... on a site of at least this many pages (on a few pages, one shared line may be
+/// anything: the owner's signature, a course's name).
+const MIN_PAGES: usize = 10;
+/// Lines longer than this are never chrome: a header or a navigation bar is short, and
+/// counting only short lines keeps the tally small on a large site.
+const MAX_CHROME_CHARS: usize = 200;
+
+/// Drops from every page's content the lines that at least [`MIN_SHARE`] of `pages`
+/// share; returns how many pages lost some.
+pub(crate) fn strip(pages: &mut [Page]) -> usize {
+    if pages.len() < MIN_PAGES {
+        return 0;
+    }
+    // On how many pages each candidate line stands (by a hash of its trimmed text).
+    let mut pages_with: HashMap<u64, usize> = HashMap::new();
+    let mut seen: Vec<u64> = Vec::new();
+    for page in pages.iter() {
+        seen.clear();
+        seen.extend(page.content.lines().filter_map(candidate));
+        seen.sort_unstable();
+        seen.dedup();
+        for &h in &seen {
+            *pages_with.entry(h).or_default() += 1;
+        }
+    }
+    let threshold = (MIN_SHARE * pages.len() as f64).ceil() as usize;
+    pages_with.retain(|_, n| *n >= threshold);
+    if pages_with.is_empty() {
+        return 0;
+    }
+    let mut changed = 0;
+    for page in pages.iter_mut() {
+        let chrome = |line: &str| candidate(line).is_some_and(|h| pages_with.contains_key(&h));
+        if !page.content.lines().any(chrome) {
+            continue;
+        }
+        changed += 1;
+        let kept: Vec<&str> = page.content.lines().filter(|l| !chrome(l)).collect();
+        page.content = collapse_blank_runs(&kept);
+    }
+    changed
+}
+
+/// The hash of a line that could be chrome: not blank, not a heading, not long.
+fn candidate(line: &str) -> Option<u64> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') || line.chars().count() > MAX_CHROME_CHARS {
+        return None;
+    }
+    let mut h = DefaultHasher::new();
+    line.hash(&mut h);
+    Some(h.finish())
+}
+
+/// The lines joined again, with no more than one blank line in a row (a dropped line
+/// between two blank ones would leave two) and none at either end.
+fn collapse_blank_runs(lines: &[&str]) -> String {
+    let mut out = String::new();
+    let mut blank = false;
+    for line in lines {
+        if line.trim().is_empty() {
+            blank = !out.is_empty();
+            continue;
+        }
+        if blank {
+            out.push('\n');
+            blank = false;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    while out.ends_with('\n') {
+        out.pop();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(i: usize, content: String) -> Page {
+        Page {
+            url: format!("https://ex.org/p{i}.html"),
+            title: format!("Page {i}"),
+            content,
+            ..Page::default()
+        }
+    }
+
+    #[test]
+    fn lines_most_pages_share_are_dropped_and_headings_and_own_text_stay() {
+        let mut pages: Vec<Page> = (0..12)
+            .map(|i| {
+                // Chrome on every page but the last two; a heading on all of them.
+                let nav = if i < 10 {
+                    "Home | Index | Modules\n\n"
+                } else {
+                    ""
+                };
+                page(
+                    i,
+                    format!(
+                        "{nav}# Topic {i}\n\nText of page {i}.\n\n## See also\n\nPage {}.\n\n\
+                         Last update: today",
+                        i + 1
+                    ),
+                )
+            })
+            .collect();
+        assert_eq!(strip(&mut pages), 12);
+        assert_eq!(
+            pages[0].content,
+            "# Topic 0\n\nText of page 0.\n\n## See also\n\nPage 1."
+        );
+        assert_eq!(
+            pages[11].content,
+            "# Topic 11\n\nText of page 11.\n\n## See also\n\nPage 12."
+        );
+    }
+
+    #[test]
+    fn a_line_fewer_than_half_the_pages_share_stays_and_small_sites_are_left_alone() {
+        let shared = "Part of the course on compilers.";
+        let mut pages: Vec<Page> = (0..12)
+            .map(|i| {
+                let extra = if i < 5 { shared } else { "" };
+                page(i, format!("Text {i}.\n\n{extra}"))
+            })
+            .collect();
+        assert_eq!(strip(&mut pages), 0);
+        assert!(pages[0].content.contains(shared));
+        // Nine pages that all share a line: too few to tell chrome from a signature.
+        let mut pages: Vec<Page> = (0..9)
+            .map(|i| page(i, format!("Text {i}.\n\n{shared}")))
+            .collect();
+        assert_eq!(strip(&mut pages), 0);
+        assert!(pages[8].content.contains(shared));
+    }
+}
