@@ -13,7 +13,9 @@
 //! function). The other queries are ranked as without rewrites.
 
 use serde::Serialize;
-use shared::search::{fuse_expansion, Expansion, FUSION_DEPTH};
+use shared::chat::{rewrites_first_question, QueryRewrite};
+use shared::config::DEFAULT_MIN_SCORE;
+use shared::search::{fuse_expansion, Expansion, Language, FUSION_DEPTH};
 use shared::{KnowledgeBase, Ranked, Retriever};
 use std::collections::HashMap;
 use std::path::Path;
@@ -23,6 +25,8 @@ use std::time::{Duration, Instant};
 pub(crate) struct Corpus {
     pub(crate) ids: Vec<String>,
     engine: Engine,
+    /// The site's main language, as the chat reads it (for `--rewrite-mode`).
+    language: Language,
     pub(crate) index_ms: f64,
 }
 
@@ -55,6 +59,7 @@ pub(crate) fn load_corpus(path: &Path) -> Result<Corpus, String> {
         let index_ms = ms(started.elapsed());
         return Ok(Corpus {
             ids,
+            language: index.language(),
             engine: Engine::Kb(index),
             index_ms,
         });
@@ -70,6 +75,9 @@ pub(crate) fn load_corpus(path: &Path) -> Result<Corpus, String> {
     }
     let mut ids = Vec::new();
     let mut texts = Vec::new();
+    // The start of each document, for the corpus's language (as `Language::of_kb` reads a
+    // knowledge base).
+    let mut sample = String::new();
     for (n, line) in text
         .lines()
         .enumerate()
@@ -78,6 +86,8 @@ pub(crate) fn load_corpus(path: &Path) -> Result<Corpus, String> {
         let d: Doc =
             serde_json::from_str(line).map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?;
         ids.push(d.id);
+        sample.push_str(&d.title);
+        sample.extend(d.text.chars().take(600));
         texts.push((d.title.clone(), [format!("{}\n{}", d.title, d.text)]));
     }
     let started = Instant::now();
@@ -85,6 +95,7 @@ pub(crate) fn load_corpus(path: &Path) -> Result<Corpus, String> {
     let retriever = Retriever::build_fielded(texts, &[]);
     Ok(Corpus {
         ids,
+        language: Language::of_text(&sample),
         engine: Engine::Plain(retriever),
         index_ms: ms(started.elapsed()),
     })
@@ -232,7 +243,7 @@ pub(crate) fn evaluate(
     corpus: &Corpus,
     queries: &[(String, String)],
     qrels: &Qrels,
-    rewrites: Option<&Rewrites>,
+    rewrites: Option<(&Rewrites, QueryRewrite)>,
     k: usize,
     min_coverage: f32,
 ) -> (Report, Vec<(String, Run)>) {
@@ -252,8 +263,21 @@ pub(crate) fn evaluate(
     let mut rewritten = 0;
     let (mut ndcg, mut r3, mut r10, mut r100, mut mrr) = (0.0, 0.0, 0.0, 0.0, 0.0);
     for (qid, text) in &judged {
-        let hits = match rewrites.and_then(|r| r.get(qid.as_str())) {
-            Some(expansion) => {
+        // The chat's test: the question's own hits at its default minimum score.
+        let wanted = |mode| {
+            let hits = corpus.retriever().search_covering(
+                text,
+                FUSION_DEPTH,
+                DEFAULT_MIN_SCORE,
+                min_coverage,
+            );
+            rewrites_first_question(mode, corpus.retriever(), corpus.language, text, &hits.1)
+        };
+        let rewrite = rewrites
+            .and_then(|(r, mode)| Some((r.get(qid.as_str())?, mode)))
+            .filter(|&(_, mode)| wanted(mode));
+        let hits = match rewrite {
+            Some((expansion, _)) => {
                 rewritten += 1;
                 let original = search_at(text, FUSION_DEPTH);
                 fuse_expansion(&original, expansion, depth, |t| search_at(t, FUSION_DEPTH))
@@ -427,6 +451,7 @@ mod tests {
                 &[],
             )),
             index_ms: 0.0,
+            language: Language::English,
         };
         let queries = vec![
             // Words the site never uses: only the rewrite can find the page.
@@ -449,7 +474,8 @@ mod tests {
         )]
         .into_iter()
         .collect();
-        let (with, runs) = evaluate(&corpus, &queries, &qrels, Some(&rewrites), 10, 0.0);
+        let with_rewrites = Some((&rewrites, QueryRewrite::Always));
+        let (with, runs) = evaluate(&corpus, &queries, &qrels, with_rewrites, 10, 0.0);
         assert_eq!((plain.rewritten, with.rewritten), (None, Some(1)));
         // q2 (no rewrite) is ranked as before; q1 finds `reset` through its rewrite alone.
         assert_eq!(runs[1].1[0].0, "tags");
@@ -460,6 +486,52 @@ mod tests {
             with.ndcg10,
             plain.ndcg10
         );
+    }
+
+    #[test]
+    fn the_rewrite_mode_decides_which_questions_get_theirs_as_the_chat_does() {
+        let corpus = Corpus {
+            ids: vec!["stash".into(), "tags".into(), "other".into()],
+            engine: Engine::Plain(Retriever::build(
+                [
+                    ["git stash saves uncommitted changes".to_string()],
+                    ["git tag names a release".to_string()],
+                    ["the history of the project".to_string()],
+                ],
+                &[],
+            )),
+            index_ms: 0.0,
+            language: Language::English,
+        };
+        let queries = vec![
+            // No hit at all, a strong English question, and a Chinese one.
+            ("q1".to_string(), "plugh xyzzy".to_string()),
+            ("q2".to_string(), "git tag".to_string()),
+            ("q3".to_string(), "怎么暂存修改".to_string()),
+        ];
+        let qrels: Qrels = [
+            ("q1".to_string(), rel(&[("stash", 1)])),
+            ("q2".to_string(), rel(&[("tags", 1)])),
+            ("q3".to_string(), rel(&[("stash", 1)])),
+        ]
+        .into_iter()
+        .collect();
+        let expansion = Expansion {
+            query: Some("stash changes".into()),
+            passage: None,
+        };
+        let rewrites: Rewrites = ["q1", "q2", "q3"]
+            .into_iter()
+            .map(|q| (q.to_string(), expansion.clone()))
+            .collect();
+        let rewritten = |mode| {
+            let (report, _) = evaluate(&corpus, &queries, &qrels, Some((&rewrites, mode)), 10, 0.0);
+            report.rewritten
+        };
+        assert_eq!(rewritten(QueryRewrite::Always), Some(3));
+        assert_eq!(rewritten(QueryRewrite::CrossLanguage), Some(2));
+        assert_eq!(rewritten(QueryRewrite::Weak), Some(1));
+        assert_eq!(rewritten(QueryRewrite::Off), Some(0));
     }
 
     #[test]

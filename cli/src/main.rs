@@ -259,6 +259,15 @@ struct EvalArgs {
     /// "passage"}`) or TSV (`id, query[, passage]`), one query id per line.
     #[arg(long)]
     rewrites: Option<PathBuf>,
+    /// Which questions get their rewrite, as the chat's `QUERY_REWRITE` decides for a first
+    /// question: `always` (every question with one), `cross_language` (the chat's default:
+    /// a question not in the site's language, or a weak one), `weak` or `off`.
+    #[arg(long, default_value = "always", value_parser = parse_rewrite_mode)]
+    rewrite_mode: shared::chat::QueryRewrite,
+}
+
+fn parse_rewrite_mode(value: &str) -> Result<shared::chat::QueryRewrite, String> {
+    shared::chat::QueryRewrite::parse(value).map_err(|e| e.to_string())
 }
 
 fn evaluate(args: EvalArgs) -> Result<(), String> {
@@ -271,6 +280,7 @@ fn evaluate(args: EvalArgs) -> Result<(), String> {
         json,
         min_coverage,
         rewrites,
+        rewrite_mode,
     } = args;
     let corpus = eval::load_corpus(&corpus)?;
     let queries = eval::load_queries(&queries)?;
@@ -280,7 +290,7 @@ fn evaluate(args: EvalArgs) -> Result<(), String> {
         &corpus,
         &queries,
         &qrels,
-        rewrites.as_ref(),
+        rewrites.as_ref().map(|r| (r, rewrite_mode)),
         k,
         min_coverage,
     );

@@ -39,7 +39,7 @@ mod session;
 mod storage;
 mod style;
 mod suggest;
-pub use rewrite::QueryRewrite;
+pub use rewrite::{rewrites_first_question, QueryRewrite};
 pub use storage::{StoreBudgets, HISTORY_BUDGET, RECORD_BUDGET};
 pub use style::AnswerStyle;
 pub use suggest::{suggestions, Handoff, Suggestion, MAX_SUGGESTIONS};

@@ -172,6 +172,27 @@ pub(super) fn trigger(mode: QueryRewrite, s: &Situation<'_>) -> Option<Trigger> 
     }
 }
 
+/// Whether a conversation's first question is rewritten under `mode`, given the hits its
+/// lexical pass found on `site` (what `rag eval --rewrite-mode` scores offline; the chat
+/// also weighs the earlier turns).
+pub fn rewrites_first_question(
+    mode: QueryRewrite,
+    retriever: &Retriever,
+    site: Language,
+    question: &str,
+    hits: &[Ranked],
+) -> bool {
+    let situation = Situation {
+        retriever,
+        site,
+        question,
+        has_earlier_turn: false,
+        hits,
+        followup: false,
+    };
+    trigger(mode, &situation).is_some()
+}
+
 /// The rewrite prompt: the instruction, the last turns, the question.
 pub(super) fn rewrite_messages(
     question: &str,

@@ -22,6 +22,9 @@ use std::str::FromStr;
 /// because the configuration reads `TOP_K` against it.
 pub const MAX_TOP_K: usize = 50;
 
+/// `MIN_SCORE` when unset: the lowest BM25 score a hit may have.
+pub const DEFAULT_MIN_SCORE: f32 = 0.5;
+
 /// Where the knowledge base comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KbLocation {
@@ -105,7 +108,7 @@ impl Config {
                 Some(s) if !(s.is_finite() && s >= 0.0) => {
                     return Err(bad("MIN_SCORE", "must be a number ≥ 0"))
                 }
-                s => s.unwrap_or(0.5),
+                s => s.unwrap_or(DEFAULT_MIN_SCORE),
             },
             allowed_origins: get("ALLOWED_ORIGINS")
                 .map(|v| {
