@@ -438,21 +438,26 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_rewrite_changes_only_its_own_query_and_ranks_as_the_chat_fuses() {
-        let corpus = Corpus {
-            ids: vec!["stash".into(), "reset".into(), "tags".into()],
+    /// An English corpus of one-passage documents, `(id, text)`.
+    fn english_corpus(docs: &[(&str, &str)]) -> Corpus {
+        Corpus {
+            ids: docs.iter().map(|(id, _)| id.to_string()).collect(),
             engine: Engine::Plain(Retriever::build(
-                [
-                    ["git stash saves uncommitted changes".to_string()],
-                    ["git reset undoes the last commit".to_string()],
-                    ["git tag names a release".to_string()],
-                ],
+                docs.iter().map(|(_, text)| [text.to_string()]),
                 &[],
             )),
             index_ms: 0.0,
             language: Language::English,
-        };
+        }
+    }
+
+    #[test]
+    fn a_rewrite_changes_only_its_own_query_and_ranks_as_the_chat_fuses() {
+        let corpus = english_corpus(&[
+            ("stash", "git stash saves uncommitted changes"),
+            ("reset", "git reset undoes the last commit"),
+            ("tags", "git tag names a release"),
+        ]);
         let queries = vec![
             // Words the site never uses: only the rewrite can find the page.
             ("q1".to_string(), "plugh xyzzy".to_string()),
@@ -490,19 +495,11 @@ mod tests {
 
     #[test]
     fn the_rewrite_mode_decides_which_questions_get_theirs_as_the_chat_does() {
-        let corpus = Corpus {
-            ids: vec!["stash".into(), "tags".into(), "other".into()],
-            engine: Engine::Plain(Retriever::build(
-                [
-                    ["git stash saves uncommitted changes".to_string()],
-                    ["git tag names a release".to_string()],
-                    ["the history of the project".to_string()],
-                ],
-                &[],
-            )),
-            index_ms: 0.0,
-            language: Language::English,
-        };
+        let corpus = english_corpus(&[
+            ("stash", "git stash saves uncommitted changes"),
+            ("tags", "git tag names a release"),
+            ("other", "the history of the project"),
+        ]);
         let queries = vec![
             // No hit at all, a strong English question, and a Chinese one.
             ("q1".to_string(), "plugh xyzzy".to_string()),
