@@ -171,6 +171,8 @@ fn main_content(doc: &Html) -> (ElementRef<'_>, bool) {
 /// ARIA landmark roles that mark what the skipped elements are (a Sphinx sidebar is a
 /// `<div role="navigation">`, its search box a `<div role="search">`).
 const SKIPPED_ROLES: &[&str] = &["navigation", "search", "complementary"];
+/// The roles of `<header>` and `<footer>`, left out as they are: only outside `<main>`.
+const FALLBACK_ROLES: &[&str] = &["banner", "contentinfo"];
 
 pub(super) fn skipped(el: &scraper::node::Element, fallback: bool) -> bool {
     let name = el.name();
@@ -178,10 +180,7 @@ pub(super) fn skipped(el: &scraper::node::Element, fallback: bool) -> bool {
     SKIPPED.contains(&name)
         || SKIPPED_ROLES.iter().any(|r| role.eq_ignore_ascii_case(r))
         || (fallback && matches!(name, "header" | "footer"))
-        || (fallback
-            && ["banner", "contentinfo"]
-                .iter()
-                .any(|r| role.eq_ignore_ascii_case(r)))
+        || (fallback && FALLBACK_ROLES.iter().any(|r| role.eq_ignore_ascii_case(r)))
         || el.attr("data-rag-ignore").is_some()
         || pagefind::ignored(el)
         || el.attr("hidden").is_some()

@@ -276,6 +276,25 @@ fn eval_scores_rewritten_queries_through_the_fused_path_and_names_a_bad_rewrite_
         (Some(1.0), Some(1))
     );
 
+    // The chat's modes: `off` never calls the model; the question here has no hit, so the
+    // default `cross_language` does. An unknown mode is a usage error naming the four.
+    let modes: Vec<Option<u64>> = ["off", "cross_language"]
+        .iter()
+        .map(|m| {
+            let out = eval(&["--rewrites", &p(&rewrites), "--rewrite-mode", m]);
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            v["rewritten"].as_u64()
+        })
+        .collect();
+    assert_eq!(modes, [Some(0), Some(1)]);
+    let out = eval(&["--rewrites", &p(&rewrites), "--rewrite-mode", "sometimes"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("must be off, weak, cross_language or always"),
+        "{}",
+        stderr(&out)
+    );
+
     std::fs::write(&rewrites, "q1\tok\nq1\tagain\n").unwrap();
     let out = eval(&["--rewrites", &p(&rewrites)]);
     assert_eq!(out.status.code(), Some(1));

@@ -369,10 +369,7 @@ fn a_well_checksummed_but_inconsistent_body_is_refused_not_served() {
 
 #[test]
 fn page_text_stays_deflated_until_a_request_reads_it() {
-    let json = generated_json(200);
-    let built = SearchIndex::new(kb_of(&json), "v");
-    let good = encode(&built, content_hash(&json), "E1");
-    let loaded = decode(&good, Expect::Version("E1"), "E1".into()).unwrap();
+    let (built, loaded, good) = generated_round_trip(200);
     let (_, blocks) = texts_at(&good[HEADER_LEN..]);
     assert!(blocks.len() > 2, "{} blocks", blocks.len());
     let inflated = |index: &SearchIndex| {
@@ -782,10 +779,7 @@ fn an_index_given_its_version_afterwards_is_the_one_written_with_it() {
 
 #[test]
 fn the_postings_of_a_site_stay_packed_until_a_query_needs_them() {
-    let json = generated_json(1000);
-    let built = SearchIndex::new(kb_of(&json), "v");
-    let good = encode(&built, content_hash(&json), "E1");
-    let loaded = decode(&good, Expect::Version("E1"), "E1".into()).unwrap();
+    let (built, loaded, _) = generated_round_trip(1000);
     let index = loaded.retriever().index();
     // Packed, and none decoded at load.
     assert!(index.undecoded_postings() > 0);
@@ -802,4 +796,14 @@ fn the_postings_of_a_site_stay_packed_until_a_query_needs_them() {
     // Every term decoded (the comparison reads them all) gives the builder's postings.
     assert_eq!(index, built.retriever().index());
     assert_eq!(index.undecoded_postings(), 0);
+}
+
+/// A generated site of `pages` pages indexed from its JSON, the same index read back from
+/// its prebuilt file (version `E1`), and that file.
+fn generated_round_trip(pages: usize) -> (SearchIndex, SearchIndex, Vec<u8>) {
+    let json = generated_json(pages);
+    let built = SearchIndex::new(kb_of(&json), "v");
+    let good = encode(&built, content_hash(&json), "E1");
+    let loaded = decode(&good, Expect::Version("E1"), "E1".into()).unwrap();
+    (built, loaded, good)
 }
