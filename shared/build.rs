@@ -162,6 +162,8 @@ struct Record {
     flags: u8,
     value: String,
     terms: String,
+    /// Segmentation cost in `dict_format::COST_UNITS` (0: not counted).
+    cost: u8,
 }
 
 /// Writes the hash tables (layout in `dict_format.rs`) for both directions:
@@ -223,6 +225,13 @@ fn dictionaries(out: &Path, reverse: &str) {
     for word in zh_stopwords::ZH_STOPWORDS {
         zh.entry((*word).to_owned()).or_default().flags |= dict_format::STOP;
     }
+    for (word, cost) in word_costs() {
+        // Only words the tables hold: a counted word they lack has no translation, and a
+        // prefix-only record must not become a word.
+        if let Some(record) = zh.get_mut(&word) {
+            record.cost = cost;
+        }
+    }
     write_table(out, "zh", &zh);
 
     let mut rev: BTreeMap<String, Record> = BTreeMap::new();
@@ -232,6 +241,7 @@ fn dictionaries(out: &Path, reverse: &str) {
             flags: 0,
             value: words.to_owned(),
             terms: String::new(),
+            cost: 0,
         };
         rev.insert(stem.to_owned(), record);
     }
@@ -244,6 +254,29 @@ fn dictionaries(out: &Path, reverse: &str) {
     );
     std::fs::write(out.join("dict_counts.rs"), counts)
         .unwrap_or_else(|e| panic!("writing dict_counts.rs: {e}"));
+}
+
+/// The segmentation cost of each counted word of `data/zh_freq.tsv` (`#total<TAB>N`, then
+/// `word<TAB>count` lines; see `infra/build_zh_freq.py`): -ln(count / N) in
+/// `dict_format::COST_UNITS`, at least 1 and below 0x80.
+fn word_costs() -> Vec<(String, u8)> {
+    let src = "data/zh_freq.tsv";
+    println!("cargo:rerun-if-changed={src}");
+    let text = std::fs::read_to_string(src).unwrap_or_else(|e| panic!("reading {src}: {e}"));
+    let mut lines = text.lines();
+    let total: f64 = lines
+        .next()
+        .and_then(|l| l.strip_prefix("#total\t"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{src}: the first line must be #total<TAB>N"));
+    lines
+        .filter_map(|line| {
+            let (word, count) = line.split_once('\t')?;
+            let count: f64 = count.parse().ok().filter(|&c| c > 0.0)?;
+            let cost = ((total / count).ln() * dict_format::COST_UNITS).round();
+            Some((word.to_owned(), cost.clamp(1.0, 127.0) as u8))
+        })
+        .collect()
 }
 
 /// Writes `<name>.records` and `<name>.slots` for `table` (layout in `dict_format.rs`).
@@ -268,6 +301,7 @@ fn write_table(out: &Path, name: &str, table: &BTreeMap<String, Record>) {
         records.push(r.flags);
         records.extend(seven(r.value.len(), "value"));
         records.extend(seven(r.terms.len(), "terms"));
+        records.push(r.cost);
         records.extend(key.as_bytes());
         records.extend(r.value.as_bytes());
         records.extend(r.terms.as_bytes());

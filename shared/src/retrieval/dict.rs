@@ -20,6 +20,8 @@ pub(crate) struct Entry {
     pub(crate) value: &'static str,
     /// The value's items already cut into terms: `a b|c|...`, one group per non-empty item.
     pub(crate) terms: &'static str,
+    /// The word's segmentation cost (see `dict_format::COST_UNITS`); 0 when unknown.
+    pub(crate) cost: u8,
 }
 
 /// Declares a table from the `<name>.records` and `<name>.slots` that `build.rs` wrote.
@@ -61,14 +63,15 @@ impl Dict {
             }
             let at = offset as usize;
             let bytes = &self.records.as_bytes()[at..];
-            let (key_len, flags, value_len, terms_len) = header(bytes);
-            if bytes.get(HEADER..HEADER + key_len) == Some(key.as_bytes()) {
-                let value = at + HEADER + key_len;
-                let terms = value + value_len;
+            let h = header(bytes);
+            if bytes.get(HEADER..HEADER + h.key_len) == Some(key.as_bytes()) {
+                let value = at + HEADER + h.key_len;
+                let terms = value + h.value_len;
                 return Some(Entry {
-                    flags,
+                    flags: h.flags,
                     value: &self.records[value..terms],
-                    terms: &self.records[terms..terms + terms_len],
+                    terms: &self.records[terms..terms + h.terms_len],
+                    cost: h.cost,
                 });
             }
             i = (i + 1) & mask;

@@ -3,8 +3,9 @@
 //! sides cannot disagree on the hash or the record format.
 //!
 //! A table is two blobs:
-//! - *records*, one after another: `key_len`, `flags`, `value_len` and `terms_len` as
-//!   [`HEADER`] bytes below 0x80 (each length as two 7-bit digits, low first), then the key,
+//! - *records*, one after another: `key_len`, `flags`, `value_len`, `terms_len` and `cost`
+//!   as [`HEADER`] bytes below 0x80 (each length as two 7-bit digits, low first; `cost` a
+//!   word's segmentation cost in [`COST_UNITS`] of a nat, 0 for none), then the key,
 //!   the value and the terms (UTF-8). Header bytes below 0x80 keep the whole blob valid
 //!   UTF-8, so it is compiled in with `include_str!` and read as `&str` without checks;
 //! - *slots*: a power-of-two array of `u32 LE` record offsets ([`EMPTY`] for a free
@@ -14,7 +15,13 @@
 /// A free slot.
 pub(crate) const EMPTY: u32 = u32::MAX;
 /// Bytes before a record's key.
-pub(crate) const HEADER: usize = 6;
+pub(crate) const HEADER: usize = 7;
+
+/// A record's segmentation cost, -ln P(word) under the unigram model of the word
+/// frequencies (`data/zh_freq.tsv`), is stored in these fractions of a nat: fine enough
+/// that the commonest and rarest counted words (about 4 and 18 nats) are ~85 steps apart,
+/// coarse enough that the rarest fits a header byte below 0x80.
+pub(crate) const COST_UNITS: f64 = 6.0;
 
 /// Longest key, in characters, that the tables hold and segmentation tries.
 pub(crate) const MAX_KEY_CHARS: usize = 8;
@@ -47,13 +54,25 @@ pub(crate) fn slot_of(key: &[u8], bits: u32) -> usize {
     (hash(key) >> (64 - bits)) as usize
 }
 
-/// Decodes a record header at the start of `bytes`: (key, value, terms) lengths and flags.
-pub(crate) fn header(bytes: &[u8]) -> (usize, u8, usize, usize) {
+/// A decoded record header (see the module docs).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Header {
+    pub(crate) key_len: usize,
+    pub(crate) flags: u8,
+    pub(crate) value_len: usize,
+    pub(crate) terms_len: usize,
+    /// The word's segmentation cost in [`COST_UNITS`]; 0 when the frequencies lack it.
+    pub(crate) cost: u8,
+}
+
+/// Decodes a record header at the start of `bytes`.
+pub(crate) fn header(bytes: &[u8]) -> Header {
     let two = |lo: u8, hi: u8| usize::from(lo) | usize::from(hi) << 7;
-    (
-        usize::from(bytes[0]),
-        bytes[1],
-        two(bytes[2], bytes[3]),
-        two(bytes[4], bytes[5]),
-    )
+    Header {
+        key_len: usize::from(bytes[0]),
+        flags: bytes[1],
+        value_len: two(bytes[2], bytes[3]),
+        terms_len: two(bytes[4], bytes[5]),
+        cost: bytes[6],
+    }
 }

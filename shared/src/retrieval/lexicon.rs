@@ -10,7 +10,7 @@
 //! A matched word's translations share weight 1 between them.
 
 use super::dict::{dict, Dict};
-use super::dict_format::{LONGER, MAX_KEY_CHARS, SAME, SOURCE_SHIFT, STOP};
+use super::dict_format::{COST_UNITS, LONGER, MAX_KEY_CHARS, SAME, SOURCE_SHIFT, STOP};
 use super::tokenize::Analyzer;
 use super::zh_stopwords::ZH_STOPWORDS;
 use rustc_hash::FxHashMap;
@@ -176,13 +176,16 @@ impl Lexicon {
     /// back alone with no source. `attested` says whether the corpus being searched writes
     /// a (multi-character) word itself.
     ///
-    /// The path chosen minimises the sum of word costs, a stand-in for −log P of a unigram
-    /// word model whose tables carry no frequencies: a dictionary word of two or more
-    /// characters costs 1 (0.75 when the corpus writes it, 0.9 for a glossary word), a
-    /// single-character stopword 0.8 (particles are the commonest words), another
-    /// single-character word 1.5 and an unknown character 2. So two words beat one word
-    /// plus a stray character (一同步 → 一 + 同步, not 一同 + 步) and a particle is cut off
-    /// before a word is split (某个头文件 → 某个 + 头文件). Ties keep the longer first word.
+    /// The path chosen is the most probable under a unigram word model: it minimises the
+    /// sum of each word's −ln P, from jieba's word counts (`data/zh_freq.tsv`, compiled
+    /// into each table record; a CC-CEDICT word they lack costs as a rare word, a curated
+    /// or glossary word as a common one, a character no table has more than any word),
+    /// plus a fixed cost per word (`WORD_COST`); a word of two or more characters the
+    /// corpus writes costs three quarters. So 很多数据 reads 很 + 多 + 数据 "data", not 很 + 多数
+    /// "majority" + 据, and 只能读数据 reads 读 + 数据, not 读数 "meter reading" + 据: a
+    /// dictionary alone cannot tell these apart, as both paths are made of its words.
+    /// Costs are integers (sixths of a nat), so equal sums tie exactly; ties keep the
+    /// longer first word.
     ///
     /// The tables are probed (one hash lookup) at most once per prefix length, at most
     /// `MAX_KEY_CHARS` per character, so the work is linear in the run's length.
@@ -272,20 +275,23 @@ impl Lexicon {
                         .map(|(s, e)| Kind::Table(s, e.value, e.terms))
                 };
                 if let Some(m) = matched {
-                    // In twentieths, so that equal sums are equal: in floating point
-                    // 0.8 + 1.0 + 1.5 and 1.0 + 0.8 + 1.5 can differ in the last bit, and
-                    // the tie rule below then never applied (最大能存 read 最 + 大能
-                    // "almighty", not 最大 "largest" + 能).
-                    let cost = match (&m, len) {
-                        (Kind::Stop, 1) => 16,
-                        (_, 1) => 30,
-                        (Kind::Glossary, _) => 18,
-                        _ if attested(prefix) => 15,
-                        _ => 20,
+                    let counted = entry.map_or(0, |e| u32::from(e.cost));
+                    let cost = WORD_COST
+                        + match (&m, counted) {
+                            (Kind::Glossary, _) => GLOSSARY_COST,
+                            (Kind::Table(Source::Cedict, ..), 0) => UNCOUNTED_COST,
+                            (_, 0) => UNCOUNTED_CURATED_COST,
+                            (_, c) => c,
+                        };
+                    // A word the site writes is likelier on it than in general text.
+                    let cost = if attested(prefix) && len > 1 {
+                        cost * 3 / 4
+                    } else {
+                        cost
                     };
                     words.push((len as u32, cost, m));
                 } else if len == 1 {
-                    words.push((1, 40, Kind::Unknown));
+                    words.push((1, WORD_COST + UNKNOWN_COST, Kind::Unknown));
                 }
                 if !more {
                     break;
@@ -375,6 +381,30 @@ impl Lexicon {
         })
     }
 }
+
+/// Segmentation costs are in these fractions of a nat (see [`COST_UNITS`]).
+const fn nats(n: f64) -> u32 {
+    (n * COST_UNITS) as u32
+}
+/// What every word costs on top of its improbability: a unigram model alone splits a rare
+/// compound into two common characters (时区 "time zone", counted 34 times in 60 million,
+/// costs more than 时 + 区), so each further word is charged, as a speech recogniser
+/// charges a word insertion. Measured from 0 to 6 nats (docs/evaluation.md): 4 and 5 rank
+/// every real site alike; below, compounds split (git, Django lose); at 6 PostgreSQL loses.
+const WORD_COST: u32 = nats(4.0);
+/// The cost of a CC-CEDICT word the frequencies do not count: a rare word's (a count of
+/// about 50 in jieba's 60 million; its rarest word, counted once, is 17.9 nats), not
+/// the rarest's, since jieba leaves out common phrases it splits by design (不一定
+/// "maybe" must not read 不 + 一定 "certainly").
+const UNCOUNTED_COST: u32 = nats(14.0);
+/// The cost of an uncounted word of the curated tables or the stopword list, entered
+/// for the sites' vocabulary (包管理器 "package manager", 都会): a common word's.
+const UNCOUNTED_CURATED_COST: u32 = nats(10.0);
+/// The cost of a glossary word: the site owner's own term, as likely as a common word
+/// (8 nats, a count of about 20,000).
+const GLOSSARY_COST: u32 = nats(8.0);
+/// The cost of a character no table has: splitting off one is the last resort.
+const UNKNOWN_COST: u32 = nats(20.0);
 
 /// The compiled-in record of a prefix: one hash lookup.
 fn probe(prefix: &str) -> Option<super::dict::Entry> {
@@ -733,13 +763,33 @@ mod tests {
     }
 
     #[test]
+    fn the_commoner_words_win_where_both_paths_are_dictionary_words() {
+        let lex = Lexicon::default();
+        // Every path here is made of table words; only their frequencies decide. Fewest
+        // words read 多数 "majority" + 据, 读数 "meter reading" + 据, 人参 "ginseng" + 加.
+        assert_eq!(words(&lex, "很多数据"), vec!["很", "多", "数据"]);
+        assert_eq!(words(&lex, "读数据"), vec!["读", "数据"]);
+        assert_eq!(words(&lex, "人参加"), vec!["人", "参加"]);
+        // A rare compound still beats its common characters (the per-word cost).
+        assert_eq!(words(&lex, "时区"), vec!["时区"]);
+        // The counts reach the records: commoner is cheaper, and a word jieba does not
+        // count has none (包管理器, of the general lexicon, then costs a common word's).
+        let cost = |w: &str| probe(w).map(|e| e.cost);
+        assert!(cost("数据") < cost("读数"), "{:?} {:?}", cost("数据"), cost("读数"));
+        assert!(cost("数据").is_some_and(|c| c > 0));
+        assert_eq!(cost("包管理器"), Some(0));
+        assert_eq!(words(&lex, "安装包管理器"), vec!["安装", "包管理器"]);
+    }
+
+    #[test]
     fn words_the_corpus_writes_win_segmentation_ties() {
         let lex = Lexicon::default();
-        // 同步 and 步骤 are both words; with 同步骤 the corpus decides.
-        let ex = lex.expand_in("同步骤", |w| w == "步骤");
-        assert_eq!(ex[1].word, "步骤", "{ex:?}");
-        let ex = lex.expand_in("同步骤", |w| w == "同步");
-        assert_eq!(ex[0].word, "同步", "{ex:?}");
+        // 线性 + 方程组 "system of equations" and 线性方程 "linear equation" + 组 are
+        // about equally probable in general text: the corpus decides.
+        let ex = lex.expand_in("线性方程组", |w| w == "方程组");
+        assert_eq!(ex[1].word, "方程组", "{ex:?}");
+        let ex = lex.expand_in("线性方程组", |w| w == "线性方程");
+        assert_eq!(ex[0].word, "线性方程", "{ex:?}");
     }
 
     #[test]

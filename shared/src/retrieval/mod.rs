@@ -545,6 +545,10 @@ pub struct Retriever {
     /// Each document's version in the other language ([`versions::NONE`] for none); empty
     /// on a site without Chinese text.
     versions: Vec<u32>,
+    /// Whether each document is on the Chinese side of its site, worked out (one pass over
+    /// the postings) the first time a question brings a pair of versions, so a site with
+    /// none, and a prebuilt index, pay nothing for it at load.
+    chinese: std::sync::OnceLock<Vec<bool>>,
     /// Each Han character → the indexed bigrams holding it (see [`chars`]).
     char_bigrams: CharBigrams,
     /// Documents that mention many things in passing (release notes), ascending: they
@@ -676,6 +680,7 @@ impl Retriever {
             has_han,
             glossary_zh,
             versions,
+            chinese: std::sync::OnceLock::new(),
             demoted: Vec::new(),
         }
     }
@@ -711,11 +716,15 @@ impl Retriever {
         out
     }
 
-    /// `ranked` with each hit's other-language version right after it (scored as the hit:
-    /// it is the same page), keeping the first `k`. The version's passage is the one at
-    /// the hit's position when it has as many (translations keep their structure), else
+    /// `ranked` with each hit's other-language version beside it (scored as the hit: it is
+    /// the same page), the one in the question's language first (`chinese_question`: the
+    /// question has Chinese text), keeping the first `k`. Which of two versions matched
+    /// better says little (a question's own words and their translations weigh within
+    /// [`CROSS_WEIGHT`] of each other, and a long compound's translation can outweigh its
+    /// bigrams), so the reader's language orders them. The version's passage is the one
+    /// at the hit's position when it has as many (translations keep their structure), else
     /// its first.
-    fn with_versions(&self, ranked: Vec<Ranked>, k: usize) -> Vec<Ranked> {
+    fn with_versions(&self, ranked: Vec<Ranked>, k: usize, chinese_question: bool) -> Vec<Ranked> {
         if self.versions.is_empty() {
             return ranked;
         }
@@ -724,21 +733,32 @@ impl Retriever {
             if out.iter().any(|h| h.doc == hit.doc) {
                 continue;
             }
+            let at = out.len();
             out.push(*hit);
             let other = self.versions[hit.doc as usize];
             if other == versions::NONE || out.iter().any(|h| h.doc == other) {
                 continue;
             }
+            let chinese = self
+                .chinese
+                .get_or_init(|| versions::chinese_sides(&self.index, &self.units, self.n_docs));
+            let version_first = chinese[hit.doc as usize] != chinese_question
+                && chinese[other as usize] == chinese_question;
             let passage = match ranked.iter().find(|h| h.doc == other) {
                 Some(own) => own.passage,
                 None if self.units.binary_search(&(other, hit.passage)).is_ok() => hit.passage,
                 None => 0,
             };
-            out.push(Ranked {
+            let version = Ranked {
                 doc: other,
                 passage,
                 score: hit.score,
-            });
+            };
+            if version_first {
+                out.insert(at, version);
+            } else {
+                out.push(version);
+            }
         }
         out.truncate(k);
         out

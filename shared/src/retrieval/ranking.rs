@@ -277,7 +277,8 @@ impl Retriever {
             }
             ranked.truncate(k);
             let terms = std::mem::take(&mut scratch.terms.terms);
-            (terms, self.with_versions(ranked, k))
+            let chinese_question = query.chars().any(tokenize::is_han);
+            (terms, self.with_versions(ranked, k, chinese_question))
         })
     }
 }

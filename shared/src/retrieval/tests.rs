@@ -163,6 +163,11 @@ fn on_a_bilingual_site_each_language_ranks_its_own_page_first_and_the_other_next
     ]);
     let order = |q: &str| -> Vec<u32> { r.search(q, 4, 0.0).1.iter().map(|h| h.doc).collect() };
     assert_eq!(order("install the package manager")[..2], [0, 1]);
+    // 安装 + 包管理器: the two-word translation "package manager" outweighs the compound's
+    // three bigrams here, so the English page scores higher; the question's language
+    // still puts the Chinese version first.
+    let raw = r.rank(&r.analyze_query("安装包管理器"), 4, 0.0);
+    assert_eq!(raw[0].doc, 0, "{raw:?}");
     assert_eq!(order("安装包管理器")[..2], [1, 0]);
     assert_eq!(order("how long to cook rice")[..2], [2, 3]);
     assert_eq!(order("煮米饭要多久")[..2], [3, 2]);

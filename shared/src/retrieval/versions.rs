@@ -169,6 +169,11 @@ pub(crate) fn pair(
     mutual_pairs(&best_of_zh, &best_of_en, &second)
 }
 
+/// Whether each document is on the Chinese side of the site (see [`chinese_docs`]).
+pub(crate) fn chinese_sides(index: &Bm25Index, units: &[(u32, u32)], n_docs: usize) -> Vec<bool> {
+    chinese_docs(index, units, n_docs, &han_terms(index))
+}
+
 /// Whether each term of the index is a Han term (a bigram or character), by its first
 /// character.
 fn han_terms(index: &Bm25Index) -> Vec<bool> {
