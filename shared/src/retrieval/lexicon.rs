@@ -775,7 +775,12 @@ mod tests {
         // The counts reach the records: commoner is cheaper, and a word jieba does not
         // count has none (包管理器, of the general lexicon, then costs a common word's).
         let cost = |w: &str| probe(w).map(|e| e.cost);
-        assert!(cost("数据") < cost("读数"), "{:?} {:?}", cost("数据"), cost("读数"));
+        assert!(
+            cost("数据") < cost("读数"),
+            "{:?} {:?}",
+            cost("数据"),
+            cost("读数")
+        );
         assert!(cost("数据").is_some_and(|c| c > 0));
         assert_eq!(cost("包管理器"), Some(0));
         assert_eq!(words(&lex, "安装包管理器"), vec!["安装", "包管理器"]);
