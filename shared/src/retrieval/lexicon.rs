@@ -430,7 +430,7 @@ enum Kind {
 pub(crate) struct Scratch {
     /// Byte offset of each character of the run, and the run's length.
     starts: Vec<u32>,
-    /// Candidate words: (length in characters, cost in twentieths, what it is).
+    /// Candidate words: (length in characters, cost in sixths of a nat, what it is).
     words: Vec<(u32, u32, Kind)>,
     /// Where each start's candidates begin in `words`.
     first: Vec<u32>,
@@ -798,10 +798,10 @@ mod tests {
     }
 
     #[test]
-    fn equal_costs_tie_exactly_and_the_longer_first_word_wins() {
+    fn a_superlative_reads_as_one_word() {
         let lex = Lexicon::default();
-        // 最 + 大能 "almighty" + 存 and 最大 "largest" + 能 + 存 cost the same (a
-        // stopword, a word, a character): the longer first word is the reading.
+        // 最大 "largest" + 能 + 存, not 最 + 大能 "almighty" + 存 (with flat costs the two
+        // tied, and only the tie rule kept the longer first word).
         let words: Vec<String> = lex.expand("最大能存").into_iter().map(|e| e.word).collect();
         assert_eq!(words, ["最大", "能", "存"]);
         let ex = lex.expand("修改最大连接数");
