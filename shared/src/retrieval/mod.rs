@@ -545,9 +545,9 @@ pub struct Retriever {
     /// Each document's version in the other language ([`versions::NONE`] for none); empty
     /// on a site without Chinese text.
     versions: Vec<u32>,
-    /// Whether each document is on the Chinese side of its site, worked out (one pass over
-    /// the postings) the first time a question brings a pair of versions, so a site with
-    /// none, and a prebuilt index, pay nothing for it at load.
+    /// Whether each document is on the Chinese side of its site: kept from pairing when the
+    /// pairs were made here; for pairs read from a prebuilt index, worked out (one pass over
+    /// the postings) the first time a question brings a pair, so loading pays nothing.
     chinese: std::sync::OnceLock<Vec<bool>>,
     /// Each Han character → the indexed bigrams holding it (see [`chars`]).
     char_bigrams: CharBigrams,
@@ -648,9 +648,14 @@ impl Retriever {
         }
         let lexicon = Lexicon::new(glossary);
         crate::heap::mark("glossary");
+        let chinese = std::sync::OnceLock::new();
         let versions = match versions {
             Some(stored) => stored,
-            None if has_han => versions::pair(&index, &units, n_docs, &lexicon),
+            None if has_han => {
+                let (versions, sides) = versions::pair(&index, &units, n_docs, &lexicon);
+                let _ = chinese.set(sides); // Just made, so empty.
+                versions
+            }
             None => Vec::new(),
         };
         crate::heap::mark("versions");
@@ -680,7 +685,7 @@ impl Retriever {
             has_han,
             glossary_zh,
             versions,
-            chinese: std::sync::OnceLock::new(),
+            chinese,
             demoted: Vec::new(),
         }
     }

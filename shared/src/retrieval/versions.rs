@@ -60,21 +60,23 @@ pub(crate) const MIN_SHARED_TERMS: u32 = 3;
 /// make pairing cost grow with the square of the site's size.
 pub(crate) const MAX_COMMON_SHARE: f32 = 0.2;
 
-/// For each document, its version in the other language, or [`NONE`]. `units[u]` is the
-/// (document, passage) of index unit `u`, ascending.
+/// For each document, its version in the other language, or [`NONE`]; and whether each
+/// document is on the Chinese side (worked out on the way, and kept for ordering a pair by
+/// the question's language). `units[u]` is the (document, passage) of index unit `u`,
+/// ascending.
 pub(crate) fn pair(
     index: &Bm25Index,
     units: &[(u32, u32)],
     n_docs: usize,
     lexicon: &Lexicon,
-) -> Vec<u32> {
+) -> (Vec<u32>, Vec<bool>) {
     let n_terms = index.vocabulary_size();
     let han_term = han_terms(index);
     let chinese = chinese_docs(index, units, n_docs, &han_term);
     let n_zh = chinese.iter().filter(|&&c| c).count();
     let n_en = n_docs - n_zh;
     if n_zh == 0 || n_en == 0 {
-        return vec![NONE; n_docs];
+        return (vec![NONE; n_docs], chinese);
     }
     let n_units = index.len();
     let weight: Vec<f32> = (0..n_terms as u32)
@@ -166,10 +168,11 @@ pub(crate) fn pair(
             }
         }
     }
-    mutual_pairs(&best_of_zh, &best_of_en, &second)
+    (mutual_pairs(&best_of_zh, &best_of_en, &second), chinese)
 }
 
-/// Whether each document is on the Chinese side of the site (see [`chinese_docs`]).
+/// Whether each document is on the Chinese side of the site (see [`chinese_docs`]), for an
+/// index whose pairs were read back rather than made.
 pub(crate) fn chinese_sides(index: &Bm25Index, units: &[(u32, u32)], n_docs: usize) -> Vec<bool> {
     chinese_docs(index, units, n_docs, &han_terms(index))
 }

@@ -160,6 +160,14 @@ fn a_bilingual_kb_round_trips_with_its_language_versions() {
     };
     assert_eq!(order(&loaded), order(&built));
     assert_eq!(order(&loaded)[..2], [0, 2]);
+    // A Chinese question gets the Chinese version first, from the pairs as read back (the
+    // sides worked out at the first such question) as from those just made.
+    let order_zh = |index: &SearchIndex| -> Vec<u32> {
+        let (_, hits) = index.retriever().search("图书馆给学生借图书", 4, 0.0);
+        hits.iter().map(|h| h.doc).collect()
+    };
+    assert_eq!(order_zh(&loaded), order_zh(&built));
+    assert_eq!(order_zh(&loaded)[..2], [2, 0]);
     // The stored pairing is what the loaded index serves, not one made again at load.
     let paired = [2u32, 3, 0, 1].map(u32::to_le_bytes).concat();
     assert_eq!(
