@@ -59,6 +59,7 @@ sites=(
   "docs-site-octave|octave-doc|/usr/share/doc/octave/octave.html|https://docs.octave.org/v7.3.0/"
   "docs-site-sqlite|sqlite3-doc|/usr/share/doc/sqlite3|https://www.sqlite.org/"
   "docs-site-django|python-django-doc|/usr/share/doc/python-django-doc/html|https://docs.djangoproject.com/en/3.2/"
+  "docs-site-doxygen|doxygen-doc|/usr/share/doc/doxygen/html|https://www.doxygen.nl/manual/"
 )
 
 updated=0
