@@ -100,20 +100,26 @@ pub(crate) fn extract(html: &str, url: &str) -> Result<Page, Skip> {
         .and_then(|href| reqwest::Url::parse(url).ok()?.join(href.trim()).ok())
         .filter(|u| matches!(u.scheme(), "http" | "https"))
         .map(|u| u.to_string());
-    let h1 = bodies
+    let h1_selector = sel("h1");
+    let mut h1s = bodies
         .first()
         .copied()
         .unwrap_or(root)
-        .select(&sel("h1"))
+        .select(&h1_selector)
         .filter(|h| !pagefind::hidden(*h) && !names_site(*h))
         .map(|h| heading_text(&text_of(h)))
+        .filter(|t| !t.is_empty());
+    let h1 = h1s.next();
+    let h1_sections = h1s.next().is_some();
+    let head = doc
+        .select(&sel("title"))
+        .map(text_of)
         .find(|t| !t.is_empty());
+    // An `<h1>` title keeps the `<title>` beside it when they differ: on some sites the
+    // `<h1>`s are the page's sections (`super::titles` decides across the site).
+    let head_title = head.clone().filter(|t| h1.as_ref().is_some_and(|h| h != t));
     let title = h1
-        .or_else(|| {
-            doc.select(&sel("title"))
-                .map(text_of)
-                .find(|t| !t.is_empty())
-        })
+        .or(head)
         .or_else(|| meta_content(&doc, "meta[property='og:title']"))
         .unwrap_or_else(|| super::page::url_path(url));
     let lang = doc
@@ -131,6 +137,8 @@ pub(crate) fn extract(html: &str, url: &str) -> Result<Page, Skip> {
         description: meta_content(&doc, "meta[name='description']"),
         structure: Some(super::noise::measure(root, fallback)),
         pagefind_body: !bodies.is_empty(),
+        head_title,
+        h1_sections,
         ..Page::default()
     };
     pagefind::apply(pagefind::read(&doc), &mut page);

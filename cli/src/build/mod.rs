@@ -37,6 +37,7 @@ mod releases;
 mod robots;
 mod site;
 mod sitemap;
+mod titles;
 mod tree;
 
 pub(crate) use config::BuildArgs;
@@ -107,6 +108,13 @@ fn build(s: &Settings, report: &mut Report) -> Result<String, String> {
     let mut pages = read_pages(s, &mut cache, report)?;
     // The site's chrome out of the text before the pages are measured against each other.
     boilerplate::strip(&mut pages);
+    // Titles before noise is measured (a print-all page repeats other pages' titles).
+    let retitled = titles::settle(&mut pages);
+    if retitled > 0 {
+        report.note(format!(
+            "{retitled} pages named by their <title>: their <h1>s are sections"
+        ));
+    }
     // Generator noise and duplicates go before the owner's JSON is merged, so an override
     // can still name any page that is kept.
     let mut pages = noise::sift(pages, s.keep_all, &mut report.noise);

@@ -51,6 +51,13 @@ pub(crate) struct Page {
     /// Whether the main content came from `data-pagefind-body` elements.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) pagefind_body: bool,
+    /// The `<title>`, when the title was taken from an `<h1>` that differs from it (see
+    /// [`super::titles`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) head_title: Option<String>,
+    /// Whether the page has more than one `<h1>` (then they may be its sections).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) h1_sections: bool,
     /// The signature near-duplicates are found by, when made at extraction (it is of the
     /// title and content as extracted: neither changes before duplicates are collapsed).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -212,7 +212,11 @@ pub(crate) fn apply(markup: Markup, page: &mut Page) {
     for (name, values) in fields {
         let joined = || values.join(", ");
         match name.as_str() {
-            "title" => page.title = joined(),
+            "title" => {
+                // The owner named the page: no `<title>` stands against it.
+                page.title = joined();
+                page.head_title = None;
+            }
             "description" => page.description = Some(joined()),
             "date" => page.date = Some(joined()),
             "keywords" => page.keywords.extend(values),
@@ -327,6 +331,7 @@ mod tests {
         let mut page = Page {
             url: "https://ex.org/posts/a/".into(),
             title: "From h1".into(),
+            head_title: Some("From title - Site".into()),
             keywords: vec!["k".into()],
             ..Page::default()
         };
@@ -351,6 +356,8 @@ mod tests {
         };
         apply(m, &mut page);
         assert_eq!(page.title, "Meta title");
+        // The owner's title is not weighed against the <title> later.
+        assert_eq!(page.head_title, None);
         assert_eq!(page.description.as_deref(), Some("Fallback text"));
         assert_eq!(page.keywords, ["k", "bm25"]);
         assert_eq!(page.url, "https://ex.org/posts/a/");

@@ -170,6 +170,35 @@ fn a_mkdocs_site_under_a_base_path_gives_its_pages() {
 }
 
 #[test]
+fn a_doxygen_manual_names_its_pages_by_title_not_by_their_first_section() {
+    // Doxygen puts a `\page`'s name in <title> ("Pony: Configuration") and a <div>, and
+    // its `\section`s in <h1>s ("Format", "Project options"): the first <h1> names a
+    // section, not the page.
+    let site = sites().join("doxygen");
+    let kb = build(
+        "doxygen",
+        &[
+            "--site",
+            site.to_str().unwrap(),
+            "--base-url",
+            "https://pony.example.org/manual/",
+        ],
+    );
+    let title = |id: &str| doc(&kb, id)["title"].as_str().unwrap().to_owned();
+    assert_eq!(title("page_manual_settings"), "Pony: Configuration");
+    assert_eq!(title("page_manual_setup"), "Pony: Getting started");
+    // One section only, which shares no word with the page's name.
+    assert_eq!(title("page_manual_macros"), "Pony: Custom commands");
+    // The sections stay in the text as headings.
+    let settings = doc(&kb, "page_manual_settings")["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(settings.contains("# Format"), "{settings}");
+    assert!(settings.contains("# Project options"), "{settings}");
+}
+
+#[test]
 fn without_the_sitemap_every_html_file_but_404_is_read() {
     let site = sites().join("mkdocs");
     let kb = build(

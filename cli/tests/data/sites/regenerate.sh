@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Rebuilds the committed outputs of the two real generators the `rag build` tests read:
-# src/hugo → hugo/ (Hugo, Debian package `hugo`, tested with 0.111.3) and
-# src/mkdocs → mkdocs/ (MkDocs from PyPI, pinned below), and records what Pagefind (npm,
+# Rebuilds the committed outputs of the real generators the `rag build` tests read:
+# src/hugo → hugo/ (Hugo, Debian package `hugo`, tested with 0.111.3),
+# src/mkdocs → mkdocs/ (MkDocs from PyPI, pinned below) and src/doxygen → doxygen/
+# (Doxygen, Debian package `doxygen`, tested with 1.9.4), and records what Pagefind (npm,
 # pinned below) indexes of the hand-written pagefind/ site. The outputs are committed so the
 # test suite needs neither generator; run this after changing a source site.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 command -v hugo >/dev/null || { echo "needs hugo (apt-get install hugo)" >&2; exit 1; }
+command -v doxygen >/dev/null || { echo "needs doxygen (apt-get install doxygen)" >&2; exit 1; }
 rm -rf "$here/hugo"
 hugo --source "$here/src/hugo" --destination "$here/hugo" --quiet --cleanDestinationDir
 
@@ -19,6 +21,14 @@ rm -rf "$here/mkdocs"
 "$venv/bin/mkdocs" build --quiet --config-file "$here/src/mkdocs/mkdocs.yml" --site-dir "$here/mkdocs"
 # Only the HTML pages and the sitemap are read by the tests; keep the fixture small.
 (cd "$here/mkdocs" && rm -rf search sitemap.xml.gz css js img webfonts)
+
+# Doxygen writes beside its sources; only the HTML pages are kept.
+dox_out="$(mktemp -d)"
+(cd "$here/src/doxygen" && { cat Doxyfile; echo "OUTPUT_DIRECTORY = $dox_out"; } | doxygen -)
+rm -rf "$here/doxygen"
+mkdir "$here/doxygen"
+cp "$dox_out"/html/*.html "$here/doxygen/"
+rm -rf "$dox_out"
 
 # What Pagefind itself indexes of the hand-written Pagefind-annotated site (pagefind/):
 # the test compares rag build's extraction with it.

@@ -1,0 +1,218 @@
+//! Which of a page's two titles names it: its first `<h1>` or its `<title>`.
+//!
+//! Most generators put the page's name in both, the `<title>` with the site's name around
+//! it ("Making queries — Django documentation"), so the `<h1>` is the cleaner of the two.
+//! Some use `<h1>` for the sections inside a page and name the page elsewhere (Doxygen's
+//! manual: `<title>` "Doxygen: Configuration", first `<h1>` "Format"); there the `<h1>` is
+//! one section's name, and every page whose first section is "Introduction" would share
+//! it. Others give every page the same `<title>` (the site's name), where only the `<h1>`
+//! says which page it is. So the `<title>` is taken only when it names this page alone (no
+//! other page has it) and the two name different things: they share nothing but the
+//! words most `<title>`s of the site hold (the site's name), or, on a page with several
+//! `<h1>`s (a level of sections), neither holds the other ("Standard Markdown" under
+//! "Markdown support"). That needs the whole site, so it is decided here, after every page
+//! is read.
+
+use std::collections::{HashMap, HashSet};
+
+use super::page::Page;
+
+/// A word in at least this share of the site's `<title>`s is the site's, not a page's ...
+const SITE_WORD_SHARE: f64 = 0.5;
+/// ... when at least this many `<title>`s hold it (on two pages, any shared word would
+/// count).
+const SITE_WORD_MIN: usize = 3;
+
+/// Settles the title of every page that has both an `<h1>` title and a different
+/// `<title>` ([`Page::head_title`], then cleared); returns how many took the `<title>`.
+pub(crate) fn settle(pages: &mut [Page]) -> usize {
+    // Each page's `<title>`: kept beside an `<h1>` title, else (no `<h1>`) its title.
+    let head = |p: &Page| p.head_title.as_deref().unwrap_or(&p.title).to_owned();
+    let mut same: HashMap<String, usize> = HashMap::new();
+    let mut holding: HashMap<String, usize> = HashMap::new();
+    // The parts of `<title>`s made of several ("Setup - Pony docs"): a `<title>` that is
+    // a part of another one is the site's name (the home page's "Pony docs").
+    let mut parts: HashSet<String> = HashSet::new();
+    for page in pages.iter() {
+        let h = normalise(&head(page));
+        for w in words(&h) {
+            *holding.entry(w).or_default() += 1;
+        }
+        let pieces = split_parts(&h);
+        if pieces.len() > 1 {
+            parts.extend(pieces.into_iter().map(str::to_owned));
+        }
+        *same.entry(h).or_default() += 1;
+    }
+    let at_least = ((SITE_WORD_SHARE * pages.len() as f64).ceil() as usize).max(SITE_WORD_MIN);
+    let site: HashSet<String> = holding
+        .into_iter()
+        .filter(|&(_, n)| n >= at_least)
+        .map(|(w, _)| w)
+        .collect();
+    let mut changed = 0;
+    for page in pages.iter_mut() {
+        let Some(head) = page.head_title.take() else {
+            continue;
+        };
+        let different = if page.h1_sections {
+            !overlaps(&page.title, &head)
+        } else {
+            unrelated(&page.title, &head, &site)
+        };
+        let key = normalise(&head);
+        if same.get(&key) == Some(&1) && !parts.contains(&key) && different {
+            page.title = head;
+            changed += 1;
+        }
+    }
+    changed
+}
+
+/// Whether an `<h1>` and a `<title>` name different things: neither holds the other, and
+/// they share no word outside the site's own (`site`).
+fn unrelated(h1: &str, head: &str, site: &HashSet<String>) -> bool {
+    if overlaps(h1, head) {
+        return false;
+    }
+    let own: HashSet<String> = words(head).filter(|w| !site.contains(w)).collect();
+    !words(h1).any(|w| own.contains(&w))
+}
+
+/// What stands between the parts of a `<title>` (its page's name, the site's name).
+const SEPARATORS: &[&str] = &[" - ", " | ", " — ", " – ", ": ", " · ", " » ", " :: "];
+
+/// A `<title>`'s parts (itself, when it has no separator), trimmed, none empty.
+fn split_parts(head: &str) -> Vec<&str> {
+    let mut parts = vec![head];
+    for sep in SEPARATORS {
+        parts = parts.into_iter().flat_map(|p| p.split(sep)).collect();
+    }
+    parts
+        .into_iter()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// Whether either title holds the other (or the `<h1>` is empty).
+fn overlaps(h1: &str, head: &str) -> bool {
+    let (a, b) = (normalise(h1), normalise(head));
+    a.is_empty() || a.contains(&b) || b.contains(&a)
+}
+
+/// Lowercase, whitespace folded.
+fn normalise(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+/// The lowercase words (runs of letters and digits), each once.
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    let mut seen = HashSet::new();
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .filter(move |w| seen.insert(w.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(h1: &str, head: Option<&str>) -> Page {
+        Page {
+            url: format!("https://site/{h1}"),
+            title: h1.into(),
+            head_title: head.map(str::to_owned),
+            ..Page::default()
+        }
+    }
+
+    fn titles(pages: &[Page]) -> Vec<&str> {
+        pages.iter().map(|p| p.title.as_str()).collect()
+    }
+
+    #[test]
+    fn a_section_heading_gives_way_to_the_title_that_names_the_page() {
+        // Doxygen's manual: the chapter in `<title>`, its sections in `<h1>`; "Doxygen"
+        // in every `<title>` is the site's name, not a word the two share.
+        let mut pages = vec![
+            page("Format", Some("Doxygen: Configuration")),
+            page("Introduction", Some("Doxygen: Special Commands")),
+            page(
+                "Step 0: Check if doxygen supports your language",
+                Some("Doxygen: Getting started"),
+            ),
+            page("Doxygen: Output Formats", None),
+            // One of several `<h1>`s, which are sections: a shared word is not enough.
+            Page {
+                h1_sections: true,
+                ..page("Standard Markdown", Some("Doxygen: Markdown support"))
+            },
+        ];
+        assert_eq!(settle(&mut pages), 4);
+        assert_eq!(
+            titles(&pages),
+            [
+                "Doxygen: Configuration",
+                "Doxygen: Special Commands",
+                "Doxygen: Getting started",
+                "Doxygen: Output Formats",
+                "Doxygen: Markdown support"
+            ]
+        );
+        assert!(pages.iter().all(|p| p.head_title.is_none()));
+    }
+
+    #[test]
+    fn the_h1_stays_where_the_title_repeats_it_or_names_the_site() {
+        let mut pages = vec![
+            // The `<title>` holds the `<h1>` with the site's name around it.
+            page("Making queries", Some("Making queries — Pony docs")),
+            // The `<h1>` holds the `<title>`'s words (asciidoc: "git-add(1)").
+            page("git-add(1) Manual Page", Some("git-add(1)")),
+            // Shares a word of its own with the `<title>`.
+            page("Installing on Linux", Some("Pony docs: Linux setup")),
+            // Every page's `<title>` is the site's name: only the `<h1>` names the page.
+            page("Teaching", Some("My Site")),
+            page("Research", Some("My Site")),
+            // The home page's `<title>` is the site's name alone, which the other
+            // `<title>`s end with.
+            page("Welcome", Some("Pony Manual")),
+            page("Setup", Some("Setup - Pony Manual")),
+            // Several `<h1>`s, the first of them in the `<title>`.
+            Page {
+                h1_sections: true,
+                ..page("Release notes", Some("Release notes | Pony docs"))
+            },
+        ];
+        assert_eq!(settle(&mut pages), 0);
+        assert_eq!(
+            titles(&pages),
+            [
+                "Making queries",
+                "git-add(1) Manual Page",
+                "Installing on Linux",
+                "Teaching",
+                "Research",
+                "Welcome",
+                "Setup",
+                "Release notes"
+            ]
+        );
+    }
+
+    #[test]
+    fn chinese_titles_are_compared_as_text() {
+        // No spaces between Chinese words: containment decides.
+        let mut pages = vec![
+            page("教学", Some("教学 | 我的主页")),
+            page("概述", Some("安装指南")),
+        ];
+        assert_eq!(settle(&mut pages), 1);
+        assert_eq!(titles(&pages), ["教学", "安装指南"]);
+    }
+}
