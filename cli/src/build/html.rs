@@ -76,9 +76,11 @@ pub(crate) fn extract(html: &str, url: &str) -> Result<Page, Skip> {
     let (root, fallback) = main_content(&doc);
     let bodies = pagefind::bodies(&doc);
     let content = if bodies.is_empty() {
-        render(root, fallback)
+        render(root, fallback, true)
     } else {
-        let parts: Vec<String> = bodies.iter().map(|b| render(*b, false)).collect();
+        // Pagefind indexes no attribute a page does not ask it to, alt text included: its
+        // bodies are read as it reads them.
+        let parts: Vec<String> = bodies.iter().map(|b| render(*b, false, false)).collect();
         parts
             .into_iter()
             .filter(|p| !p.is_empty())
@@ -195,9 +197,10 @@ pub(super) fn skipped(el: &scraper::node::Element, fallback: bool) -> bool {
         || el.attr("aria-hidden") == Some("true")
 }
 
-/// The subtree's text as Markdown: `#` headings, blank lines between blocks, `- ` items.
-/// Walks the tree iteratively, so deeply nested markup cannot exhaust the stack.
-fn render(root: ElementRef<'_>, fallback: bool) -> String {
+/// The subtree's text as Markdown: `#` headings, blank lines between blocks, `- ` items,
+/// and, with `alt_text`, an image's alt text where it stands. Walks the tree iteratively,
+/// so deeply nested markup cannot exhaust the stack.
+fn render(root: ElementRef<'_>, fallback: bool, alt_text: bool) -> String {
     let mut out = Writer::default();
     // While inside a skipped element, the node id of that element.
     let mut skipping = None;
@@ -211,7 +214,17 @@ fn render(root: ElementRef<'_>, fallback: bool) -> String {
                     Node::Element(el) if node.id() != root.id() && skipped(el, fallback) => {
                         skipping = Some(node.id());
                     }
-                    Node::Element(el) => out.open(el.name()),
+                    Node::Element(el) => {
+                        out.open(el.name());
+                        // An image's alt text stands for it, as a screen reader reads it
+                        // (Doxygen draws the word LaTeX as an image in running text).
+                        let image = alt_text && el.name() == "img";
+                        if let Some(alt) = el.attr("alt").filter(|_| image) {
+                            if !names_a_file(alt) {
+                                out.text(&format!(" {alt} "));
+                            }
+                        }
+                    }
                     Node::Text(t) => out.text(t),
                     _ => {}
                 }
@@ -228,6 +241,17 @@ fn render(root: ElementRef<'_>, fallback: bool) -> String {
         }
     }
     out.finish()
+}
+
+/// Whether an image's alt text is only its file's name or path, which some generators
+/// write where the author gave none (`../_images/postmortem.png`): no words of the page.
+fn names_a_file(alt: &str) -> bool {
+    let alt = alt.trim().to_ascii_lowercase();
+    !alt.contains(char::is_whitespace)
+        && (alt.contains('/')
+            || [".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp"]
+                .iter()
+                .any(|ext| alt.ends_with(ext)))
 }
 
 /// Builds the Markdown text block by block.
@@ -455,6 +479,23 @@ mod tests {
             <p>Text.</p></main></body></html>"##;
         let p = extract(html, "https://ex.org/using.html").unwrap();
         assert_eq!(p.title, "Using Pony here");
+    }
+
+    #[test]
+    fn an_image_in_the_text_reads_as_its_alt_text_unless_that_is_a_file_name() {
+        // Doxygen draws the word LaTeX as a formula image in running text; Sphinx writes
+        // the image's path where the author gave no alt text.
+        let html = r##"<html><body><main><h1>Output</h1>
+            <p>The <img class="formulaInl" alt="{\LaTeX}" src="form_0.png"/> output is
+               compiled by a <img alt="" src="dot.png"> compiler.</p>
+            <p><img alt="Admin index page" src="admin.png"></p>
+            <p><img alt="../_images/postmortem.png" src="../_images/postmortem.png"></p>
+            </main></body></html>"##;
+        let p = extract(html, "https://ex.org/output.html").unwrap();
+        assert_eq!(
+            p.content,
+            "# Output\n\nThe {\\LaTeX} output is compiled by a compiler.\n\nAdmin index page"
+        );
     }
 
     #[test]
