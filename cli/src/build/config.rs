@@ -32,7 +32,7 @@ pub(crate) struct BuildArgs {
     /// Read every HTML file of --site even when it has a sitemap.xml.
     #[arg(long)]
     pub(crate) no_sitemap: bool,
-    /// Keep generator noise (link indexes, search pages, source listings, redirect stubs,
+    /// Keep generator noise (link indexes, search pages, source listings, stubs,
     /// print-all pages) and near-duplicate pages instead of leaving them out.
     #[arg(long)]
     pub(crate) keep_all: bool,

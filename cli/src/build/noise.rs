@@ -57,7 +57,8 @@ pub(crate) enum Noise {
     Search,
     /// A source-code listing (text in `<pre>`/`<code>` with line numbers).
     Source,
-    /// A redirect stub: `<meta http-equiv=refresh>`, or a tiny body with one link.
+    /// A stub: a redirect (`<meta http-equiv=refresh>`), or a tiny body with a link or
+    /// two ("moved to ...", a generator's empty "Main Page" with its footer).
     Redirect,
     /// One page concatenating many others (its headings are other pages' titles).
     PrintAll,
@@ -78,7 +79,7 @@ impl Noise {
             Noise::Links => "link lists",
             Noise::Search => "search pages",
             Noise::Source => "source listings",
-            Noise::Redirect => "redirect stubs",
+            Noise::Redirect => "stubs (redirects, near-empty pages)",
             Noise::PrintAll => "print-all pages",
         }
     }
