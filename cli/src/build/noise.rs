@@ -226,6 +226,10 @@ pub(crate) fn measure(root: ElementRef<'_>, fallback: bool) -> Structure {
                         if link == 0 && code == 0 && heading == 0 {
                             m.prose_words += words;
                             block.prose += words;
+                            block.own_tokens += trimmed
+                                .split_whitespace()
+                                .filter(|t| t.chars().any(char::is_alphanumeric))
+                                .count() as u32;
                         }
                     }
                     _ => {}
@@ -307,6 +311,10 @@ struct Block {
     /// Whether its first words are a link.
     starts_linked: bool,
     heading: bool,
+    /// Its tokens (runs between spaces, with a letter or digit) outside links, code and
+    /// headings: a member index's "mdb_env_open() : lmdb.h" has one, the name its link
+    /// (the file) stands beside.
+    own_tokens: u32,
 }
 
 impl Block {
@@ -317,7 +325,11 @@ impl Block {
             // An entry's link is most of it ("$libdir, [Dynamic Loading]"), or it is a
             // table row led by its link ("[abc] Abstract Base Classes"); a definition
             // whose signature links its types is neither.
-            let linked = 3 * self.link_chars >= self.chars || (self.row && self.starts_linked);
+            // Or it is one name beside its link (Doxygen's member indexes: "mdb_env_open()
+            // : lmdb.h", the link to the file it is declared in).
+            let linked = 3 * self.link_chars >= self.chars
+                || (self.row && self.starts_linked)
+                || (self.link_chars > 0 && self.own_tokens <= 1);
             if self.words <= ENTRY_MAX_WORDS && linked {
                 m.entries += 1;
             } else {
@@ -602,6 +614,45 @@ mod tests {
             </div></main>"#
         );
         let s = extract(&page, "https://ex.org/topics/views.html")
+            .unwrap()
+            .structure
+            .unwrap();
+        assert_eq!(classify(&s), None, "{s:?}");
+    }
+
+    #[test]
+    fn a_member_index_of_names_beside_their_files_is_a_link_list() {
+        // Doxygen's "Globals" pages: each name, unlinked, beside a link to the file (or
+        // group) that documents it.
+        let items: String = (0..40)
+            .map(|i| {
+                format!(
+                    "<li>pony_env_set_option_{i}() : <a class=el href=\"group__env.html#a{i}\">pony.h</a></li>"
+                )
+            })
+            .collect();
+        let page = format!(
+            r#"<body><div class=contents><div class=textblock>Here is a list of all
+            documented functions with links to the documentation:</div>
+            <h3>- p -</h3><ul>{items}</ul></div></body>"#
+        );
+        let s = extract(&page, "https://ex.org/globals_func.html")
+            .unwrap()
+            .structure
+            .unwrap();
+        assert_eq!(classify(&s), Some(Noise::Links), "{s:?}");
+        // A reference page's short lines that each name a thing and link on stay a page:
+        // its prose is its own.
+        let prose = "Opening an environment reads the lock file, maps the data file and \
+            checks that the format matches this version of the library; it fails when \
+            another process holds the lock in a way that excludes readers. "
+            .repeat(3);
+        let page = format!(
+            r#"<main><h1>Environments</h1><p>{prose}</p><ul>
+            <li>Opening: <a href="open.html">pony_env_open()</a></li>
+            <li>Closing: <a href="close.html">pony_env_close()</a></li></ul></main>"#
+        );
+        let s = extract(&page, "https://ex.org/env.html")
             .unwrap()
             .structure
             .unwrap();
