@@ -487,7 +487,8 @@ pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<P
                 .structure
                 .as_ref()
                 .and_then(classify)
-                .or_else(|| print_all(p, &titles).then_some(Noise::PrintAll));
+                .or_else(|| print_all(p, &titles).then_some(Noise::PrintAll))
+                .or_else(|| index_part(p, &titles).then_some(Noise::Links));
             match kind {
                 Some(k) => {
                     tally.add(k, p.path());
@@ -497,6 +498,28 @@ pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<P
             }
         })
         .collect()
+}
+
+/// A part of an index split over pages: its title on at least this many pages ...
+const PART_MIN_PAGES: usize = 3;
+/// ... and at least this share of its blocks index entries (a part may hold one entry
+/// under the index's introduction).
+const PART_MIN_SHARE: f64 = 0.5;
+
+/// Whether the page is one part of an index split over several pages under one title
+/// (Doxygen's "Globals" one page per letter, a member list per class, an archive's
+/// pages): mostly index entries, with little prose of its own, under a title other pages
+/// share. Alone, a part's few entries are not enough to tell it from a short page.
+fn index_part(page: &Page, titles: &HashMap<String, usize>) -> bool {
+    let Some(s) = page.structure.as_ref() else {
+        return false;
+    };
+    s.entries > 0
+        && f64::from(s.entries) >= PART_MIN_SHARE * f64::from(s.blocks)
+        && s.loose_words < OWN_PROSE_MIN
+        && titles
+            .get(&normalise(&page.title))
+            .is_some_and(|&n| n >= PART_MIN_PAGES)
 }
 
 /// Whether the page's headings repeat many other pages' titles (`titles`: how many pages
@@ -714,6 +737,41 @@ mod tests {
         assert_eq!(sift(pages, true, &mut tally).len(), 12, "keep_all keeps it");
         assert_eq!(tally.count(Noise::PrintAll), 1, "and still counts it");
         assert!(tally.summary().unwrap().starts_with("kept 1 print-all"));
+    }
+
+    #[test]
+    fn the_parts_of_an_index_split_over_pages_under_one_title_are_link_lists() {
+        // Doxygen's member index, one page per letter: an introduction and a few names,
+        // too few on any one page to tell it from a short page.
+        let part = |letter: char, title: &str| {
+            let items: String = (0..3)
+                .map(|i| {
+                    format!("<li>{letter}_name_{i} : <a href=\"file_8h.html#{i}\">file.h</a></li>")
+                })
+                .collect();
+            let html = format!(
+                r#"<html><head><title>{title}</title></head><body><p>Here is a list of all
+                documented functions with links to the documentation:</p><h3>- {letter} -</h3>
+                <ul>{items}</ul></body></html>"#
+            );
+            extract(&html, &format!("https://ex.org/globals_{letter}.html")).unwrap()
+        };
+        let mut pages: Vec<Page> = "abc".chars().map(|c| part(c, "Pony: Globals")).collect();
+        // The same layout under a title of its own is a short page like any other.
+        pages.push(part('d', "Pony: Deprecated names"));
+        for p in &pages {
+            assert_eq!(
+                classify(p.structure.as_ref().unwrap()),
+                None,
+                "{:?}",
+                p.structure
+            );
+        }
+        let mut tally = Tally::default();
+        let kept = sift(pages, false, &mut tally);
+        assert_eq!(tally.count(Noise::Links), 3);
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].title, "Pony: Deprecated names");
     }
 
     #[test]
