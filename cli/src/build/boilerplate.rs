@@ -2,7 +2,9 @@
 //! its header, navigation bar and footer around every page's content ("Home | Table of
 //! contents | Index | Modules", "« previous | up | next »", "Last update:"). Such a line
 //! stands on most pages of the site, where a line of the page's own text stands on one or a
-//! few, so a line that most pages share is dropped from all of them.
+//! few, so a line that most pages share is dropped from all of them. A folder with a
+//! layout of its own (a manual beside generated example projects) gets the same test
+//! among its pages, for the lines at their edges only, where a header and footer stand.
 //!
 //! Headings stay: they shape the passages (a man page's `## SEE ALSO` on every page is the
 //! start of a section, not chrome), and a heading that only names the site is already left
@@ -32,6 +34,25 @@ const SAMPLE_SHARE: f64 = 0.4;
 /// Drops from every page's content the lines that at least [`MIN_SHARE`] of `pages`
 /// share; returns how many pages lost some.
 pub(crate) fn strip(pages: &mut [Page]) -> usize {
+    strip_lines(pages, Lines::All)
+}
+
+/// Which lines of a page may be chrome.
+#[derive(Clone, Copy)]
+enum Lines {
+    /// Any line: across the whole site, a line on half the pages is the layout's.
+    All,
+    /// Only the first and last [`EDGE_LINES`] of each page, where a header and a footer
+    /// stand: within one folder, a line of the pages' own text (the same import line
+    /// opening the examples of one chapter) may be on half of them.
+    Edges,
+}
+
+/// The lines at either end of a page that a folder's chrome may be.
+const EDGE_LINES: usize = 3;
+
+/// [`strip`], looking only at `lines`.
+fn strip_lines(pages: &mut [Page], lines: Lines) -> usize {
     if pages.len() < MIN_PAGES {
         return 0;
     }
@@ -39,13 +60,13 @@ pub(crate) fn strip(pages: &mut [Page]) -> usize {
     // how many pages each of those stands. Tallying every short line of every page
     // instead held 28 MiB more on the JDK's 10,000 pages.
     let step = pages.len().div_ceil(SAMPLE_PAGES).max(1);
-    let mut maybe = tally(pages.iter().step_by(step), |_| true);
+    let mut maybe = tally(pages.iter().step_by(step), lines, |_| true);
     let at_least = (SAMPLE_SHARE * pages.len().div_ceil(step) as f64).ceil() as usize;
     maybe.retain(|_, n| *n >= at_least);
     if maybe.is_empty() {
         return 0;
     }
-    let mut pages_with = tally(pages.iter(), |h| maybe.contains_key(&h));
+    let mut pages_with = tally(pages.iter(), lines, |h| maybe.contains_key(&h));
     let threshold = (MIN_SHARE * pages.len() as f64).ceil() as usize;
     pages_with.retain(|_, n| *n >= threshold);
     if pages_with.is_empty() {
@@ -54,19 +75,84 @@ pub(crate) fn strip(pages: &mut [Page]) -> usize {
     let mut changed = 0;
     for page in pages.iter_mut() {
         let chrome = |line: &str| candidate(line).is_some_and(|h| pages_with.contains_key(&h));
-        if !page.content.lines().any(chrome) {
+        let drop: Vec<bool> = page
+            .content
+            .lines()
+            .zip(in_scope(&page.content, lines))
+            .map(|(l, scope)| scope && chrome(l))
+            .collect();
+        if !drop.contains(&true) {
             continue;
         }
         changed += 1;
-        let kept: Vec<&str> = page.content.lines().filter(|l| !chrome(l)).collect();
+        let kept: Vec<&str> = page
+            .content
+            .lines()
+            .zip(&drop)
+            .filter(|(_, &d)| !d)
+            .map(|(l, _)| l)
+            .collect();
         page.content = collapse_blank_runs(&kept);
     }
     changed
 }
 
-/// On how many of `pages` each line (by its [`candidate`] hash) that `keep` accepts stands.
+/// For each line of `content`, whether it is among `lines`.
+fn in_scope(content: &str, lines: Lines) -> Vec<bool> {
+    match lines {
+        Lines::All => vec![true; content.lines().count()],
+        Lines::Edges => {
+            // Blank lines do not count: the Markdown puts one between blocks.
+            let n = content.lines().filter(|l| !l.trim().is_empty()).count();
+            let mut k = 0;
+            content
+                .lines()
+                .map(|l| {
+                    if l.trim().is_empty() {
+                        return false;
+                    }
+                    k += 1;
+                    k <= EDGE_LINES || k + EDGE_LINES > n
+                })
+                .collect()
+        }
+    }
+}
+
+/// [`strip`] over the whole site, then within each folder of at least [`MIN_PAGES`]
+/// pages that is not the whole site, at the pages' edges ([`Lines::Edges`]): a part of a
+/// site with a layout of its own (a manual beside generated example projects, a release
+/// log beside the reference) has chrome of its own, which its pages share though the
+/// rest of the site does not. Returns how many pages lost some.
+pub(crate) fn strip_by_folder(pages: &mut [Page]) -> usize {
+    let mut changed = strip(pages);
+    let mut folders: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, page) in pages.iter().enumerate() {
+        let path = page.path();
+        let folder = path.rsplit_once('/').map_or("", |(f, _)| f).to_owned();
+        folders.entry(folder).or_default().push(i);
+    }
+    for members in folders.values() {
+        if members.len() < MIN_PAGES || members.len() == pages.len() {
+            continue;
+        }
+        let mut part: Vec<Page> = members
+            .iter()
+            .map(|&i| std::mem::take(&mut pages[i]))
+            .collect();
+        changed += strip_lines(&mut part, Lines::Edges);
+        for (&i, page) in members.iter().zip(part) {
+            pages[i] = page;
+        }
+    }
+    changed
+}
+
+/// On how many of `pages` each line (by its [`candidate`] hash) among `lines` that `keep`
+/// accepts stands.
 fn tally<'p>(
     pages: impl Iterator<Item = &'p Page>,
+    lines: Lines,
     keep: impl Fn(u64) -> bool,
 ) -> HashMap<u64, usize> {
     let mut pages_with: HashMap<u64, usize> = HashMap::new();
@@ -76,7 +162,9 @@ fn tally<'p>(
         seen.extend(
             page.content
                 .lines()
-                .filter_map(candidate)
+                .zip(in_scope(&page.content, lines))
+                .filter(|&(_, scope)| scope)
+                .filter_map(|(l, _)| candidate(l))
                 .filter(|&h| keep(h)),
         );
         seen.sort_unstable();
@@ -133,6 +221,38 @@ mod tests {
             content,
             ..Page::default()
         }
+    }
+
+    #[test]
+    fn a_folder_with_a_layout_of_its_own_loses_its_chrome_at_the_pages_edges() {
+        // A manual of 12 pages beside 20 generated example pages: the manual's footer is
+        // on fewer than half the site's pages, all of the folder's. Its pages also open
+        // their examples with the same line, which is text, not chrome.
+        let mut pages: Vec<Page> = (0..12)
+            .map(|i| Page {
+                url: format!("https://ex.org/manual/ch{i}.html"),
+                content: format!(
+                    "Pony\n\nChapter {i} explains one thing.\n\nIt has reason {i}.\n\n\
+                     It has an example.\n\nfrom pony import models\n\nExample {i} runs.\n\n\
+                     Then chapter {i} goes on.\n\nGo to the next section or return to the index."
+                ),
+                ..Page::default()
+            })
+            .chain((0..20).map(|i| Page {
+                url: format!("https://ex.org/manual/examples/e{i}/html/index.html"),
+                // Two tools, neither line on half the site.
+                content: format!("Example {i}\n\nGenerated by tool {}.", i % 2),
+                ..Page::default()
+            }))
+            .collect();
+        strip_by_folder(&mut pages);
+        assert_eq!(
+            pages[0].content,
+            "Chapter 0 explains one thing.\n\nIt has reason 0.\n\nIt has an example.\n\n\
+             from pony import models\n\nExample 0 runs.\n\nThen chapter 0 goes on."
+        );
+        // Each example is alone in its folder: nothing of it goes.
+        assert_eq!(pages[12].content, "Example 0\n\nGenerated by tool 0.");
     }
 
     #[test]

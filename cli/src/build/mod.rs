@@ -106,8 +106,9 @@ fn build(s: &Settings, report: &mut Report) -> Result<String, String> {
     let publications = read_bibtex(s)?;
     let mut cache = open_cache(s);
     let mut pages = read_pages(s, &mut cache, report)?;
-    // The site's chrome out of the text before the pages are measured against each other.
-    boilerplate::strip(&mut pages);
+    // The site's chrome (and each folder's) out of the text before the pages are measured
+    // against each other.
+    boilerplate::strip_by_folder(&mut pages);
     // Titles before noise is measured (a print-all page repeats other pages' titles).
     let retitled = titles::settle(&mut pages);
     if retitled > 0 {
