@@ -75,48 +75,39 @@ fn strip_lines(pages: &mut [Page], lines: Lines) -> usize {
     let mut changed = 0;
     for page in pages.iter_mut() {
         let chrome = |line: &str| candidate(line).is_some_and(|h| pages_with.contains_key(&h));
-        let drop: Vec<bool> = page
-            .content
-            .lines()
-            .zip(in_scope(&page.content, lines))
-            .map(|(l, scope)| scope && chrome(l))
-            .collect();
-        if !drop.contains(&true) {
+        let is_chrome = |(scope, line): (bool, &str)| scope && chrome(line);
+        if !scoped(&page.content, lines).any(is_chrome) {
             continue;
         }
         changed += 1;
-        let kept: Vec<&str> = page
-            .content
-            .lines()
-            .zip(&drop)
-            .filter(|(_, &d)| !d)
-            .map(|(l, _)| l)
+        let kept: Vec<&str> = scoped(&page.content, lines)
+            .filter(|&l| !is_chrome(l))
+            .map(|(_, l)| l)
             .collect();
         page.content = collapse_blank_runs(&kept);
     }
     changed
 }
 
-/// For each line of `content`, whether it is among `lines`.
-fn in_scope(content: &str, lines: Lines) -> Vec<bool> {
-    match lines {
-        Lines::All => vec![true; content.lines().count()],
-        Lines::Edges => {
-            // Blank lines do not count: the Markdown puts one between blocks.
-            let n = content.lines().filter(|l| !l.trim().is_empty()).count();
-            let mut k = 0;
-            content
-                .lines()
-                .map(|l| {
-                    if l.trim().is_empty() {
-                        return false;
-                    }
-                    k += 1;
-                    k <= EDGE_LINES || k + EDGE_LINES > n
-                })
-                .collect()
-        }
-    }
+/// Each line of `content`, with whether it is among `lines`.
+fn scoped(content: &str, lines: Lines) -> impl Iterator<Item = (bool, &str)> {
+    // Blank lines do not count: the Markdown puts one between blocks.
+    let filled = match lines {
+        Lines::All => 0,
+        Lines::Edges => content.lines().filter(|l| !l.trim().is_empty()).count(),
+    };
+    let mut k = 0;
+    content.lines().map(move |l| {
+        let scope = match lines {
+            Lines::All => true,
+            Lines::Edges if l.trim().is_empty() => false,
+            Lines::Edges => {
+                k += 1;
+                k <= EDGE_LINES || k + EDGE_LINES > filled
+            }
+        };
+        (scope, l)
+    })
 }
 
 /// [`strip`] over the whole site, then within each folder of at least [`MIN_PAGES`]
@@ -160,11 +151,9 @@ fn tally<'p>(
     for page in pages {
         seen.clear();
         seen.extend(
-            page.content
-                .lines()
-                .zip(in_scope(&page.content, lines))
-                .filter(|&(_, scope)| scope)
-                .filter_map(|(l, _)| candidate(l))
+            scoped(&page.content, lines)
+                .filter(|&(scope, _)| scope)
+                .filter_map(|(_, l)| candidate(l))
                 .filter(|&h| keep(h)),
         );
         seen.sort_unstable();
