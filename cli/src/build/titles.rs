@@ -76,7 +76,18 @@ fn unrelated(h1: &str, head: &str, site: &HashSet<String>) -> bool {
         return false;
     }
     let own: HashSet<String> = words(head).filter(|w| !site.contains(w)).collect();
-    !words(h1).any(|w| own.contains(&w))
+    let theirs: HashSet<String> = words(h1).collect();
+    // An acronym of one is a word of the other ("FFI", "Foreign Function Interface").
+    let abbreviates = |w: &String, of: &str| w.chars().count() >= 2 && *w == initials(of);
+    !theirs
+        .iter()
+        .any(|w| own.contains(w) || abbreviates(w, head))
+        && !own.iter().any(|w| abbreviates(w, h1))
+}
+
+/// The first letters of a title's words, lowercase ("Foreign Function Interface" → "ffi").
+fn initials(title: &str) -> String {
+    words(title).filter_map(|w| w.chars().next()).collect()
 }
 
 /// What stands between the parts of a `<title>` (its page's name, the site's name).
@@ -176,6 +187,8 @@ mod tests {
             page("git-add(1) Manual Page", Some("git-add(1)")),
             // Shares a word of its own with the `<title>`.
             page("Installing on Linux", Some("Pony docs: Linux setup")),
+            // One is the other's acronym.
+            page("Foreign Function Interface", Some("FFI - The Pony Book")),
             // Every page's `<title>` is the site's name: only the `<h1>` names the page.
             page("Teaching", Some("My Site")),
             page("Research", Some("My Site")),
@@ -196,6 +209,7 @@ mod tests {
                 "Making queries",
                 "git-add(1) Manual Page",
                 "Installing on Linux",
+                "Foreign Function Interface",
                 "Teaching",
                 "Research",
                 "Welcome",
