@@ -7,11 +7,12 @@
 //! one section's name, and every page whose first section is "Introduction" would share
 //! it. Others give every page the same `<title>` (the site's name), where only the `<h1>`
 //! says which page it is. So the `<title>` is taken only when it names this page alone (no
-//! other page has it) and the two name different things: they share nothing but the
-//! words most `<title>`s of the site hold (the site's name), or, on a page with several
-//! `<h1>`s (a level of sections), neither holds the other ("Standard Markdown" under
-//! "Markdown support"). That needs the whole site, so it is decided here, after every page
-//! is read.
+//! other page has it, and it is not a part of other pages' `<title>`s, as a home page's
+//! bare site name is) and the two name different things: they share nothing but the
+//! words most `<title>`s of the site hold (the site's name) and neither is the other's
+//! acronym, or, on a page with several `<h1>`s (a level of sections), neither holds the
+//! other ("Standard Markdown" under "Markdown support"). That needs the whole site, so it
+//! is decided here, after every page is read.
 
 use std::collections::{HashMap, HashSet};
 
@@ -69,8 +70,9 @@ pub(crate) fn settle(pages: &mut [Page]) -> usize {
     changed
 }
 
-/// Whether an `<h1>` and a `<title>` name different things: neither holds the other, and
-/// they share no word outside the site's own (`site`).
+/// Whether an `<h1>` and a `<title>` name different things: neither holds the other,
+/// they share no word outside the site's own (`site`), and neither is an acronym of the
+/// other.
 fn unrelated(h1: &str, head: &str, site: &HashSet<String>) -> bool {
     if overlaps(h1, head) {
         return false;
