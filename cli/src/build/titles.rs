@@ -35,8 +35,8 @@ pub(crate) fn settle(pages: &mut [Page]) -> usize {
     // a part of another one is the site's name (the home page's "Pony docs").
     let mut parts: HashSet<String> = HashSet::new();
     for page in pages.iter() {
-        let h = normalise(&head(page));
-        for w in words(&h) {
+        let h = fold(&head(page));
+        for w in words(&h).into_iter().collect::<HashSet<_>>() {
             *holding.entry(w).or_default() += 1;
         }
         let pieces = split_parts(&h);
@@ -61,7 +61,7 @@ pub(crate) fn settle(pages: &mut [Page]) -> usize {
         } else {
             unrelated(&page.title, &head, &site)
         };
-        let key = normalise(&head);
+        let key = fold(&head);
         if same.get(&key) == Some(&1) && !parts.contains(&key) && different {
             page.title = head;
             changed += 1;
@@ -77,8 +77,11 @@ fn unrelated(h1: &str, head: &str, site: &HashSet<String>) -> bool {
     if overlaps(h1, head) {
         return false;
     }
-    let own: HashSet<String> = words(head).filter(|w| !site.contains(w)).collect();
-    let theirs: HashSet<String> = words(h1).collect();
+    let own: HashSet<String> = words(head)
+        .into_iter()
+        .filter(|w| !site.contains(w))
+        .collect();
+    let theirs: HashSet<String> = words(h1).into_iter().collect();
     // An acronym of one is a word of the other ("FFI", "Foreign Function Interface").
     let abbreviates = |w: &String, of: &str| w.chars().count() >= 2 && *w == initials(of);
     !theirs
@@ -89,7 +92,10 @@ fn unrelated(h1: &str, head: &str, site: &HashSet<String>) -> bool {
 
 /// The first letters of a title's words, lowercase ("Foreign Function Interface" → "ffi").
 fn initials(title: &str) -> String {
-    words(title).filter_map(|w| w.chars().next()).collect()
+    words(title)
+        .iter()
+        .filter_map(|w| w.chars().next())
+        .collect()
 }
 
 /// What stands between the parts of a `<title>` (its page's name, the site's name).
@@ -110,25 +116,27 @@ fn split_parts(head: &str) -> Vec<&str> {
 
 /// Whether either title holds the other (or the `<h1>` is empty).
 fn overlaps(h1: &str, head: &str) -> bool {
-    let (a, b) = (normalise(h1), normalise(head));
+    let (a, b) = (fold(h1), fold(head));
     a.is_empty() || a.contains(&b) || b.contains(&a)
 }
 
-/// Lowercase, whitespace folded.
-fn normalise(text: &str) -> String {
+/// Lowercase, whitespace folded, punctuation kept: a `<title>` is split into its parts at
+/// its separators (" - ", ": "), which [`super::noise::normalise`] would drop.
+fn fold(text: &str) -> String {
     text.split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
         .to_lowercase()
 }
 
-/// The lowercase words (runs of letters and digits), each once.
-fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    let mut seen = HashSet::new();
-    text.split(|c: char| !c.is_alphanumeric())
+/// The lowercase words (runs of letters and digits), in order, as the noise rules compare
+/// titles.
+fn words(text: &str) -> Vec<String> {
+    super::noise::normalise(text)
+        .split(' ')
         .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .filter(move |w| seen.insert(w.clone()))
+        .map(str::to_owned)
+        .collect()
 }
 
 #[cfg(test)]
