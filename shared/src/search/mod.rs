@@ -452,7 +452,7 @@ fn field_text(doc: &Document) -> String {
         text.push_str(keyword);
     }
     if let Some(content) = &doc.content {
-        if let Some(lead) = lead_paragraph(content) {
+        if let Some(lead) = lead_paragraph(content, doc.display_title()) {
             text.push('\n');
             text.push_str(lead);
         }
@@ -467,13 +467,17 @@ fn field_text(doc: &Document) -> String {
 /// Longest lead paragraph kept as a naming field, in bytes (cut at a word).
 const LEAD_MAX: usize = 300;
 
-/// The content's first paragraph of prose (not a heading, not code), cut to about
-/// [`LEAD_MAX`] bytes: what most generators put first under a page's title is what the page
-/// is about (a man page's NAME line, a module's one-line summary, an API item's first
-/// sentence).
-fn lead_paragraph(content: &str) -> Option<&str> {
+/// The content's first paragraph of prose (not a heading, not code, not the title again),
+/// cut to about [`LEAD_MAX`] bytes: what most generators put first under a page's title is
+/// what the page is about (a man page's NAME line, a module's one-line summary, an API
+/// item's first sentence).
+fn lead_paragraph<'a>(content: &'a str, title: &str) -> Option<&'a str> {
     let para = content.split("\n\n").map(str::trim).find(|p| {
-        !p.is_empty() && !p.starts_with('#') && !p.starts_with("```") && !p.starts_with("~~~")
+        !p.is_empty()
+            && !p.starts_with('#')
+            && !p.starts_with("```")
+            && !p.starts_with("~~~")
+            && !repeats_title(p, title)
     })?;
     if para.len() <= LEAD_MAX {
         return Some(para);
@@ -487,6 +491,24 @@ fn lead_paragraph(content: &str) -> Option<&str> {
             .rsplit_once(' ')
             .map_or(&para[..cut], |(head, _)| head),
     )
+}
+
+/// Whether a paragraph only repeats (part of) the title, as a generator's page header
+/// does ("38.2. The PostgreSQL Type System" above PostgreSQL's section, "Custom Commands"
+/// under "Doxygen: Custom Commands"): as the lead it would name nothing the title does not.
+fn repeats_title(paragraph: &str, title: &str) -> bool {
+    // Only a paragraph no longer than the title can be part of it: a long one is not copied.
+    if paragraph.split_whitespace().map(str::len).sum::<usize>() > title.len() {
+        return false;
+    }
+    let fold = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
+    let (paragraph, title) = (fold(paragraph), fold(title));
+    !paragraph.is_empty() && title.contains(&paragraph)
 }
 
 /// The texts retrieval indexes for one document: its metadata alone, or, with content,
@@ -675,6 +697,30 @@ mod tests {
         let s = snippet(&"word ".repeat(100));
         assert!(s.ends_with("word…"), "{s}");
         assert!(s.chars().count() <= SNIPPET_CHARS + 1);
+    }
+
+    #[test]
+    fn the_lead_paragraph_is_the_first_that_says_more_than_the_title() {
+        // PostgreSQL's page header repeats the section title as a line of its own, and
+        // Doxygen's repeats the title without the site's name: the lead is what follows.
+        let pg = "38.2. The PostgreSQL Type System\n\n## 38.2. The PostgreSQL Type System\n\n\
+                  PostgreSQL data types can be divided into base types and domains.";
+        assert_eq!(
+            lead_paragraph(pg, "38.2.  The PostgreSQL Type System"),
+            Some("PostgreSQL data types can be divided into base types and domains.")
+        );
+        let doxygen = "Custom Commands\n\nDoxygen provides a large number of special commands.";
+        assert_eq!(
+            lead_paragraph(doxygen, "Doxygen: Custom Commands"),
+            Some("Doxygen provides a large number of special commands.")
+        );
+        // A paragraph holding the title and more is the lead (a man page's NAME line).
+        let man = "git-mv - Move or rename a file\n\nMore.";
+        assert_eq!(
+            lead_paragraph(man, "git-mv"),
+            Some("git-mv - Move or rename a file")
+        );
+        assert_eq!(lead_paragraph("Notes", "Notes"), None);
     }
 
     #[test]
