@@ -184,7 +184,12 @@ pub(crate) fn read(
     Ok(pages.into_pages())
 }
 
-/// The files behind the sitemap's URLs (URLs outside the base URL are reported).
+/// Sitemap URLs reported one by one before the rest are only counted.
+const SITEMAP_WARNINGS: usize = 10;
+
+/// The files behind the sitemap's URLs (URLs outside the base URL are reported). A sitemap
+/// none of whose pages is under the base URL is an error that names the base URL its pages
+/// have: the site was built for another address than `--base-url` says.
 fn from_sitemap(
     opts: &SiteOptions<'_>,
     file: &Path,
@@ -193,6 +198,8 @@ fn from_sitemap(
     let mut queue = vec![file.to_path_buf()];
     let mut out = Vec::new();
     let mut seen_maps = 0;
+    let mut outside: Vec<String> = Vec::new();
+    let mut missing = 0;
     while let Some(map) = queue.pop() {
         seen_maps += 1;
         if seen_maps > 100 {
@@ -205,11 +212,14 @@ fn from_sitemap(
         };
         for url in urls {
             let Some(file) = local_file(opts, &url) else {
-                report.warn(format!(
-                    "{}: {url} is not under {}",
-                    map.display(),
-                    opts.base_url
-                ));
+                if outside.len() < SITEMAP_WARNINGS {
+                    report.warn(format!(
+                        "{}: {url} is not under {}",
+                        map.display(),
+                        opts.base_url
+                    ));
+                }
+                outside.push(url);
                 continue;
             };
             if nested {
@@ -217,11 +227,58 @@ fn from_sitemap(
             } else if file.is_file() {
                 out.push((file, url));
             } else {
-                report.warn(format!("{}: no file for {url}", map.display()));
+                missing += 1;
+                if missing <= SITEMAP_WARNINGS {
+                    report.warn(format!("{}: no file for {url}", map.display()));
+                }
             }
         }
     }
+    if outside.len() > SITEMAP_WARNINGS {
+        report.warn(format!(
+            "{}: {} more sitemap URLs are not under {}",
+            file.display(),
+            outside.len() - SITEMAP_WARNINGS,
+            opts.base_url
+        ));
+    }
+    if missing > SITEMAP_WARNINGS {
+        report.warn(format!(
+            "{}: {} more sitemap URLs have no file",
+            file.display(),
+            missing - SITEMAP_WARNINGS
+        ));
+    }
+    if out.is_empty() && !outside.is_empty() {
+        return Err(format!(
+            "{}: none of its {} URLs is under --base-url {}; they are under {}. Give the base \
+             URL the site was built for, or --no-sitemap to read every HTML file under {}",
+            file.display(),
+            outside.len(),
+            opts.base_url,
+            common_base(&outside),
+            opts.base_url
+        ));
+    }
     Ok(out)
+}
+
+/// The longest directory URL every one of `urls` starts with (`https://a.org/docs/x.html`
+/// and `https://a.org/docs/y/` → `https://a.org/docs/`).
+fn common_base(urls: &[String]) -> &str {
+    let Some((first, rest)) = urls.split_first() else {
+        return "";
+    };
+    let mut shared = first.as_str();
+    for url in rest {
+        let end = shared
+            .char_indices()
+            .zip(url.chars())
+            .find(|((_, a), b)| a != b)
+            .map_or(shared.len().min(url.len()), |((i, _), _)| i);
+        shared = &shared[..end];
+    }
+    shared.rfind('/').map_or(shared, |i| &shared[..=i])
 }
 
 /// The file serving `url` in the site directory: `a/b/` → `a/b/index.html`,
@@ -290,7 +347,32 @@ fn directory_url(rel: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::directory_url;
+    use super::{common_base, directory_url};
+
+    #[test]
+    fn the_base_of_sitemap_urls_is_their_shared_directory() {
+        let urls = |u: &[&str]| u.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            common_base(&urls(&[
+                "https://www.mkdocs.org/index.html",
+                "https://www.mkdocs.org/about/license.html",
+            ])),
+            "https://www.mkdocs.org/"
+        );
+        assert_eq!(
+            common_base(&urls(&["https://a.org/docs/x/", "https://a.org/docs/xy/"])),
+            "https://a.org/docs/"
+        );
+        assert_eq!(
+            common_base(&urls(&["https://a.org/docs/"])),
+            "https://a.org/docs/"
+        );
+        assert_eq!(
+            common_base(&urls(&["https://a.org/é/1", "https://a.org/é/2"])),
+            "https://a.org/é/"
+        );
+        assert_eq!(common_base(&[]), "");
+    }
 
     #[test]
     fn only_a_file_named_index_html_stands_for_its_directory() {

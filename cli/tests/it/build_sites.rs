@@ -215,6 +215,35 @@ fn without_the_sitemap_every_html_file_but_404_is_read() {
 }
 
 #[test]
+fn a_sitemap_of_another_address_is_refused_with_the_address_it_names() {
+    // The site was built for https://docs.example.org/manual/: with another base URL no
+    // page of its sitemap is the site's, which says what to pass instead of an empty build.
+    let site = sites().join("mkdocs");
+    let dir = scratch("othersite");
+    let out = rag(
+        &dir,
+        &[
+            "build",
+            "--site",
+            site.to_str().unwrap(),
+            "--base-url",
+            "https://staging.example.com/",
+            "-o",
+            "kb.json",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("none of its 2 URLs is under --base-url https://staging.example.com/")
+            && stderr.contains("they are under https://docs.example.org/manual/")
+            && stderr.contains("--no-sitemap"),
+        "{stderr}"
+    );
+    assert!(!dir.join("kb.json").exists());
+}
+
+#[test]
 fn markdown_sources_skip_drafts_and_take_urls_from_the_pattern() {
     let content = sites().join("src/hugo/content");
     let kb = build(
