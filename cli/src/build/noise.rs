@@ -470,16 +470,32 @@ pub(crate) fn classify(s: &Structure) -> Option<Noise> {
 
 /// A print-all page has at least this many headings that are other pages' titles ...
 const PRINT_MIN_TITLES: usize = 8;
-/// ... making at least this share of its headings.
+/// ... making at least this share of its headings, or of those at one level, ...
 const PRINT_MIN_SHARE: f64 = 0.3;
+/// ... and holds the opening text of at least this share of the pages they name (a
+/// release-notes page's "django.contrib.admin" section names a page and copies nothing).
+const PRINT_MIN_COPIED: f64 = 0.5;
+/// A page's opening, looked for in a print-all page: its first paragraph of at least this
+/// many bytes ...
+const OPENING_MIN: usize = 40;
+/// ... cut to about this many.
+const OPENING_LEN: usize = 60;
 
 /// Leaves out the noise among `pages` (unless `keep_all`), counting each kind in `tally`.
 pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<Page> {
     tally.kept = keep_all;
     let mut titles: HashMap<String, usize> = HashMap::new();
+    let mut openings: HashMap<String, String> = HashMap::new();
     for p in &pages {
-        *titles.entry(normalise(&p.title)).or_default() += 1;
+        let title = normalise(&p.title);
+        if let Some(opening) = opening(&p.content) {
+            openings
+                .entry(title.clone())
+                .or_insert_with(|| opening.to_owned());
+        }
+        *titles.entry(title).or_default() += 1;
     }
+    let titles = Titles { titles, openings };
     pages
         .into_iter()
         .filter(|p| {
@@ -488,7 +504,7 @@ pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<P
                 .as_ref()
                 .and_then(classify)
                 .or_else(|| print_all(p, &titles).then_some(Noise::PrintAll))
-                .or_else(|| index_part(p, &titles).then_some(Noise::Links));
+                .or_else(|| index_part(p, &titles.titles).then_some(Noise::Links));
             match kind {
                 Some(k) => {
                     tally.add(k, p.path());
@@ -522,28 +538,74 @@ fn index_part(page: &Page, titles: &HashMap<String, usize>) -> bool {
             .is_some_and(|&n| n >= PART_MIN_PAGES)
 }
 
-/// Whether the page's headings repeat many other pages' titles (`titles`: how many pages
-/// carry each normalised title, this one included).
-fn print_all(page: &Page, titles: &HashMap<String, usize>) -> bool {
+/// The site's titles, as print-all pages are told by.
+struct Titles {
+    /// How many pages carry each normalised title.
+    titles: HashMap<String, usize>,
+    /// The opening text of the first page with each normalised title (see [`opening`]).
+    openings: HashMap<String, String>,
+}
+
+/// The start of a page's first paragraph of prose ([`OPENING_MIN`] bytes or more), cut
+/// to about [`OPENING_LEN`] bytes: a print-all page copies it under the page's title.
+fn opening(content: &str) -> Option<&str> {
+    let para = content
+        .split("\n\n")
+        .map(str::trim)
+        .find(|p| p.len() >= OPENING_MIN && !p.starts_with('#'))?;
+    let mut cut = OPENING_LEN.min(para.len());
+    while !para.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    Some(&para[..cut])
+}
+
+/// Whether the page's headings repeat many other pages' titles, over all its headings or
+/// at one heading level (Node.js's `all.html` has each page's title as an `<h2>` and 4,000
+/// sections under them), and it copies those pages' text.
+fn print_all(page: &Page, titles: &Titles) -> bool {
     let own = normalise(&page.title);
-    let mut headings = 0usize;
-    let mut others = 0usize;
+    // Headings, and those that are other pages' titles, per level (`#` to `######`).
+    let mut headings = [0usize; 7];
+    let mut others = [0usize; 7];
+    let mut named: Vec<String> = Vec::new();
     for line in page.content.lines() {
-        let Some(text) = line.strip_prefix('#') else {
+        let depth = line.bytes().take_while(|&b| b == b'#').count();
+        if depth == 0 {
             continue;
-        };
-        let text = normalise(text.trim_start_matches('#'));
+        }
+        let text = normalise(&line[depth..]);
         if text.is_empty() {
             continue;
         }
-        headings += 1;
-        let n = titles.get(&text).copied().unwrap_or(0);
+        let level = depth.min(6);
+        headings[level] += 1;
+        let n = titles.titles.get(&text).copied().unwrap_or(0);
         // A heading with the page's own title names this page, not another.
         if n > usize::from(text == own) {
-            others += 1;
+            others[level] += 1;
+            named.push(text);
         }
     }
-    others >= PRINT_MIN_TITLES && others as f64 >= PRINT_MIN_SHARE * headings as f64
+    let repeats = |others: usize, headings: usize| {
+        others >= PRINT_MIN_TITLES && others as f64 >= PRINT_MIN_SHARE * headings as f64
+    };
+    if !(repeats(others.iter().sum(), headings.iter().sum())
+        || (1..7).any(|l| repeats(others[l], headings[l])))
+    {
+        return false;
+    }
+    named.sort_unstable();
+    named.dedup();
+    let openings: Vec<&String> = named
+        .iter()
+        .filter_map(|t| titles.openings.get(t))
+        .collect();
+    let copied = openings
+        .iter()
+        .filter(|o| page.content.contains(o.as_str()))
+        .count();
+    copied as f64 >= PRINT_MIN_COPIED * openings.len() as f64
 }
 
 /// A title or heading as compared: lowercase letters and digits, single spaces.
@@ -737,6 +799,63 @@ mod tests {
         assert_eq!(sift(pages, true, &mut tally).len(), 12, "keep_all keeps it");
         assert_eq!(tally.count(Noise::PrintAll), 1, "and still counts it");
         assert!(tally.summary().unwrap().starts_with("kept 1 print-all"));
+    }
+
+    #[test]
+    fn a_page_naming_other_pages_in_its_headings_without_their_text_is_kept() {
+        // Django's release notes: a section per component, each named like the
+        // component's page ("django.contrib.admin"), with what changed, not the page.
+        let titles: Vec<String> = (0..10).map(|i| format!("component {i}")).collect();
+        let text = |i: usize| {
+            format!("Component {i} does one thing well, as this opening sentence says at length.")
+        };
+        let mut pages: Vec<Page> = titles
+            .iter()
+            .enumerate()
+            .map(|(i, t)| page(&format!("/c{i}.html"), t, &format!("# {t}\n\n{}", text(i))))
+            .collect();
+        let notes: String = titles
+            .iter()
+            .map(|t| format!("### {t}\n\nA new option was added to it in this release.\n\n"))
+            .collect();
+        pages.push(page("/releases/2.0.html", "Release 2.0", &notes));
+        let all: String = titles
+            .iter()
+            .enumerate()
+            .map(|(i, t)| format!("## {t}\n\n{}\n\n", text(i)))
+            .collect();
+        pages.push(page("/all.html", "Everything", &all));
+        let mut tally = Tally::default();
+        let kept = sift(pages, false, &mut tally);
+        assert_eq!(tally.count(Noise::PrintAll), 1);
+        assert!(kept.iter().any(|p| p.path() == "/releases/2.0.html"));
+        assert!(kept.iter().all(|p| p.path() != "/all.html"));
+    }
+
+    #[test]
+    fn a_print_all_page_is_found_by_the_level_its_titles_stand_at() {
+        // Node.js's all.html: each page's title an `<h2>`, many sections under each, so
+        // the titles are few among all its headings.
+        let titles: Vec<String> = (0..10).map(|i| format!("Module {i}")).collect();
+        let mut pages: Vec<Page> = titles
+            .iter()
+            .enumerate()
+            .map(|(i, t)| page(&format!("/m{i}.html"), t, &format!("## {t}\n\nText {i}.")))
+            .collect();
+        let all: String = titles
+            .iter()
+            .map(|t| {
+                let sections: String = (0..30)
+                    .map(|j| format!("### {t} function {j}\n\nText.\n\n"))
+                    .collect();
+                format!("## {t}\n\n{sections}")
+            })
+            .collect();
+        pages.push(page("/all.html", "Documentation", &all));
+        let mut tally = Tally::default();
+        let kept = sift(pages, false, &mut tally);
+        assert_eq!(kept.len(), 10);
+        assert_eq!(tally.count(Noise::PrintAll), 1);
     }
 
     #[test]
