@@ -360,9 +360,12 @@ fn heading_level(name: &str) -> Option<usize> {
 /// A heading's text on one line, without the permalink marks generators append
 /// (`¶`, `#`, `§`, `🔗`).
 fn heading_text(text: &str) -> String {
+    // A permalink's glyph: a mark, or an icon font's character from Unicode's private use
+    // area (MkDocs' theme draws its link icon as U+F0C1), which means nothing as text.
+    let glyph = |c: char| matches!(c, '¶' | '#' | '§' | '🔗' | ' ' | '\u{E000}'..='\u{F8FF}');
     collapse(text)
         .trim()
-        .trim_end_matches(['¶', '#', '§', '🔗', ' '])
+        .trim_end_matches(glyph)
         .trim()
         .to_owned()
 }
@@ -460,6 +463,22 @@ mod tests {
             <p>Body.</p></main></body></html>"##;
         let p = extract(html, "https://ex.org/t.html").unwrap();
         assert!(p.content.contains("Intro banner"), "{}", p.content);
+    }
+
+    #[test]
+    fn a_permalink_icon_is_not_part_of_a_heading() {
+        // MkDocs' readthedocs theme: the permalink is an icon font's private-use glyph.
+        let html = "<html><body><main><h1 id=\"license\">License<a class=\"headerlink\" \
+                    href=\"#license\">\u{f0c1}</a></h1><p>The legal stuff.</p>\
+                    <h2>Included projects<a href=\"#inc\">\u{f0c1}</a></h2><p>Themes.</p>\
+                    </main></body></html>";
+        let p = extract(html, "https://ex.org/about/license.html").unwrap();
+        assert_eq!(p.title, "License");
+        assert!(
+            p.content.contains("## Included projects\n") && !p.content.contains('\u{f0c1}'),
+            "{:?}",
+            p.content
+        );
     }
 
     #[test]

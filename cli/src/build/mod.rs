@@ -116,6 +116,12 @@ fn build(s: &Settings, report: &mut Report) -> Result<String, String> {
             "{retitled} pages named by their <title>: their <h1>s are sections"
         ));
     }
+    let unnamed = titles::drop_site_name(&mut pages);
+    if unnamed > 0 {
+        report.note(format!(
+            "{unnamed} titles without the site's name beside them"
+        ));
+    }
     // Generator noise and duplicates go before the owner's JSON is merged, so an override
     // can still name any page that is kept.
     let mut pages = noise::sift(pages, s.keep_all, &mut report.noise);

@@ -13,6 +13,9 @@
 //! acronym, or, on a page with several `<h1>`s (a level of sections), neither holds the
 //! other ("Standard Markdown" under "Markdown support"). That needs the whole site, so it
 //! is decided here, after every page is read.
+//!
+//! Then the site's name leaves the titles that carry it beside the page's own
+//! ([`drop_site_name`]): a part at a separator that most titles start or end with.
 
 use std::collections::{HashMap, HashSet};
 
@@ -68,6 +71,77 @@ pub(crate) fn settle(pages: &mut [Page]) -> usize {
         }
     }
     changed
+}
+
+/// Takes the site's name out of the titles that carry it beside the page's own
+/// ("Assert | Node.js v20.20.2 Documentation" → "Assert", "Doxygen: Configuration" →
+/// "Configuration"); returns how many changed. The site's name is a first or last part
+/// (at a separator) that at least half the titles share, and at least
+/// [`SITE_WORD_MIN`]: what tells the pages apart is the rest, which is what a citation
+/// should say and what a print-all page's headings repeat. A title that is the site's
+/// name alone (the home page's) keeps it.
+pub(crate) fn drop_site_name(pages: &mut [Page]) -> usize {
+    let mut firsts: HashMap<String, usize> = HashMap::new();
+    let mut lasts: HashMap<String, usize> = HashMap::new();
+    for page in pages.iter() {
+        let title = fold_case_kept(&page.title);
+        if let Some((first, _)) = first_part(&title) {
+            *firsts.entry(first.to_lowercase()).or_default() += 1;
+        }
+        if let Some((_, last)) = last_part(&title) {
+            *lasts.entry(last.to_lowercase()).or_default() += 1;
+        }
+    }
+    let at_least = ((SITE_WORD_SHARE * pages.len() as f64).ceil() as usize).max(SITE_WORD_MIN);
+    let common = |counts: &HashMap<String, usize>, part: &str| {
+        counts
+            .get(&part.to_lowercase())
+            .is_some_and(|&n| n >= at_least)
+    };
+    let mut changed = 0;
+    for page in pages.iter_mut() {
+        let mut title = fold_case_kept(&page.title);
+        if let Some((rest, last)) = last_part(&title) {
+            if common(&lasts, last) {
+                title = rest.to_owned();
+            }
+        }
+        if let Some((first, rest)) = first_part(&title) {
+            if common(&firsts, first) {
+                title = rest.to_owned();
+            }
+        }
+        if title != fold_case_kept(&page.title) {
+            page.title = title;
+            changed += 1;
+        }
+    }
+    changed
+}
+
+/// A title's first part and the rest after the first separator, both non-empty.
+fn first_part(title: &str) -> Option<(&str, &str)> {
+    let (at, sep) = SEPARATORS
+        .iter()
+        .filter_map(|sep| title.find(sep).map(|at| (at, *sep)))
+        .min_by_key(|&(at, _)| at)?;
+    let (first, rest) = (title[..at].trim(), title[at + sep.len()..].trim());
+    (!first.is_empty() && !rest.is_empty()).then_some((first, rest))
+}
+
+/// A title up to its last separator and its last part, both non-empty.
+fn last_part(title: &str) -> Option<(&str, &str)> {
+    let (at, sep) = SEPARATORS
+        .iter()
+        .filter_map(|sep| title.rfind(sep).map(|at| (at, *sep)))
+        .max_by_key(|&(at, _)| at)?;
+    let (rest, last) = (title[..at].trim(), title[at + sep.len()..].trim());
+    (!rest.is_empty() && !last.is_empty()).then_some((rest, last))
+}
+
+/// Whitespace folded, case kept: a title as it is shown.
+fn fold_case_kept(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Whether an `<h1>` and a `<title>` name different things: neither holds the other,
@@ -227,6 +301,63 @@ mod tests {
                 "Release notes"
             ]
         );
+    }
+
+    #[test]
+    fn the_site_name_beside_most_titles_is_taken_out() {
+        let named = |t: &str| Page {
+            title: t.into(),
+            ..Page::default()
+        };
+        let mut pages: Vec<Page> = [
+            "Assert | Node.js v20 Documentation",
+            "File system | Node.js v20 Documentation",
+            "HTTP | Node.js v20 Documentation",
+            // The home page is the site's name alone.
+            "Node.js v20 Documentation",
+            // Not the shared last part: kept whole.
+            "Errors | Codes",
+            "Doxygen: Configuration",
+        ]
+        .into_iter()
+        .map(named)
+        .collect();
+        assert_eq!(drop_site_name(&mut pages), 3);
+        assert_eq!(
+            titles(&pages),
+            [
+                "Assert",
+                "File system",
+                "HTTP",
+                "Node.js v20 Documentation",
+                "Errors | Codes",
+                "Doxygen: Configuration"
+            ]
+        );
+
+        // A first part, on at least half the titles and at least three.
+        let mut pages: Vec<Page> = [
+            "Doxygen: Configuration",
+            "doxygen:  Special Commands",
+            "Doxygen: Getting started",
+            "Python: docstring Namespace Reference",
+        ]
+        .into_iter()
+        .map(named)
+        .collect();
+        assert_eq!(drop_site_name(&mut pages), 3);
+        assert_eq!(
+            titles(&pages),
+            [
+                "Configuration",
+                "Special Commands",
+                "Getting started",
+                "Python: docstring Namespace Reference"
+            ]
+        );
+        // Two pages sharing a part are not enough to call it the site's.
+        let mut pages = vec![named("A - Site"), named("B - Site")];
+        assert_eq!(drop_site_name(&mut pages), 0);
     }
 
     #[test]
