@@ -44,6 +44,15 @@ fn built(dir: &Path, args: &[&str]) -> Value {
     serde_json::from_slice(&std::fs::read(dir.join("kb.json")).unwrap()).unwrap()
 }
 
+/// `rag build --site SITE --base-url BASE -o kb.json` in `dir`, whatever it exits with.
+fn build_site(dir: &Path, site: &Path, base: &str) -> Output {
+    let site = site.to_str().unwrap();
+    rag(
+        dir,
+        &["build", "--site", site, "--base-url", base, "-o", "kb.json"],
+    )
+}
+
 /// `rag build ARGS -o kb.json` in a fresh scratch directory `name`: the knowledge base it
 /// wrote.
 fn build(name: &str, args: &[&str]) -> Value {
@@ -219,19 +228,11 @@ fn without_the_sitemap_every_html_file_but_404_is_read() {
 fn a_sitemap_of_another_address_is_refused_with_the_address_it_names() {
     // The site was built for https://docs.example.org/manual/: with another base URL no
     // page of its sitemap is the site's, which says what to pass instead of an empty build.
-    let site = sites().join("mkdocs");
     let dir = scratch("othersite");
-    let out = rag(
+    let out = build_site(
         &dir,
-        &[
-            "build",
-            "--site",
-            site.to_str().unwrap(),
-            "--base-url",
-            "https://staging.example.com/",
-            "-o",
-            "kb.json",
-        ],
+        &sites().join("mkdocs"),
+        "https://staging.example.com/",
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{stderr}");
@@ -457,19 +458,7 @@ fn a_pagefind_annotated_site_gives_what_pagefind_itself_indexes() {
         serde_json::from_slice(&std::fs::read(sites().join("pagefind.expected.json")).unwrap())
             .unwrap();
     let dir = scratch("pagefind");
-    let site = sites().join("pagefind");
-    let out = rag(
-        &dir,
-        &[
-            "build",
-            "--site",
-            site.to_str().unwrap(),
-            "--base-url",
-            "https://pf.example.org/",
-            "-o",
-            "kb.json",
-        ],
-    );
+    let out = build_site(&dir, &sites().join("pagefind"), "https://pf.example.org/");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     // The home and tags pages lack data-pagefind-body, so Pagefind skips them: so do we.
