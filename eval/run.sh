@@ -52,7 +52,9 @@ wanted() {
 }
 
 # The real sites: name, Debian package, the built site it installs, the site's public base URL.
-# Questions were judged on Debian 12 (bookworm) versions of these packages (README).
+# Questions were judged on Debian 12 (bookworm) versions of these packages (README). A site
+# given as `extract:PATH` is not installed: the package is downloaded and unpacked into the
+# work dir (`PATH` inside it), as nodejs-doc would conflict with another source's nodejs.
 sites=(
   "docs-site-git|git-doc|/usr/share/doc/git-doc|https://git-scm.com/docs/"
   "docs-site-postgresql|postgresql-doc-15|/usr/share/doc/postgresql-doc-15/html|https://www.postgresql.org/docs/15/"
@@ -60,6 +62,7 @@ sites=(
   "docs-site-sqlite|sqlite3-doc|/usr/share/doc/sqlite3|https://www.sqlite.org/"
   "docs-site-django|python-django-doc|/usr/share/doc/python-django-doc/html|https://docs.djangoproject.com/en/3.2/"
   "docs-site-doxygen|doxygen-doc|/usr/share/doc/doxygen/html|https://www.doxygen.nl/manual/"
+  "docs-site-nodejs|nodejs-doc=18.20.4+dfsg-1~deb12u3|extract:usr/share/doc/nodejs/api|https://nodejs.org/docs/latest-v18.x/api/"
 )
 
 updated=0
@@ -74,6 +77,25 @@ need_pkg() {
   fi
   DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 install -y -qq \
     --no-install-recommends "$1" >&2
+}
+
+# extract_pkg PKG[=VERSION]: unpacks the package (downloaded once) into $work/.pkg/NAME and
+# prints that directory.
+extract_pkg() {
+  local name="${1%%=*}" dest="$work/.pkg/${1%%=*}"
+  if [[ ! -d "$dest/root" ]]; then
+    if ((install == 0)); then echo "package $name is not unpacked in $dest (--no-install)" >&2; return 1; fi
+    mkdir -p "$dest"
+    if ! (cd "$dest" && apt-get download "$1" >&2 2>/dev/null); then
+      local sudo=""
+      ((EUID == 0)) || sudo="sudo"
+      $sudo apt-get -o DPkg::Lock::Timeout=300 update -qq >&2
+      updated=1
+      (cd "$dest" && apt-get download "$1" >&2)
+    fi
+    dpkg-deb -x "$dest"/*.deb "$dest/root.tmp" && mv "$dest/root.tmp" "$dest/root"
+  fi
+  echo "$dest/root"
 }
 
 # eval_one SET LANG CORPUS QUERIES QRELS [CLASSES]: one `rag eval`, result in $results.
@@ -101,7 +123,12 @@ EOF
 for line in "${sites[@]}"; do
   IFS='|' read -r name pkg dir base <<<"$line"
   wanted "$name" || continue
-  need_pkg "$pkg"
+  if [[ "$dir" == extract:* ]]; then
+    root="$(extract_pkg "$pkg")" || exit 1
+    dir="$root/${dir#extract:}"
+  else
+    need_pkg "$pkg"
+  fi
   [[ -d "$dir" ]] || { echo "$pkg installed but $dir is missing" >&2; exit 1; }
   w="$work/$name"
   rm -rf "$w"
