@@ -113,7 +113,7 @@ fn build(s: &Settings, report: &mut Report) -> Result<String, String> {
     let retitled = titles::settle(&mut pages);
     if retitled > 0 {
         report.note(format!(
-            "{retitled} pages named by their <title>: their <h1>s are sections"
+            "{retitled} pages named by their <title>: their <h1>s name sections or the site"
         ));
     }
     let unnamed = titles::drop_site_name(&mut pages);

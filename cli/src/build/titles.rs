@@ -11,7 +11,8 @@
 //! bare site name is) and the two name different things: they share nothing but the
 //! words most `<title>`s of the site hold (the site's name) and neither is the other's
 //! acronym, or, on a page with several `<h1>`s (a level of sections), neither holds the
-//! other ("Standard Markdown" under "Markdown support"). That needs the whole site, so it
+//! other ("Standard Markdown" under "Markdown support"), or the `<h1>` is several pages'
+//! (the site's name as every page's `<h1>`). That needs the whole site, so it
 //! is decided here, after every page is read.
 //!
 //! Then the site's name leaves the titles that carry it beside the page's own
@@ -37,7 +38,14 @@ pub(crate) fn settle(pages: &mut [Page]) -> usize {
     // The parts of `<title>`s made of several ("Setup - Pony docs"): a `<title>` that is
     // a part of another one is the site's name (the home page's "Pony docs").
     let mut parts: HashSet<String> = HashSet::new();
+    // How many pages each `<h1>` title names: one that several pages share names none of
+    // them (Node.js's docs have the site's name as every page's `<h1>`, "Node.js v18.20.4
+    // documentation", and the page's in its `<title>`, "Assert | Node.js ...").
+    let mut h1s: HashMap<String, usize> = HashMap::new();
     for page in pages.iter() {
+        if page.head_title.is_some() {
+            *h1s.entry(fold(&page.title)).or_default() += 1;
+        }
         let h = fold(&head(page));
         for w in words(&h).into_iter().collect::<HashSet<_>>() {
             *holding.entry(w).or_default() += 1;
@@ -59,11 +67,13 @@ pub(crate) fn settle(pages: &mut [Page]) -> usize {
         let Some(head) = page.head_title.take() else {
             continue;
         };
-        let different = if page.h1_sections {
-            !overlaps(&page.title, &head)
-        } else {
-            unrelated(&page.title, &head, &site)
-        };
+        let shared_h1 = h1s.get(&fold(&page.title)).is_some_and(|&n| n > 1);
+        let different = shared_h1
+            || if page.h1_sections {
+                !overlaps(&page.title, &head)
+            } else {
+                unrelated(&page.title, &head, &site)
+            };
         let key = fold(&head);
         if same.get(&key) == Some(&1) && !parts.contains(&key) && different {
             page.title = head;
@@ -260,6 +270,28 @@ mod tests {
             ]
         );
         assert!(pages.iter().all(|p| p.head_title.is_none()));
+    }
+
+    #[test]
+    fn an_h1_that_several_pages_share_gives_way_to_their_own_titles() {
+        // Node.js 18's docs: the site's name is every page's <h1>, inside its <title>.
+        let mut pages = vec![
+            page(
+                "Node.js v18 documentation",
+                Some("Assert | Node.js v18 Documentation"),
+            ),
+            page(
+                "Node.js v18 documentation",
+                Some("File system | Node.js v18 Documentation"),
+            ),
+            page(
+                "Node.js v18 documentation",
+                Some("HTTP | Node.js v18 Documentation"),
+            ),
+        ];
+        assert_eq!(settle(&mut pages), 3);
+        assert_eq!(drop_site_name(&mut pages), 3);
+        assert_eq!(titles(&pages), ["Assert", "File system", "HTTP"]);
     }
 
     #[test]
