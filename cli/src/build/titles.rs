@@ -11,8 +11,8 @@
 //! bare site name is) and the two name different things: they share nothing but the
 //! words most `<title>`s of the site hold (the site's name) and neither is the other's
 //! acronym, or, on a page with several `<h1>`s (a level of sections), neither holds the
-//! other ("Standard Markdown" under "Markdown support"), or the `<h1>` is several pages'
-//! (the site's name as every page's `<h1>`). That needs the whole site, so it
+//! other ("Standard Markdown" under "Markdown support"), or the `<h1>` is half the
+//! site's (the site's name as every page's `<h1>`; two editions of a book share theirs). That needs the whole site, so it
 //! is decided here, after every page is read.
 //!
 //! Then the site's name leaves the titles that carry it beside the page's own
@@ -38,8 +38,8 @@ pub(crate) fn settle(pages: &mut [Page]) -> usize {
     // The parts of `<title>`s made of several ("Setup - Pony docs"): a `<title>` that is
     // a part of another one is the site's name (the home page's "Pony docs").
     let mut parts: HashSet<String> = HashSet::new();
-    // How many pages each `<h1>` title names: one that several pages share names none of
-    // them (Node.js's docs have the site's name as every page's `<h1>`, "Node.js v18.20.4
+    // How many pages each `<h1>` title names: one that half the pages share (at least
+    // [`SITE_WORD_MIN`]) is the site's name, not theirs (Node.js's docs have the site's name as every page's `<h1>`, "Node.js v18.20.4
     // documentation", and the page's in its `<title>`, "Assert | Node.js ...").
     let mut h1s: HashMap<String, usize> = HashMap::new();
     for page in pages.iter() {
@@ -67,7 +67,7 @@ pub(crate) fn settle(pages: &mut [Page]) -> usize {
         let Some(head) = page.head_title.take() else {
             continue;
         };
-        let shared_h1 = h1s.get(&fold(&page.title)).is_some_and(|&n| n > 1);
+        let shared_h1 = h1s.get(&fold(&page.title)).is_some_and(|&n| n >= at_least);
         let different = shared_h1
             || if page.h1_sections {
                 !overlaps(&page.title, &head)
@@ -292,6 +292,18 @@ mod tests {
         assert_eq!(settle(&mut pages), 3);
         assert_eq!(drop_site_name(&mut pages), 3);
         assert_eq!(titles(&pages), ["Assert", "File system", "HTTP"]);
+
+        // Two editions of a book share a chapter's <h1>: it still names the chapter.
+        let mut pages = vec![
+            page("Writing Tests", Some("Writing Tests - The Book")),
+            page(
+                "Writing Tests",
+                Some("Writing Tests - The Book, 2018 edition"),
+            ),
+            page("Patterns", Some("Patterns - The Book")),
+            page("Ownership", Some("Ownership - The Book")),
+        ];
+        assert_eq!(settle(&mut pages), 0);
     }
 
     #[test]
