@@ -284,14 +284,19 @@ impl Retriever {
                 range
             }
         };
+        let mark = terms.alt_mark();
         self.add_translations(ex, ex.word, &shares[a as usize..b as usize], terms);
-        // The site writes neither the word nor any of its translations: perhaps a name the
-        // dictionary spells another way.
-        if !single && ex.has_translations() && !terms.word_indexed() {
+        // Whether the site writes neither the word (all of it: one of its bigrams in an
+        // English page's example string, 测试 of "中文测试", is not 单元测试) nor any of
+        // its translations.
+        let unwritten =
+            |terms: &TermSet| !terms.word_indexed_since(mark) && !self.han_attested(ex.word);
+        // Then perhaps a name the dictionary spells another way.
+        if !single && ex.has_translations() && unwritten(terms) {
             self.add_respelled_name(ex, terms);
         }
         // Nor was it a name: its parts' senses may be the site's.
-        if !single && ex.has_translations() && !terms.word_indexed() {
+        if !single && ex.has_translations() && unwritten(terms) {
             self.add_parts(ex, seg_scratch, candidates, ids, shares, terms);
         }
     }

@@ -46,7 +46,7 @@ pub use versions::NONE as NO_VERSION;
 /// it with any change to the terms a text or a query yields. It enters the prebuilt
 /// index's analysis fingerprint ([`crate::index::analysis_fingerprint`], with the bytes of
 /// the data files), so an index from a binary that analysed text differently is refused.
-pub const ANALYSIS_VERSION: u32 = 2;
+pub const ANALYSIS_VERSION: u32 = 3;
 
 /// A query term after analysis and expansion.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -313,12 +313,28 @@ impl TermSet {
         }
     }
 
-    /// Whether some alternative of the word being collected has every term indexed.
-    fn word_indexed(&self) -> bool {
+    /// A mark of the alternatives added so far, for [`TermSet::word_indexed_since`].
+    fn alt_mark(&self) -> usize {
+        self.alts.len()
+    }
+
+    /// Whether some alternative of the word being collected, added since `mark`, has every
+    /// term indexed.
+    fn word_indexed_since(&self, mark: usize) -> bool {
         match (self.in_word, self.words.len()) {
-            (true, n) if n > 0 => self
-                .alternatives(n - 1)
-                .any(|alt| alt.iter().all(|&i| self.ids[i as usize].is_some())),
+            (true, n) if n > 0 => {
+                let first = (self.words[n - 1].first_alt as usize).max(mark);
+                (first..self.alts.len()).any(|a| {
+                    let start = self.alts[a] as usize;
+                    let stop = self
+                        .alts
+                        .get(a + 1)
+                        .map_or(self.alt_terms.len(), |&next| next as usize);
+                    self.alt_terms[start..stop]
+                        .iter()
+                        .all(|&i| self.ids[i as usize].is_some())
+                })
+            }
             _ => false,
         }
     }

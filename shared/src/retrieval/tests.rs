@@ -111,6 +111,24 @@ fn a_compound_whose_senses_the_site_never_uses_is_translated_by_its_parts() {
 }
 
 #[test]
+fn one_bigram_of_a_compound_in_an_example_string_does_not_make_the_site_write_it() {
+    // 触发器 ("flip-flop"; 触发 "trigger"): an English page's example string holds 触发,
+    // one of its bigrams, which is not the compound.
+    let r = site(&[
+        "const s = '触发'; // a string in another script",
+        "create a trigger on the table",
+    ]);
+    let terms = r.analyze_query("触发器怎么写");
+    assert!(weight(&terms, "trigger") > 0.0, "{terms:?}");
+    let (_, ranked) = r.search("触发器怎么写", 2, 0.0);
+    assert_eq!(ranked.first().map(|h| h.doc), Some(1), "{ranked:?}");
+    // Where the site writes the whole compound, it is the site's own word.
+    let r = site(&["用触发器", "create a trigger on the table"]);
+    let terms = r.analyze_query("触发器怎么写");
+    assert_eq!(weight(&terms, "trigger"), 0.0, "{terms:?}");
+}
+
+#[test]
 fn question_and_filler_words_add_no_bigrams() {
     let r = Retriever::build([["卸载工具".to_string()]], &[]);
     let terms = r.analyze_query("请问卸载这个工具是怎么做的话");
