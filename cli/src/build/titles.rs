@@ -12,8 +12,8 @@
 //! words most `<title>`s of the site hold (the site's name) and neither is the other's
 //! acronym, or, on a page with several `<h1>`s (a level of sections), neither holds the
 //! other ("Standard Markdown" under "Markdown support"), or the `<h1>` is half the
-//! site's (the site's name as every page's `<h1>`; two editions of a book share theirs). That needs the whole site, so it
-//! is decided here, after every page is read.
+//! site's (the site's name as every page's `<h1>`; two editions of a book share theirs).
+//! That needs the whole site, so it is decided here, after every page is read.
 //!
 //! Then the site's name leaves the titles that carry it beside the page's own
 //! ([`drop_site_name`]): a part at a separator that most titles start or end with.
@@ -39,8 +39,9 @@ pub(crate) fn settle(pages: &mut [Page]) -> usize {
     // a part of another one is the site's name (the home page's "Pony docs").
     let mut parts: HashSet<String> = HashSet::new();
     // How many pages each `<h1>` title names: one that half the pages share (at least
-    // [`SITE_WORD_MIN`]) is the site's name, not theirs (Node.js's docs have the site's name as every page's `<h1>`, "Node.js v18.20.4
-    // documentation", and the page's in its `<title>`, "Assert | Node.js ...").
+    // [`SITE_WORD_MIN`]) is the site's name, not theirs (Node.js's docs have the site's
+    // name as every page's `<h1>`, "Node.js v18.20.4 documentation", and the page's in
+    // its `<title>`, "Assert | Node.js ...").
     let mut h1s: HashMap<String, usize> = HashMap::new();
     for page in pages.iter() {
         if page.head_title.is_some() {
