@@ -17,6 +17,14 @@ pub const RRF_K: f32 = 60.0;
 /// How deep each list is ranked before fusing.
 pub const FUSION_DEPTH: usize = 30;
 
+/// The hypothetical passage's weight in the fusion (the question's and the rewrite's are 1).
+/// The passage names what the answering page says (its commands, options and terms), which
+/// neither the question nor its rewrite does, and those two are phrasings of one question
+/// that agree with each other: at 2 the answer's evidence weighs as much as the question's
+/// two lists together (measured in docs/evaluation.md: every real site gains, as many
+/// questions lose to their own ranking as at 1).
+pub const PASSAGE_WEIGHT: f32 = 2.0;
+
 /// What a rewriter made of a question; either part may be missing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Expansion {
@@ -33,15 +41,16 @@ impl Expansion {
     }
 }
 
-/// Reciprocal rank fusion: each document scores Σ 1 / (`k` + rank) over the lists it is in
-/// (rank from 1); best first, ties in order of first appearance (lists in order); at most
-/// `limit`. A document keeps the entry (score, passage) of the first list it is in, so a
-/// hit of the question keeps the passage the question matched.
-pub fn rrf(lists: &[&[Ranked]], k: f32, limit: usize) -> Vec<Ranked> {
+/// Weighted reciprocal rank fusion: each document scores Σ w / (`k` + rank) over the lists
+/// it is in (each list with its weight w, rank from 1); best first, ties in order of first
+/// appearance (lists in order); at most `limit`. A document keeps the entry (score,
+/// passage) of the first list it is in, so a hit of the question keeps the passage the
+/// question matched.
+pub fn rrf(lists: &[(&[Ranked], f32)], k: f32, limit: usize) -> Vec<Ranked> {
     let mut fused: Vec<(Ranked, f32)> = Vec::new();
-    for list in lists {
+    for &(list, weight) in lists {
         for (rank, hit) in list.iter().enumerate() {
-            let add = 1.0 / (k + rank as f32 + 1.0);
+            let add = weight / (k + rank as f32 + 1.0);
             match fused.iter_mut().find(|(h, _)| h.doc == hit.doc) {
                 Some((_, s)) => *s += add,
                 None => fused.push((*hit, add)),
@@ -54,7 +63,8 @@ pub fn rrf(lists: &[&[Ranked]], k: f32, limit: usize) -> Vec<Ranked> {
 }
 
 /// The question's ranking fused ([`rrf`], k = [`RRF_K`]) with the rankings `rank` gives the
-/// expansion's query and passage, in that order; at most `limit`. `rank` should rank
+/// expansion's query and passage, in that order, the passage's at [`PASSAGE_WEIGHT`]; at
+/// most `limit`. `rank` should rank
 /// [`FUSION_DEPTH`] deep, as should `original`. Without an expansion, `original` as it is
 /// (cut to `limit`).
 pub fn fuse_expansion(
@@ -63,16 +73,22 @@ pub fn fuse_expansion(
     limit: usize,
     rank: impl Fn(&str) -> Vec<Ranked>,
 ) -> Vec<Ranked> {
-    let found: Vec<Vec<Ranked>> = [&expansion.query, &expansion.passage]
-        .into_iter()
-        .flatten()
-        .map(|text| rank(text))
-        .collect();
+    let found: Vec<(Vec<Ranked>, f32)> = [
+        (&expansion.query, 1.0),
+        (&expansion.passage, PASSAGE_WEIGHT),
+    ]
+    .into_iter()
+    .filter_map(|(text, weight)| Some((rank(text.as_deref()?), weight)))
+    .collect();
     if found.is_empty() {
         return original.iter().take(limit).copied().collect();
     }
-    let mut lists: Vec<&[Ranked]> = vec![original];
-    lists.extend(found.iter().map(Vec::as_slice));
+    let mut lists: Vec<(&[Ranked], f32)> = vec![(original, 1.0)];
+    lists.extend(
+        found
+            .iter()
+            .map(|(list, weight)| (list.as_slice(), *weight)),
+    );
     rrf(&lists, RRF_K, limit)
 }
 
@@ -97,12 +113,15 @@ mod tests {
         let a = [hit(1, 0), hit(2, 0), hit(3, 0)];
         let b = [hit(3, 7), hit(4, 0)];
         // 3: 1/63 + 1/61 = 0.0323 beats 1: 1/61 = 0.0164; 4 and 2 tie at 1/62: 2 came first.
-        let fused = rrf(&[&a, &b], 60.0, 10);
+        let fused = rrf(&[(&a, 1.0), (&b, 1.0)], 60.0, 10);
         assert_eq!(docs(&fused), [3, 1, 2, 4]);
         // Document 3 keeps the entry of the first list it was in.
         assert_eq!(fused[0].passage, 0);
-        assert_eq!(rrf(&[&a, &b], 60.0, 2).len(), 2);
+        assert_eq!(rrf(&[(&a, 1.0), (&b, 1.0)], 60.0, 2).len(), 2);
         assert!(rrf(&[], 60.0, 3).is_empty());
+        // Weighted: b's first place at 3 (3/61) beats 1's (1/61) and 3's agreement alike.
+        let fused = rrf(&[(&a, 1.0), (&b, 3.0)], 60.0, 10);
+        assert_eq!(docs(&fused), [3, 4, 1, 2]);
     }
 
     #[test]
@@ -111,8 +130,8 @@ mod tests {
         // 2/63 = 0.03175, agreement wins; with k = 0: 1/1 = 1 against 2/3, first place wins.
         let a = [hit(9, 0), hit(7, 0), hit(5, 0)];
         let b = [hit(8, 0), hit(6, 0), hit(5, 0)];
-        assert_eq!(rrf(&[&a, &b], 60.0, 1)[0].doc, 5);
-        assert_eq!(rrf(&[&a, &b], 0.0, 1)[0].doc, 9);
+        assert_eq!(rrf(&[(&a, 1.0), (&b, 1.0)], 60.0, 1)[0].doc, 5);
+        assert_eq!(rrf(&[(&a, 1.0), (&b, 1.0)], 0.0, 1)[0].doc, 9);
     }
 
     #[test]
@@ -127,11 +146,22 @@ mod tests {
             query: Some("query".into()),
             passage: Some("passage".into()),
         };
-        // 3: 2/61; 2: 1/62 + 1/62 = 2/62; 1: 1/61; 4: 1/62.
+        // The passage's list counts twice: 3: 1/61 + 2/61; 2: 1/62 + 1/62 = 2/62 ties
+        // 4: 2/62, 2 first; 1: 1/61.
         assert_eq!(
             docs(&fuse_expansion(&original, &both, 10, rank)),
-            [3, 2, 1, 4]
+            [3, 2, 4, 1]
         );
+        // A page first for the passage alone beats one second for the question and its
+        // rewrite both (2/61 against 2/62): the answer's words weigh as much as the
+        // question's two phrasings.
+        let rank_apart = |text: &str| match text {
+            "query" => vec![hit(1, 0), hit(2, 0)],
+            "passage" => vec![hit(5, 0)],
+            _ => Vec::new(),
+        };
+        let fused = fuse_expansion(&[hit(1, 0), hit(2, 0)], &both, 10, rank_apart);
+        assert_eq!(docs(&fused)[..2], [1, 5]);
         let query_only = Expansion {
             passage: None,
             ..both.clone()

@@ -31,7 +31,7 @@ mod refers_back;
 pub use crate::config::MAX_TOP_K;
 pub use crate::kb::content_version;
 pub use filter::{Facets, Filters, Order, Range};
-pub use fusion::{fuse_expansion, rrf, Expansion, FUSION_DEPTH, RRF_K};
+pub use fusion::{fuse_expansion, rrf, Expansion, FUSION_DEPTH, PASSAGE_WEIGHT, RRF_K};
 pub use handle::{index_object, KbHandle, Refresh, REFRESH_BUDGET};
 pub use intent::{Intent, Vocabulary};
 pub use language::Language;
