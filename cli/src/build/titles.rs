@@ -84,18 +84,67 @@ pub(crate) fn settle(pages: &mut [Page]) -> usize {
     changed
 }
 
+/// A folder of at least this many pages may have a name of its own in its titles.
+const FOLDER_MIN_PAGES: usize = 10;
+
 /// Takes the site's name out of the titles that carry it beside the page's own
 /// ("Assert | Node.js v20.20.2 Documentation" → "Assert", "Doxygen: Configuration" →
 /// "Configuration"); returns how many changed. The site's name is a first or last part
 /// (at a separator) that at least half the titles share, and at least
-/// [`SITE_WORD_MIN`]: what tells the pages apart is the rest, which is what a citation
-/// should say and what a print-all page's headings repeat. A title that is the site's
-/// name alone (the home page's) keeps it.
+/// [`SITE_WORD_MIN`]; then the same within each folder of at least [`FOLDER_MIN_PAGES`]
+/// pages that is not the whole site (a manual beside generated example projects names
+/// itself on its own pages only). What is left must tell the pages apart, as it is what a
+/// citation says and what a print-all page's headings repeat: a title whose rest another
+/// page also has ("Class List" of each example project) keeps the name, as does a title
+/// that is the name alone (the home page's).
 pub(crate) fn drop_site_name(pages: &mut [Page]) -> usize {
+    let mut proposed: Vec<Option<String>> = vec![None; pages.len()];
+    let all: Vec<usize> = (0..pages.len()).collect();
+    propose_without_common_part(pages, &all, &mut proposed);
+    let mut folders: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, page) in pages.iter().enumerate() {
+        let path = page.path();
+        let folder = path.rsplit_once('/').map_or("", |(f, _)| f).to_owned();
+        folders.entry(folder).or_default().push(i);
+    }
+    for members in folders.values() {
+        if members.len() >= FOLDER_MIN_PAGES && members.len() < pages.len() {
+            propose_without_common_part(pages, members, &mut proposed);
+        }
+    }
+    let shown = |i: usize| {
+        proposed[i]
+            .as_deref()
+            .unwrap_or(&pages[i].title)
+            .to_lowercase()
+    };
+    let mut holding: HashMap<String, usize> = HashMap::new();
+    for i in 0..pages.len() {
+        *holding.entry(shown(i)).or_default() += 1;
+    }
+    let mut changed = 0;
+    for (i, page) in pages.iter_mut().enumerate() {
+        if let Some(title) = proposed[i].take() {
+            if holding.get(&title.to_lowercase()) == Some(&1) {
+                page.title = title;
+                changed += 1;
+            }
+        }
+    }
+    changed
+}
+
+/// For the pages `members` (indexes into `pages`), proposes each title without the first
+/// or last part that at least half of theirs share (and at least [`SITE_WORD_MIN`]), from
+/// the title already proposed, if any.
+fn propose_without_common_part(pages: &[Page], members: &[usize], proposed: &mut [Option<String>]) {
+    let current = |i: usize, proposed: &[Option<String>]| {
+        fold_case_kept(proposed[i].as_deref().unwrap_or(&pages[i].title))
+    };
     let mut firsts: HashMap<String, usize> = HashMap::new();
     let mut lasts: HashMap<String, usize> = HashMap::new();
-    for page in pages.iter() {
-        let title = fold_case_kept(&page.title);
+    for &i in members {
+        let title = current(i, proposed);
         if let Some((first, _)) = first_part(&title) {
             *firsts.entry(first.to_lowercase()).or_default() += 1;
         }
@@ -103,15 +152,15 @@ pub(crate) fn drop_site_name(pages: &mut [Page]) -> usize {
             *lasts.entry(last.to_lowercase()).or_default() += 1;
         }
     }
-    let at_least = ((SITE_WORD_SHARE * pages.len() as f64).ceil() as usize).max(SITE_WORD_MIN);
+    let at_least = ((SITE_WORD_SHARE * members.len() as f64).ceil() as usize).max(SITE_WORD_MIN);
     let common = |counts: &HashMap<String, usize>, part: &str| {
         counts
             .get(&part.to_lowercase())
             .is_some_and(|&n| n >= at_least)
     };
-    let mut changed = 0;
-    for page in pages.iter_mut() {
-        let mut title = fold_case_kept(&page.title);
+    for &i in members {
+        let before = current(i, proposed);
+        let mut title = before.clone();
         if let Some((rest, last)) = last_part(&title) {
             if common(&lasts, last) {
                 title = rest.to_owned();
@@ -122,12 +171,10 @@ pub(crate) fn drop_site_name(pages: &mut [Page]) -> usize {
                 title = rest.to_owned();
             }
         }
-        if title != fold_case_kept(&page.title) {
-            page.title = title;
-            changed += 1;
+        if title != before {
+            proposed[i] = Some(title);
         }
     }
-    changed
 }
 
 /// A title's first part and the rest after the first separator, both non-empty.
@@ -403,6 +450,35 @@ mod tests {
         // Two pages sharing a part are not enough to call it the site's.
         let mut pages = vec![named("A - Site"), named("B - Site")];
         assert_eq!(drop_site_name(&mut pages), 0);
+
+        // A manual's name on its own folder's pages, beside as many pages elsewhere.
+        let mut pages: Vec<Page> = (0..12)
+            .map(|i| Page {
+                url: format!("https://ex.org/manual/p{i}.html"),
+                ..named(&format!("Manual: Chapter {i}"))
+            })
+            .chain((0..14).map(|i| Page {
+                url: format!("https://ex.org/examples/e{i}/x.html"),
+                ..named(&format!("Example {i}: Class X{i}"))
+            }))
+            .collect();
+        assert_eq!(drop_site_name(&mut pages), 12);
+        assert_eq!(pages[0].title, "Chapter 0");
+        assert_eq!(pages[12].title, "Example 0: Class X0");
+
+        // Two example projects, each naming itself on its pages, with the same pages: the
+        // rest would not tell them apart, so they keep their names.
+        let mut pages: Vec<Page> = ["Alpha", "Beta"]
+            .iter()
+            .flat_map(|project| {
+                (0..10).map(move |i| Page {
+                    url: format!("https://ex.org/{project}/p{i}.html"),
+                    ..named(&format!("{project}: Page {i}"))
+                })
+            })
+            .collect();
+        assert_eq!(drop_site_name(&mut pages), 0);
+        assert_eq!(pages[0].title, "Alpha: Page 0");
     }
 
     #[test]
