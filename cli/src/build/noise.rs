@@ -480,6 +480,9 @@ const PRINT_MIN_COPIED: f64 = 0.5;
 const OPENING_MIN: usize = 40;
 /// ... cut to about this many.
 const OPENING_LEN: usize = 60;
+/// At most this many of the named pages' openings are looked for (evenly spread), so a
+/// page whose thousands of headings name other pages costs a bounded number of scans.
+const OPENINGS_CHECKED: usize = 64;
 
 /// Leaves out the noise among `pages` (unless `keep_all`), counting each kind in `tally`.
 pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<Page> {
@@ -601,11 +604,13 @@ fn print_all(page: &Page, titles: &Titles) -> bool {
         .iter()
         .filter_map(|t| titles.openings.get(t))
         .collect();
-    let copied = openings
+    let step = openings.len().div_ceil(OPENINGS_CHECKED).max(1);
+    let checked: Vec<&&String> = openings.iter().step_by(step).collect();
+    let copied = checked
         .iter()
         .filter(|o| page.content.contains(o.as_str()))
         .count();
-    copied as f64 >= PRINT_MIN_COPIED * openings.len() as f64
+    copied as f64 >= PRINT_MIN_COPIED * checked.len() as f64
 }
 
 /// A title or heading as compared: lowercase letters and digits, single spaces.
