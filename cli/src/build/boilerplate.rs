@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use super::page::Page;
+use super::page::{sub_folders, Page};
 
 /// A line on at least this share of the pages is chrome ...
 const MIN_SHARE: f64 = 0.5;
@@ -110,23 +110,15 @@ fn scoped(content: &str, lines: Lines) -> impl Iterator<Item = (bool, &str)> {
     })
 }
 
-/// [`strip`] over the whole site, then within each folder of at least [`MIN_PAGES`]
-/// pages that is not the whole site, at the pages' edges ([`Lines::Edges`]): a part of a
-/// site with a layout of its own (a manual beside generated example projects, a release
-/// log beside the reference) has chrome of its own, which its pages share though the
-/// rest of the site does not. Returns how many pages lost some.
+/// [`strip`] over the whole site, then within each folder of at least
+/// [`super::page::FOLDER_MIN_PAGES`] pages that is not the whole site ([`sub_folders`]), at the pages'
+/// edges ([`Lines::Edges`]): a part of a site with a layout of its own (a manual beside
+/// generated example projects, a release log beside the reference) has chrome of its own,
+/// which its pages share though the rest of the site does not. Returns how many pages lost
+/// some.
 pub(crate) fn strip_by_folder(pages: &mut [Page]) -> usize {
     let mut changed = strip(pages);
-    let mut folders: HashMap<String, Vec<usize>> = HashMap::new();
-    for (i, page) in pages.iter().enumerate() {
-        let path = page.path();
-        let folder = path.rsplit_once('/').map_or("", |(f, _)| f).to_owned();
-        folders.entry(folder).or_default().push(i);
-    }
-    for members in folders.values() {
-        if members.len() < MIN_PAGES || members.len() == pages.len() {
-            continue;
-        }
+    for members in sub_folders(pages) {
         let mut part: Vec<Page> = members
             .iter()
             .map(|&i| std::mem::take(&mut pages[i]))

@@ -103,6 +103,27 @@ impl Page {
     }
 }
 
+/// A folder of at least this many pages may have a layout of its own (chrome, a name in
+/// its titles).
+pub(crate) const FOLDER_MIN_PAGES: usize = 10;
+
+/// The indexes of `pages` grouped by the folder of their URL path, for each folder of at
+/// least [`FOLDER_MIN_PAGES`] pages that is not the whole site: a part of a site with a
+/// layout of its own (a manual beside generated example projects, a release log beside the
+/// reference). In folder order.
+pub(crate) fn sub_folders(pages: &[Page]) -> Vec<Vec<usize>> {
+    let mut folders: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, page) in pages.iter().enumerate() {
+        let path = page.path();
+        let folder = path.rsplit_once('/').map_or("", |(f, _)| f).to_owned();
+        folders.entry(folder).or_default().push(i);
+    }
+    folders
+        .into_values()
+        .filter(|members| members.len() >= FOLDER_MIN_PAGES && members.len() < pages.len())
+        .collect()
+}
+
 /// The path part of an absolute URL (`/` when it has none), without query or fragment.
 pub(crate) fn url_path(url: &str) -> String {
     match reqwest::Url::parse(url) {

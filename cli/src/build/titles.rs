@@ -20,7 +20,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::page::Page;
+use super::page::{sub_folders, Page};
 
 /// A word in at least this share of the site's `<title>`s is the site's, not a page's ...
 const SITE_WORD_SHARE: f64 = 0.5;
@@ -84,14 +84,11 @@ pub(crate) fn settle(pages: &mut [Page]) -> usize {
     changed
 }
 
-/// A folder of at least this many pages may have a name of its own in its titles.
-const FOLDER_MIN_PAGES: usize = 10;
-
 /// Takes the site's name out of the titles that carry it beside the page's own
 /// ("Assert | Node.js v20.20.2 Documentation" → "Assert", "Doxygen: Configuration" →
 /// "Configuration"); returns how many changed. The site's name is a first or last part
 /// (at a separator) that at least half the titles share, and at least
-/// [`SITE_WORD_MIN`]; then the same within each folder of at least [`FOLDER_MIN_PAGES`]
+/// [`SITE_WORD_MIN`]; then the same within each folder of at least [`super::page::FOLDER_MIN_PAGES`]
 /// pages that is not the whole site (a manual beside generated example projects names
 /// itself on its own pages only). What is left must tell the pages apart, as it is what a
 /// citation says and what a print-all page's headings repeat: a title whose rest another
@@ -101,16 +98,8 @@ pub(crate) fn drop_site_name(pages: &mut [Page]) -> usize {
     let mut proposed: Vec<Option<String>> = vec![None; pages.len()];
     let all: Vec<usize> = (0..pages.len()).collect();
     propose_without_common_part(pages, &all, &mut proposed);
-    let mut folders: HashMap<String, Vec<usize>> = HashMap::new();
-    for (i, page) in pages.iter().enumerate() {
-        let path = page.path();
-        let folder = path.rsplit_once('/').map_or("", |(f, _)| f).to_owned();
-        folders.entry(folder).or_default().push(i);
-    }
-    for members in folders.values() {
-        if members.len() >= FOLDER_MIN_PAGES && members.len() < pages.len() {
-            propose_without_common_part(pages, members, &mut proposed);
-        }
+    for members in sub_folders(pages) {
+        propose_without_common_part(pages, &members, &mut proposed);
     }
     let shown = |i: usize| {
         proposed[i]
@@ -138,17 +127,18 @@ pub(crate) fn drop_site_name(pages: &mut [Page]) -> usize {
 /// or last part that at least half of theirs share (and at least [`SITE_WORD_MIN`]), from
 /// the title already proposed, if any.
 fn propose_without_common_part(pages: &[Page], members: &[usize], proposed: &mut [Option<String>]) {
-    let current = |i: usize, proposed: &[Option<String>]| {
-        fold_case_kept(proposed[i].as_deref().unwrap_or(&pages[i].title))
-    };
+    // Each member's title as it stands: the one proposed already, if any.
+    let current: Vec<String> = members
+        .iter()
+        .map(|&i| fold_case_kept(proposed[i].as_deref().unwrap_or(&pages[i].title)))
+        .collect();
     let mut firsts: HashMap<String, usize> = HashMap::new();
     let mut lasts: HashMap<String, usize> = HashMap::new();
-    for &i in members {
-        let title = current(i, proposed);
-        if let Some((first, _)) = first_part(&title) {
+    for title in &current {
+        if let Some((first, _)) = first_part(title) {
             *firsts.entry(first.to_lowercase()).or_default() += 1;
         }
-        if let Some((_, last)) = last_part(&title) {
+        if let Some((_, last)) = last_part(title) {
             *lasts.entry(last.to_lowercase()).or_default() += 1;
         }
     }
@@ -158,21 +148,20 @@ fn propose_without_common_part(pages: &[Page], members: &[usize], proposed: &mut
             .get(&part.to_lowercase())
             .is_some_and(|&n| n >= at_least)
     };
-    for &i in members {
-        let before = current(i, proposed);
-        let mut title = before.clone();
-        if let Some((rest, last)) = last_part(&title) {
+    for (&i, before) in members.iter().zip(&current) {
+        let mut title = before.as_str();
+        if let Some((rest, last)) = last_part(title) {
             if common(&lasts, last) {
-                title = rest.to_owned();
+                title = rest;
             }
         }
-        if let Some((first, rest)) = first_part(&title) {
+        if let Some((first, rest)) = first_part(title) {
             if common(&firsts, first) {
-                title = rest.to_owned();
+                title = rest;
             }
         }
         if title != before {
-            proposed[i] = Some(title);
+            proposed[i] = Some(title.to_owned());
         }
     }
 }
@@ -255,10 +244,7 @@ fn overlaps(h1: &str, head: &str) -> bool {
 /// Lowercase, whitespace folded, punctuation kept: a `<title>` is split into its parts at
 /// its separators (" - ", ": "), which [`super::noise::normalise`] would drop.
 fn fold(text: &str) -> String {
-    text.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_lowercase()
+    fold_case_kept(text).to_lowercase()
 }
 
 /// The lowercase words (runs of letters and digits), in order, as the noise rules compare
