@@ -54,7 +54,8 @@ wanted() {
 # The real sites: name, Debian package, the built site it installs, the site's public base URL.
 # Questions were judged on Debian 12 (bookworm) versions of these packages (README). A site
 # given as `extract:PATH` is not installed: the package is downloaded and unpacked into the
-# work dir (`PATH` inside it), as nodejs-doc would conflict with another source's nodejs.
+# work dir (`PATH` inside it), as nodejs-doc would conflict with another source's nodejs (and
+# python-typer-doc would pull mkdocs and theme packages its text does not need).
 sites=(
   "docs-site-git|git-doc|/usr/share/doc/git-doc|https://git-scm.com/docs/"
   "docs-site-postgresql|postgresql-doc-15|/usr/share/doc/postgresql-doc-15/html|https://www.postgresql.org/docs/15/"
@@ -63,6 +64,7 @@ sites=(
   "docs-site-django|python-django-doc|/usr/share/doc/python-django-doc/html|https://docs.djangoproject.com/en/3.2/"
   "docs-site-doxygen|doxygen-doc|/usr/share/doc/doxygen/html|https://www.doxygen.nl/manual/"
   "docs-site-nodejs|nodejs-doc=18.20.4+dfsg-1~deb12u3|extract:usr/share/doc/nodejs/api|https://nodejs.org/docs/latest-v18.x/api/"
+  "docs-site-typer|python-typer-doc=0.7.0-1|extract:usr/share/doc/python-typer-doc/html|https://typer.tiangolo.com/"
 )
 
 updated=0
