@@ -225,7 +225,7 @@ fn read_pages(
                 base_url,
                 use_sitemap: s.sitemap,
                 filter: &filter,
-                max_pages: s.max_pages,
+                max_pages: s.site_max_pages(),
                 jobs: s.jobs,
             },
             cache,
@@ -237,7 +237,7 @@ fn read_pages(
             &crawl::CrawlOptions {
                 url,
                 filter: &filter,
-                max_pages: s.max_pages,
+                max_pages: s.crawl_max_pages(),
                 delay: s.delay,
                 cache: &s.cache,
             },

@@ -104,7 +104,8 @@ pub(crate) fn read(
         ));
     }
     let sitemap_file = opts.dir.join("sitemap.xml");
-    let files: Vec<(PathBuf, String)> = if opts.use_sitemap && sitemap_file.is_file() {
+    let by_sitemap = opts.use_sitemap && sitemap_file.is_file();
+    let files: Vec<(PathBuf, String)> = if by_sitemap {
         from_sitemap(opts, &sitemap_file, report)?
     } else {
         super::tree::files_with_extensions(opts.dir, &["html", "htm"])
@@ -122,10 +123,13 @@ pub(crate) fn read(
             })
             .collect()
     };
-    let files: Vec<(PathBuf, String)> = files
+    let mut files: Vec<(PathBuf, String)> = files
         .into_iter()
         .filter(|(_, url)| opts.filter.allows(&url_path(url)))
         .collect();
+    if !by_sitemap && files.len() > opts.max_pages {
+        shallow_first(&mut files);
+    }
     let mut progress = Progress::new("site", files.len());
     let mut pages = super::claims::Claims::default();
     let mut failed = None;
@@ -140,7 +144,15 @@ pub(crate) fn read(
             done += 1;
             progress.update(done);
             if pages.len() >= opts.max_pages {
-                report.warn(format!("stopped at {} pages (max_pages)", opts.max_pages));
+                let order = if by_sitemap {
+                    "in the sitemap's order"
+                } else {
+                    "the shallowest first"
+                };
+                report.warn(format!(
+                    "stopped at {} pages (max_pages; read {order}): --max-pages to read more",
+                    opts.max_pages
+                ));
                 return ControlFlow::Break(());
             }
             let (file, url, out) = match read {
@@ -182,6 +194,15 @@ pub(crate) fn read(
         return Err(why);
     }
     Ok(pages.into_pages())
+}
+
+/// Orders a directory's files by their depth under the root, keeping the walk's path order
+/// within a depth:
+/// when the page limit cuts a site, it keeps the pages near the root (overviews, guides,
+/// module pages) and drops the deepest (one page per API item), rather than every folder
+/// that sorts after the first big one (Rust's `core/`, 27,687 files, before `std/`).
+fn shallow_first(files: &mut [(PathBuf, String)]) {
+    files.sort_by_cached_key(|(_, url)| url_path(url).trim_end_matches('/').matches('/').count());
 }
 
 /// Sitemap URLs reported one by one before the rest are only counted.
@@ -347,7 +368,40 @@ fn directory_url(rel: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::{common_base, directory_url};
+    use std::path::PathBuf;
+
+    use super::{common_base, directory_url, shallow_first};
+
+    #[test]
+    fn a_cut_site_keeps_its_shallowest_pages_in_path_order() {
+        // As the directory walk gives them: in path order.
+        let mut files: Vec<(PathBuf, String)> = [
+            "https://a.org/docs/",
+            "https://a.org/docs/core/",
+            "https://a.org/docs/core/arch/x86/fn.a.html",
+            "https://a.org/docs/core/num/",
+            "https://a.org/docs/guide.html",
+            "https://a.org/docs/std/fs/",
+            "https://a.org/docs/std/fs/struct.File.html",
+        ]
+        .iter()
+        .map(|u| (PathBuf::new(), (*u).to_owned()))
+        .collect();
+        shallow_first(&mut files);
+        let urls: Vec<&str> = files.iter().map(|(_, u)| u.as_str()).collect();
+        assert_eq!(
+            urls,
+            [
+                "https://a.org/docs/",
+                "https://a.org/docs/core/",
+                "https://a.org/docs/guide.html",
+                "https://a.org/docs/core/num/",
+                "https://a.org/docs/std/fs/",
+                "https://a.org/docs/std/fs/struct.File.html",
+                "https://a.org/docs/core/arch/x86/fn.a.html",
+            ]
+        );
+    }
 
     #[test]
     fn the_base_of_sitemap_urls_is_their_shared_directory() {

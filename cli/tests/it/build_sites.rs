@@ -225,6 +225,69 @@ fn without_the_sitemap_every_html_file_but_404_is_read() {
 }
 
 #[test]
+fn a_site_over_the_page_limit_keeps_its_pages_nearest_the_root() {
+    let dir = scratch("limit");
+    let site = dir.join("site");
+    // Path order puts the deep API pages first, as Rust's `core/` comes before `std/`.
+    let pages = [
+        ("api/item/deep/fn.one.html", "first deep function"),
+        ("api/item/deep/fn.two.html", "second deep function"),
+        ("api/module.html", "module overview"),
+        ("guide.html", "getting started guide"),
+        ("index.html", "home page"),
+    ];
+    for (i, (path, words)) in pages.iter().enumerate() {
+        let file = site.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        // Distinct prose, long enough not to be a stub.
+        let body: String = (0..40)
+            .map(|j| format!("Sentence {j} of the {words}, number {i}, says something. "))
+            .collect();
+        let html = format!(
+            "<!doctype html><html><head><title>{words}</title></head>\
+             <body><main><h1>{words}</h1><p>{body}</p></main></body></html>"
+        );
+        std::fs::write(file, html).unwrap();
+    }
+    let out = rag(
+        &dir,
+        &[
+            "build",
+            "--site",
+            site.to_str().unwrap(),
+            "--base-url",
+            "https://ex.org/",
+            "--max-pages",
+            "3",
+            "-o",
+            "kb.json",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("shallowest first") && stderr.contains("--max-pages"),
+        "{stderr}"
+    );
+    let kb: Value = serde_json::from_slice(&std::fs::read(dir.join("kb.json")).unwrap()).unwrap();
+    let mut urls: Vec<&str> = kb["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["url"].as_str().unwrap())
+        .collect();
+    urls.sort_unstable();
+    assert_eq!(
+        urls,
+        [
+            "https://ex.org/",
+            "https://ex.org/api/module.html",
+            "https://ex.org/guide.html"
+        ]
+    );
+}
+
+#[test]
 fn a_sitemap_of_another_address_is_refused_with_the_address_it_names() {
     // The site was built for https://docs.example.org/manual/: with another base URL no
     // page of its sitemap is the site's, which says what to pass instead of an empty build.
