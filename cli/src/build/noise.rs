@@ -507,7 +507,8 @@ pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<P
                 .as_ref()
                 .and_then(classify)
                 .or_else(|| print_all(p, &titles).then_some(Noise::PrintAll))
-                .or_else(|| index_part(p, &titles.titles).then_some(Noise::Links));
+                .or_else(|| index_part(p, &titles.titles).then_some(Noise::Links))
+                .or_else(|| emptied(p).then_some(Noise::Redirect));
             match kind {
                 Some(k) => {
                     tally.add(k, p.path());
@@ -517,6 +518,22 @@ pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<P
             }
         })
         .collect()
+}
+
+/// Whether a built page is left with nothing but headings and no description: what
+/// remains of a stub whose one notice the site's chrome removal took because every such
+/// stub shares it (Rust's superseded book editions: 239 chapter headings over "The 2018
+/// edition of the book is no longer distributed..."). Its title would still match the
+/// chapter's words, with no text to answer from. Markdown sources are the owner's own
+/// (a section's `_index.md` may be its title alone) and are not measured.
+fn emptied(page: &Page) -> bool {
+    page.structure.is_some()
+        && page.description.is_none()
+        && page
+            .content
+            .lines()
+            .map(str::trim)
+            .all(|line| line.is_empty() || line.starts_with('#'))
 }
 
 /// A part of an index split over pages: its title on at least this many pages ...
@@ -835,6 +852,58 @@ mod tests {
         assert_eq!(tally.count(Noise::PrintAll), 1);
         assert!(kept.iter().any(|p| p.path() == "/releases/2.0.html"));
         assert!(kept.iter().all(|p| p.path() != "/all.html"));
+    }
+
+    #[test]
+    fn a_stub_left_with_only_its_heading_once_the_chrome_is_gone_is_a_stub() {
+        // Built pages carry their structure; the test gives them an empty one.
+        let built = |path: &str, title: &str, content: &str| Page {
+            structure: Some(Structure::default()),
+            ..page(path, title, content)
+        };
+        // Rust's superseded book editions: each chapter's page is its heading over one
+        // notice that every such page shares, which the chrome removal takes.
+        let notice = "The 2018 edition of the book is no longer distributed with Rust.";
+        let mut pages: Vec<Page> = (0..12)
+            .map(|i| {
+                let t = format!("Chapter {i}");
+                built(
+                    &format!("/old/ch{i}.html"),
+                    &t,
+                    &format!("## {t}\n\n{notice}"),
+                )
+            })
+            .collect();
+        pages.extend((0..12).map(|i| {
+            let t = format!("Chapter {i}");
+            let text = format!("## {t}\n\nWhat chapter {i} teaches, in words of its own.");
+            built(&format!("/ch{i}.html"), &t, &text)
+        }));
+        // Not empty: code under a heading, a heading with a description, and a Markdown
+        // source (not measured: no structure).
+        pages.push(built(
+            "/code.html",
+            "Listing",
+            "## Listing\n\n```\n# a comment\n```",
+        ));
+        pages.push(Page {
+            description: Some("What the section holds.".into()),
+            ..built("/section.html", "Section", "# Section")
+        });
+        pages.push(page("/posts/", "Posts", "# Posts"));
+        crate::build::boilerplate::strip_by_folder(&mut pages);
+        assert_eq!(pages[0].content, "## Chapter 0", "the notice is chrome");
+        let mut tally = Tally::default();
+        let kept = sift(pages.clone(), false, &mut tally);
+        assert_eq!(tally.count(Noise::Redirect), 12);
+        assert_eq!(kept.len(), 15);
+        assert!(kept.iter().all(|p| !p.path().starts_with("/old/")));
+        let mut tally = Tally::default();
+        assert_eq!(
+            sift(pages, true, &mut tally).len(),
+            27,
+            "keep_all keeps them"
+        );
     }
 
     #[test]
