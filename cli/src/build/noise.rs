@@ -507,14 +507,29 @@ pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<P
                 .as_ref()
                 .and_then(classify)
                 .or_else(|| print_all(p, &titles).then_some(Noise::PrintAll))
-                .or_else(|| index_part(p, &titles.titles).then_some(Noise::Links))
-                .or_else(|| emptied(p).then_some(Noise::Redirect));
+                .or_else(|| index_part(p, &titles.titles).then_some(Noise::Links));
             match kind {
                 Some(k) => {
                     tally.add(k, p.path());
                     keep_all
                 }
                 None => true,
+            }
+        })
+        .collect()
+}
+
+/// Leaves out (or with `keep_all` only counts) the built pages that the site's chrome
+/// removal left empty ([`emptied`]), as stubs.
+pub(crate) fn sift_emptied(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<Page> {
+    pages
+        .into_iter()
+        .filter(|p| {
+            if emptied(p) {
+                tally.add(Noise::Redirect, p.path());
+                keep_all
+            } else {
+                true
             }
         })
         .collect()
@@ -894,15 +909,16 @@ mod tests {
         crate::build::boilerplate::strip_by_folder(&mut pages);
         assert_eq!(pages[0].content, "## Chapter 0", "the notice is chrome");
         let mut tally = Tally::default();
-        let kept = sift(pages.clone(), false, &mut tally);
+        let kept = sift_emptied(pages.clone(), false, &mut tally);
         assert_eq!(tally.count(Noise::Redirect), 12);
         assert_eq!(kept.len(), 15);
         assert!(kept.iter().all(|p| !p.path().starts_with("/old/")));
         let mut tally = Tally::default();
+        let all = sift_emptied(pages, true, &mut tally);
         assert_eq!(
-            sift(pages, true, &mut tally).len(),
-            27,
-            "keep_all keeps them"
+            (all.len(), tally.count(Noise::Redirect)),
+            (27, 12),
+            "keep_all keeps and counts them"
         );
     }
 
