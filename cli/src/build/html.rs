@@ -388,8 +388,18 @@ fn names_site(h: ElementRef<'_>) -> bool {
     !all.is_empty() && linked.split_whitespace().collect::<String>() == all
 }
 
+/// The element's text, a `<br>` standing for the space it shows as (javadoc's
+/// `<h1>Uses of Class<br>org.apache...Range</h1>` is not "Classorg").
 fn text_of(el: ElementRef<'_>) -> String {
-    collapse(&el.text().collect::<String>()).trim().to_owned()
+    let mut text = String::new();
+    for node in el.descendants() {
+        match node.value() {
+            Node::Text(t) => text.push_str(t),
+            Node::Element(e) if e.name() == "br" => text.push(' '),
+            _ => {}
+        }
+    }
+    collapse(&text).trim().to_owned()
 }
 
 /// Runs of whitespace folded to one space.
@@ -479,6 +489,15 @@ mod tests {
             "{:?}",
             p.content
         );
+    }
+
+    #[test]
+    fn a_line_break_in_a_heading_reads_as_a_space() {
+        // javadoc's class-use pages.
+        let html = "<html><body><main><h1 class=\"title\">Uses of Class<br>\
+                    org.example.Range</h1><p>Packages that use Range.</p></main></body></html>";
+        let p = extract(html, "https://ex.org/class-use/Range.html").unwrap();
+        assert_eq!(p.title, "Uses of Class org.example.Range");
     }
 
     #[test]
