@@ -6,6 +6,9 @@
 //! layout of its own (a manual beside generated example projects) gets the same test
 //! among its pages, for the lines at their edges only, where a header and footer stand.
 //!
+//! The same holds for a meta description that many pages carry and none of them says: the
+//! site's or a section's, not the page's ([`strip_shared_descriptions`]).
+//!
 //! Headings stay: they shape the passages (a man page's `## SEE ALSO` on every page is the
 //! start of a section, not chrome), and a heading that only names the site is already left
 //! out of the title (see `html::names_site`).
@@ -131,6 +134,54 @@ pub(crate) fn strip_by_folder(pages: &mut [Page]) -> usize {
     changed
 }
 
+/// Pages that share one description before it is the site's or a section's own rather
+/// than theirs (an mdBook's or a Hugo theme's site description on every page).
+const SHARED_DESCRIPTION_PAGES: usize = 10;
+
+/// Drops a description that at least [`SHARED_DESCRIPTION_PAGES`] pages carry, from each of
+/// them whose text does not say it: it describes the site or a section (Rust by Example's
+/// "Rust by Example (RBE) is a collection of runnable examples…" on its 178 pages), and in
+/// every page's naming field it would match the same words for all of them. Where the
+/// page's text holds it, it is that page's own (many API items with one doc comment), and
+/// stays. Returns how many pages lost theirs.
+pub(crate) fn strip_shared_descriptions(pages: &mut [Page]) -> usize {
+    let mut carried: HashMap<&str, usize> = HashMap::new();
+    for page in pages.iter() {
+        if let Some(d) = page.description.as_deref() {
+            *carried.entry(d).or_default() += 1;
+        }
+    }
+    let shared: Vec<String> = carried
+        .into_iter()
+        .filter(|&(_, n)| n >= SHARED_DESCRIPTION_PAGES)
+        .map(|(d, _)| d.to_owned())
+        .collect();
+    if shared.is_empty() {
+        return 0;
+    }
+    let mut changed = 0;
+    for page in pages.iter_mut() {
+        let drop = page.description.as_deref().is_some_and(|d| {
+            shared.iter().any(|s| s == d) && !words(&page.content).contains(&words(d))
+        });
+        if drop {
+            page.description = None;
+            changed += 1;
+        }
+    }
+    changed
+}
+
+/// The text's words, lowercased, one space apart: a description written in Markdown
+/// ("values from `slice`") against the page's text ("values from slice").
+fn words(text: &str) -> String {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// On how many of `pages` each line (by its [`candidate`] hash) among `lines` that `keep`
 /// accepts stands.
 fn tally<'p>(
@@ -202,6 +253,48 @@ mod tests {
             content,
             ..Page::default()
         }
+    }
+
+    #[test]
+    fn a_description_many_pages_share_goes_unless_their_text_says_it() {
+        let site = "A collection of runnable examples of the language.";
+        let mut pages: Vec<Page> = (0..12)
+            .map(|i| Page {
+                description: Some(site.into()),
+                ..page(i, format!("# Example {i}\n\nWhat example {i} shows."))
+            })
+            .collect();
+        // One page's own description, and one whose text holds the shared one.
+        pages.push(Page {
+            description: Some("Its own summary.".into()),
+            ..page(12, "# Own\n\nText.".into())
+        });
+        pages.push(Page {
+            description: Some(site.into()),
+            ..page(13, format!("# Intro\n\n{site}"))
+        });
+        // Its text may say it in other marks ("of the `language`").
+        pages.push(Page {
+            description: Some(site.into()),
+            ..page(
+                14,
+                "# About\n\nA collection of runnable examples of the **language**!".into(),
+            )
+        });
+        assert_eq!(strip_shared_descriptions(&mut pages), 12);
+        assert!(pages[..12].iter().all(|p| p.description.is_none()));
+        assert_eq!(pages[12].description.as_deref(), Some("Its own summary."));
+        assert_eq!(pages[13].description.as_deref(), Some(site));
+        assert_eq!(pages[14].description.as_deref(), Some(site));
+        // Fewer pages than the threshold keep it.
+        let mut few: Vec<Page> = pages[..5]
+            .iter()
+            .map(|p| Page {
+                description: Some(site.into()),
+                ..p.clone()
+            })
+            .collect();
+        assert_eq!(strip_shared_descriptions(&mut few), 0);
     }
 
     #[test]

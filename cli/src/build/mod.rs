@@ -109,6 +109,7 @@ fn build(s: &Settings, report: &mut Report) -> Result<String, String> {
     // The site's chrome (and each folder's) out of the text before the pages are measured
     // against each other.
     boilerplate::strip_by_folder(&mut pages);
+    boilerplate::strip_shared_descriptions(&mut pages);
     // A page the chrome removal left empty goes before the titles are settled: its title
     // would otherwise count as another page's (the same chapter in a superseded edition).
     let mut pages = noise::sift_emptied(pages, s.keep_all, &mut report.noise);
