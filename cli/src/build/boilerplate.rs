@@ -13,9 +13,10 @@
 //! start of a section, not chrome), and a heading that only names the site is already left
 //! out of the title (see `html::names_site`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 
+use super::noise::normalise;
 use super::page::{sub_folders, Page};
 
 /// A line on at least this share of the pages is chrome ...
@@ -151,7 +152,7 @@ pub(crate) fn strip_shared_descriptions(pages: &mut [Page]) -> usize {
             *carried.entry(d).or_default() += 1;
         }
     }
-    let shared: Vec<String> = carried
+    let shared: HashSet<String> = carried
         .into_iter()
         .filter(|&(_, n)| n >= SHARED_DESCRIPTION_PAGES)
         .map(|(d, _)| d.to_owned())
@@ -161,8 +162,10 @@ pub(crate) fn strip_shared_descriptions(pages: &mut [Page]) -> usize {
     }
     let mut changed = 0;
     for page in pages.iter_mut() {
+        // Compared as words, so a description in Markdown ("values from `slice`") is
+        // found in the page's text ("values from slice").
         let drop = page.description.as_deref().is_some_and(|d| {
-            shared.iter().any(|s| s == d) && !words(&page.content).contains(&words(d))
+            shared.contains(d) && !normalise(&page.content).contains(&normalise(d))
         });
         if drop {
             page.description = None;
@@ -170,16 +173,6 @@ pub(crate) fn strip_shared_descriptions(pages: &mut [Page]) -> usize {
         }
     }
     changed
-}
-
-/// The text's words, lowercased, one space apart: a description written in Markdown
-/// ("values from `slice`") against the page's text ("values from slice").
-fn words(text: &str) -> String {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// On how many of `pages` each line (by its [`candidate`] hash) among `lines` that `keep`

@@ -168,22 +168,31 @@ fn propose_without_common_part(pages: &[Page], members: &[usize], proposed: &mut
 
 /// A title's first part and the rest after the first separator, both non-empty.
 fn first_part(title: &str) -> Option<(&str, &str)> {
-    let (at, sep) = SEPARATORS
-        .iter()
-        .filter_map(|sep| title.find(sep).map(|at| (at, *sep)))
-        .min_by_key(|&(at, _)| at)?;
-    let (first, rest) = (title[..at].trim(), title[at + sep.len()..].trim());
-    (!first.is_empty() && !rest.is_empty()).then_some((first, rest))
+    split_at_separator(title, false)
 }
 
 /// A title up to its last separator and its last part, both non-empty.
 fn last_part(title: &str) -> Option<(&str, &str)> {
-    let (at, sep) = SEPARATORS
-        .iter()
-        .filter_map(|sep| title.rfind(sep).map(|at| (at, *sep)))
-        .max_by_key(|&(at, _)| at)?;
-    let (rest, last) = (title[..at].trim(), title[at + sep.len()..].trim());
-    (!rest.is_empty() && !last.is_empty()).then_some((rest, last))
+    split_at_separator(title, true)
+}
+
+/// The title before and after its first separator (its last, `from_end`), both non-empty.
+fn split_at_separator(title: &str, from_end: bool) -> Option<(&str, &str)> {
+    let found = SEPARATORS.iter().filter_map(|sep| {
+        let at = if from_end {
+            title.rfind(sep)
+        } else {
+            title.find(sep)
+        };
+        at.map(|at| (at, *sep))
+    });
+    let (at, sep) = if from_end {
+        found.max_by_key(|&(at, _)| at)
+    } else {
+        found.min_by_key(|&(at, _)| at)
+    }?;
+    let (before, after) = (title[..at].trim(), title[at + sep.len()..].trim());
+    (!before.is_empty() && !after.is_empty()).then_some((before, after))
 }
 
 /// Whitespace folded, case kept: a title as it is shown.
