@@ -11,8 +11,8 @@ and OUTDIR/classes.json (entry id -> its class's representative entry id).
 
 Equivalence classes: one page published under several paths counts as one page, so collapsing
 duplicates is neither rewarded nor punished. Two sources, both generic:
-  - path rules for sites that publish a page twice (rustdoc's core/alloc re-exports under std/,
-    an mdBook's older editions under book/<edition>/);
+  - path rules for sites that publish a page twice (rustdoc's core/alloc re-exports under std/
+    and std::collections' inlined re-exports, an mdBook's older editions under book/<edition>/);
   - with --site DIR, redirect stubs (`<meta http-equiv="refresh" content="0; url=...">`, which
     Texinfo, Hugo, Jekyll and Sphinx write for aliases) join the class of the page they send to.
 Qrels name representatives; classrun.py maps a run onto them before scoring. On a site without
@@ -29,6 +29,11 @@ from urllib.parse import urljoin, urlsplit
 
 PATH_RULES = [
     (r'^(core|alloc)/', 'std/'),
+    # rustdoc inlines std::collections' re-exports: std/collections/struct.HashMap.html is a
+    # full copy of std/collections/hash_map/struct.HashMap.html (likewise the other six).
+    (r'^std/collections/(?:hash_map|hash_set|btree_map|btree_set|vec_deque|linked_list|'
+     r'binary_heap)/struct\.(HashMap|HashSet|BTreeMap|BTreeSet|VecDeque|LinkedList|'
+     r'BinaryHeap)\.html$', r'std/collections/struct.\1.html'),
     (r'^book/(2018-edition|second-edition|first-edition)/', 'book/'),
 ]
 REFRESH = re.compile(
