@@ -40,6 +40,15 @@ pub(crate) struct Structure {
     /// Prose words (as [`Structure::prose_words`]) in blocks that are not index entries:
     /// what a page says besides its list of links.
     pub(crate) loose_words: u32,
+    /// [`Structure::loose_words`] before the page's [`INDEX_MIN_ENTRIES`]th index entry:
+    /// the prose a page opens with before any list it carries.
+    pub(crate) opening_words: u32,
+    /// Characters outside links (prose and code) of the blocks counted in
+    /// [`Structure::opening_words`].
+    pub(crate) opening_chars: u32,
+    /// The most prose words (as [`Structure::prose_words`]) of any one block: a
+    /// sentence of the page's own, or only labels.
+    pub(crate) longest_prose: u32,
     /// Bare line numbers in ascending order (`1`, `2`, `3`, ... each a text of its own,
     /// gaps of up to [`LINE_GAP`] allowed): a source listing's gutter.
     pub(crate) numbered_lines: u32,
@@ -322,6 +331,7 @@ impl Block {
     fn end(&mut self, m: &mut Structure) {
         if self.words > 0 && !self.heading {
             m.blocks += 1;
+            m.longest_prose = m.longest_prose.max(self.prose);
             // An entry's link is most of it ("$libdir, [Dynamic Loading]"), or it is a
             // table row led by its link ("[abc] Abstract Base Classes"); a definition
             // whose signature links its types is neither.
@@ -334,6 +344,10 @@ impl Block {
                 m.entries += 1;
             } else {
                 m.loose_words += self.prose;
+                if m.entries < INDEX_MIN_ENTRIES {
+                    m.opening_words += self.prose;
+                    m.opening_chars += self.chars - self.link_chars;
+                }
             }
         }
         *self = Block::default();
@@ -405,6 +419,13 @@ const OWN_PROSE_MIN: u32 = 150;
 /// ... unless they are fewer than this many per index entry (a back-of-book index's or
 /// a module index's few longer entries).
 const OWN_PROSE_PER_ENTRY: u32 = 1;
+/// A page that opens with this many characters of its own (prose and code, outside links)
+/// before its list is a page with a list (rustdoc's trait pages: the trait's docs, then
+/// hundreds of implementors), not an index, whose lists start at the top.
+const OPENING_MIN_CHARS: u32 = 400;
+/// Prose words of a sentence: a code page with one is an example that says what it shows
+/// (Rust by Example's chapters: a sentence, then the program), not a source listing.
+const SENTENCE_MIN_WORDS: u32 = 5;
 /// A table of contents: at least this share of the main text inside links ...
 const TOC_MIN_LINK_SHARE: f64 = 0.5;
 /// ... at least this many links ...
@@ -439,7 +460,8 @@ pub(crate) fn classify(s: &Structure) -> Option<Noise> {
     // code with no more prose than a heading.
     let bare = s.code_chars > 0
         && share(s.code_chars) >= SOURCE_MIN_CODE_SHARE
-        && s.prose_words <= SOURCE_MAX_PROSE;
+        && s.prose_words <= SOURCE_MAX_PROSE
+        && s.longest_prose < SENTENCE_MIN_WORDS;
     if numbered || bare {
         return Some(Noise::Source);
     }
@@ -448,7 +470,8 @@ pub(crate) fn classify(s: &Structure) -> Option<Noise> {
     }
     let index = s.entries >= INDEX_MIN_ENTRIES
         && f64::from(s.entries) >= INDEX_MIN_SHARE * f64::from(s.blocks)
-        && (s.loose_words < OWN_PROSE_MIN || s.loose_words < OWN_PROSE_PER_ENTRY * s.entries);
+        && (s.loose_words < OWN_PROSE_MIN || s.loose_words < OWN_PROSE_PER_ENTRY * s.entries)
+        && s.opening_chars < OPENING_MIN_CHARS;
     let toc = s.links >= TOC_MIN_LINKS
         && share(s.link_chars) >= TOC_MIN_LINK_SHARE
         && s.prose_words < OWN_PROSE_MIN
@@ -690,9 +713,44 @@ mod tests {
             "sphinx-keyword.html",
             "sphinx-bisect.html",
             "rustdoc-fn.html",
+            // A trait's docs and example, then its implementors: a list of links longer
+            // than the docs, after them.
+            "rustdoc-trait.html",
+            // A book chapter that is one sentence and the program it introduces.
+            "mdbook-example.html",
         ] {
             assert_eq!(kind(name), None, "{name}: {:?}", fixture(name).structure);
         }
+    }
+
+    #[test]
+    fn a_list_under_an_opening_of_its_own_is_a_page_and_a_bare_list_an_index() {
+        let entries: String = (0..80)
+            .map(|i| format!(r#"<li><a href="t{i}.html">Type{i}</a> 1.{i}</li>"#))
+            .collect();
+        let measure = |opening: &str| {
+            let page = format!("<main><h1>Trait Parse</h1>{opening}<ul>{entries}</ul></main>");
+            extract(&page, "https://ex.org/trait.Parse.html")
+                .unwrap()
+                .structure
+                .unwrap()
+        };
+        let bare = measure("");
+        assert_eq!(classify(&bare), Some(Noise::Links), "{bare:?}");
+        // The same list after a paragraph and an example: fewer words of prose than the
+        // list has entries, as on a trait with many implementors.
+        let docs = measure(
+            "<p>Parses a value from a string, returning an error that says which part of \
+             the input could not be read.</p><pre>let port: u16 = \"8080\".parse()?;\n\
+             let addr: IpAddr = \"127.0.0.1\".parse()?;\nassert_eq!(port, 8080);\n\
+             assert!(addr.is_loopback());</pre><p>Implement it for your own types to \
+             use them with str::parse. The error type is chosen by the implementor; most \
+             of the standard library's own implementations return a small error struct \
+             that can be shown to the user or converted with the question mark operator \
+             into the caller's error.</p>",
+        );
+        assert!(docs.loose_words < docs.entries, "{docs:?}");
+        assert_eq!(classify(&docs), None, "{docs:?}");
     }
 
     #[test]
