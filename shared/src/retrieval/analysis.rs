@@ -154,7 +154,7 @@ impl Retriever {
                 }
             }
         }
-        self.add_joined_words(folded, spans, terms);
+        self.add_joined_words(query, folded, spans, terms);
         // Identifiers as written (`v-if`, `sys_platform`), beside their parts.
         compounds(query, &mut |t| {
             terms.begin_word(false);
@@ -171,10 +171,14 @@ impl Retriever {
     /// two runs written next to each other, in order, the first a content word; each two
     /// content words in a row
     /// (question words between them skipped), in order; and, where "of" stands between
-    /// them, the other way round ("the size of the page" → `pagesize`). Identifiers and
-    /// code are one run already, so this mends only the visitor's spelling.
+    /// them, the other way round ("the size of the page" → `pagesize`). Two runs next to
+    /// each other also try the identifiers they would spell joined by `-` or `_` ("git
+    /// commit" → `git-commit`, "unique together" → `unique_together`), as a man page or an
+    /// API names its subject. Identifiers and code are one run already, so this mends only
+    /// the visitor's spelling.
     fn add_joined_words(
         &self,
+        query: &str,
         folded: &str,
         spans: &[(Script, std::ops::Range<u32>)],
         terms: &mut TermSet,
@@ -187,8 +191,12 @@ impl Retriever {
                 && w.bytes().all(|b| b.is_ascii_alphabetic()))
             .then_some(w)
         };
+        // Identifiers the question writes itself (`read-only`): terms already, at a
+        // word's weight.
+        let mut written = Vec::new();
+        compounds(query, &mut |t| written.push(t));
         let mut joined = String::new();
-        let mut try_join = |a: &str, b: &str, terms: &mut TermSet| {
+        let mut try_join = |a: &str, b: &str, adjacent: bool, terms: &mut TermSet| {
             joined.clear();
             joined.push_str(a);
             joined.push_str(b);
@@ -197,6 +205,21 @@ impl Retriever {
             };
             if self.index.doc_freq(&t) > 0 {
                 terms.add(&t, JOINED_WEIGHT, None, &self.index);
+            }
+            // The identifier the two words name (`git commit` → `git-commit`, `unique
+            // together` → `unique_together`), unless the question writes it already.
+            if adjacent {
+                for c in IDENTIFIER_JOINS {
+                    joined.clear();
+                    joined.push_str(a);
+                    joined.push(c);
+                    joined.push_str(b);
+                    if !written.iter().any(|w| w.contains(joined.as_str()))
+                        && self.index.doc_freq(&joined) > 0
+                    {
+                        terms.add(&joined, JOINED_WEIGHT, None, &self.index);
+                    }
+                }
             }
         };
         // The previous Latin run (its place among the runs, and whether it is a content
@@ -219,14 +242,14 @@ impl Retriever {
             // is not `alltables`).
             let after_content = matches!(last_run, Some((j, _, true)) if j + 1 == i);
             if let (true, Some((_, prev, _))) = (after_content, last_run) {
-                try_join(prev, w, terms);
+                try_join(prev, w, true, terms);
             }
             if let (true, Some(prev)) = (content, last_content) {
                 if !after_content {
-                    try_join(prev, w, terms);
+                    try_join(prev, w, false, terms);
                 }
                 if of {
-                    try_join(w, prev, terms);
+                    try_join(w, prev, false, terms);
                 }
             }
             last_run = Some((i, w, content));

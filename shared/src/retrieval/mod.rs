@@ -136,6 +136,10 @@ pub const CHAR_WEIGHT: f32 = 0.5;
 /// words that still count on their own.
 pub const JOINED_WEIGHT: f32 = 0.5;
 
+/// What joins two words into the identifier a question may name with a space between
+/// them (see [`JOINED_WEIGHT`]): `git-commit`, `unique_together`.
+const IDENTIFIER_JOINS: [char; 2] = ['-', '_'];
+
 /// The longest word joined with another (see [`JOINED_WEIGHT`]), in bytes.
 const MAX_JOINED_PART: usize = 24;
 

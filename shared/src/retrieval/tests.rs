@@ -752,6 +752,33 @@ fn words_are_joined_only_where_the_site_writes_the_join_and_in_spoken_order() {
 }
 
 #[test]
+fn two_words_find_the_identifier_they_name() {
+    let r = site(&[
+        // A long page that says both words often, and the command's own short page.
+        "Every git command, from git init to git log, records or reads a commit. \
+         A commit has a parent commit; git walks commits from the newest commit.",
+        "git-commit - Record changes to the repository.",
+        "Set unique_together in Meta for fields unique as a set.",
+    ]);
+    let terms = r.analyze_query("options of git commit");
+    assert_eq!(weight(&terms, "git-commit"), JOINED_WEIGHT, "{terms:?}");
+    let (_, ranked) = r.search("git commit", 2, 0.0);
+    assert_eq!(ranked.first().map(|h| h.doc), Some(1), "{ranked:?}");
+    let terms = r.analyze_query("make two fields unique together");
+    assert_eq!(
+        weight(&terms, "unique_together"),
+        JOINED_WEIGHT,
+        "{terms:?}"
+    );
+    // An identifier the question writes itself counts once, as written.
+    let terms = r.analyze_query("git-commit options");
+    assert_eq!(weight(&terms, "git-commit"), 1.0, "{terms:?}");
+    // Only words written next to each other, in order.
+    let terms = r.analyze_query("commit with git");
+    assert_eq!(weight(&terms, "git-commit"), 0.0, "{terms:?}");
+}
+
+#[test]
 fn adverbs_of_degree_grade_a_word_and_stand_for_nothing() {
     let r = site(&[
         "Special characters must be escaped.",
