@@ -40,11 +40,9 @@ pub(crate) struct Structure {
     /// Prose words (as [`Structure::prose_words`]) in blocks that are not index entries:
     /// what a page says besides its list of links.
     pub(crate) loose_words: u32,
-    /// [`Structure::loose_words`] before the page's [`INDEX_MIN_ENTRIES`]th index entry:
-    /// the prose a page opens with before any list it carries.
-    pub(crate) opening_words: u32,
-    /// Characters outside links (prose and code) of the blocks counted in
-    /// [`Structure::opening_words`].
+    /// Characters outside links (prose and code) of the blocks that are not index
+    /// entries before the page's [`INDEX_MIN_ENTRIES`]th entry: what a page opens with
+    /// before any list it carries.
     pub(crate) opening_chars: u32,
     /// The most prose words (as [`Structure::prose_words`]) of any one block: a
     /// sentence of the page's own, or only labels.
@@ -345,7 +343,6 @@ impl Block {
             } else {
                 m.loose_words += self.prose;
                 if m.entries < INDEX_MIN_ENTRIES {
-                    m.opening_words += self.prose;
                     m.opening_chars += self.chars - self.link_chars;
                 }
             }

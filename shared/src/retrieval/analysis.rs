@@ -5,6 +5,7 @@
 //! their pinyin skeleton; identifiers are kept as written.
 
 use super::*;
+use rustc_hash::FxHashSet;
 
 /// The buffers a word's translation lookup fills: candidate senses, their index ids, and the
 /// chosen (translation index, weight) shares.
@@ -191,10 +192,26 @@ impl Retriever {
                 && w.bytes().all(|b| b.is_ascii_alphabetic()))
             .then_some(w)
         };
-        // Identifiers the question writes itself (`read-only`): terms already, at a
-        // word's weight.
-        let mut written = Vec::new();
-        compounds(query, &mut |t| written.push(t));
+        // The two-part identifiers the question writes itself (`read-only`, and `ab-cd`
+        // and `cd_ef` of `ab-cd_ef`): terms already, at a word's weight. A set, so a
+        // question of many identifiers costs no more than one pass over it.
+        let mut written: FxHashSet<String> = FxHashSet::default();
+        compounds(query, &mut |t| {
+            let mut part_start = 0;
+            let mut prev_start = None;
+            for (i, c) in t.char_indices() {
+                if matches!(c, '-' | '_' | '.') {
+                    if let Some(p) = prev_start {
+                        written.insert(t[p..i].to_owned());
+                    }
+                    prev_start = Some(part_start);
+                    part_start = i + c.len_utf8();
+                }
+            }
+            if let Some(p) = prev_start {
+                written.insert(t[p..].to_owned());
+            }
+        });
         let mut joined = String::new();
         let mut try_join = |a: &str, b: &str, adjacent: bool, terms: &mut TermSet| {
             joined.clear();
@@ -214,9 +231,7 @@ impl Retriever {
                     joined.push_str(a);
                     joined.push(c);
                     joined.push_str(b);
-                    if !written.iter().any(|w| w.contains(joined.as_str()))
-                        && self.index.doc_freq(&joined) > 0
-                    {
+                    if !written.contains(joined.as_str()) && self.index.doc_freq(&joined) > 0 {
                         terms.add(&joined, JOINED_WEIGHT, None, &self.index);
                     }
                 }
