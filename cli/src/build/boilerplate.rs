@@ -13,7 +13,7 @@
 //! start of a section, not chrome), and a heading that only names the site is already left
 //! out of the title (see `html::names_site`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use super::noise::normalise;
@@ -152,21 +152,23 @@ pub(crate) fn strip_shared_descriptions(pages: &mut [Page]) -> usize {
             *carried.entry(d).or_default() += 1;
         }
     }
-    let shared: HashSet<String> = carried
+    // Each shared description and its words, compared as words, so a description in
+    // Markdown ("values from `slice`") is found in the page's text ("values from slice").
+    let shared: HashMap<String, String> = carried
         .into_iter()
         .filter(|&(_, n)| n >= SHARED_DESCRIPTION_PAGES)
-        .map(|(d, _)| d.to_owned())
+        .map(|(d, _)| (d.to_owned(), normalise(d)))
         .collect();
     if shared.is_empty() {
         return 0;
     }
     let mut changed = 0;
     for page in pages.iter_mut() {
-        // Compared as words, so a description in Markdown ("values from `slice`") is
-        // found in the page's text ("values from slice").
-        let drop = page.description.as_deref().is_some_and(|d| {
-            shared.contains(d) && !normalise(&page.content).contains(&normalise(d))
-        });
+        let drop = page
+            .description
+            .as_deref()
+            .and_then(|d| shared.get(d))
+            .is_some_and(|words| !normalise(&page.content).contains(words.as_str()));
         if drop {
             page.description = None;
             changed += 1;

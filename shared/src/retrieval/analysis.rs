@@ -192,48 +192,35 @@ impl Retriever {
                 && w.bytes().all(|b| b.is_ascii_alphabetic()))
             .then_some(w)
         };
-        // The two-part identifiers the question writes itself (`read-only`, and `ab-cd`
-        // and `cd_ef` of `ab-cd_ef`): terms already, at a word's weight. A set, so a
-        // question of many identifiers costs no more than one pass over it.
-        let mut written: FxHashSet<String> = FxHashSet::default();
-        compounds(query, &mut |t| {
-            let mut part_start = 0;
-            let mut prev_start = None;
-            for (i, c) in t.char_indices() {
-                if matches!(c, '-' | '_' | '.') {
-                    if let Some(p) = prev_start {
-                        written.insert(t[p..i].to_owned());
-                    }
-                    prev_start = Some(part_start);
-                    part_start = i + c.len_utf8();
-                }
-            }
-            if let Some(p) = prev_start {
-                written.insert(t[p..].to_owned());
-            }
-        });
+        // The two-part identifiers the question writes itself (`read-only`): terms
+        // already, at a word's weight. Read only once a join is one the site indexes.
+        let mut written: Option<FxHashSet<String>> = None;
         let mut joined = String::new();
         let mut try_join = |a: &str, b: &str, adjacent: bool, terms: &mut TermSet| {
             joined.clear();
             joined.push_str(a);
             joined.push_str(b);
-            let Some(t) = self.analyzer.latin_term_ref(&joined) else {
-                return;
-            };
-            if self.index.doc_freq(&t) > 0 {
-                terms.add(&t, JOINED_WEIGHT, None, &self.index);
+            if let Some(t) = self.analyzer.latin_term_ref(&joined) {
+                if self.index.doc_freq(&t) > 0 {
+                    terms.add(&t, JOINED_WEIGHT, None, &self.index);
+                }
             }
             // The identifier the two words name (`git commit` → `git-commit`, `unique
             // together` → `unique_together`), unless the question writes it already.
-            if adjacent {
-                for c in IDENTIFIER_JOINS {
-                    joined.clear();
-                    joined.push_str(a);
-                    joined.push(c);
-                    joined.push_str(b);
-                    if !written.contains(joined.as_str()) && self.index.doc_freq(&joined) > 0 {
-                        terms.add(&joined, JOINED_WEIGHT, None, &self.index);
-                    }
+            if !adjacent {
+                return;
+            }
+            for c in IDENTIFIER_JOINS {
+                joined.clear();
+                joined.push_str(a);
+                joined.push(c);
+                joined.push_str(b);
+                if self.index.doc_freq(&joined) > 0
+                    && !written
+                        .get_or_insert_with(|| two_part_identifiers(query))
+                        .contains(joined.as_str())
+                {
+                    terms.add(&joined, JOINED_WEIGHT, None, &self.index);
                 }
             }
         };

@@ -36,7 +36,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::hash::BuildHasher;
 pub(crate) use tokenize::nth_char_start;
-use tokenize::{compounds, han_bigram_slices, run_spans};
+use tokenize::{compounds, han_bigram_slices, run_spans, two_part_identifiers};
 pub use tokenize::{fold_char, is_han, runs, Analyzer, Script};
 pub use translit::MAX_NAME_CHARS;
 use translit::{han_skeleton, has_reading, is_translit_char, NameCounter, NameMatcher};

@@ -151,6 +151,29 @@ pub(crate) fn compounds(text: &str, emit: &mut impl FnMut(String)) {
     flush(&mut token);
 }
 
+/// The two-part identifiers `text` writes, each as two parts around one connector
+/// ([`compounds`]'s `ab-cd`, and `ab-cd` and `cd_ef` of `ab-cd_ef`), folded.
+pub(crate) fn two_part_identifiers(text: &str) -> FxHashSet<String> {
+    let mut pairs = FxHashSet::default();
+    compounds(text, &mut |t| {
+        // Where the part before the last connector seen starts, and where the next begins.
+        let (mut pair_start, mut part_start) = (None, 0);
+        for (i, c) in t.char_indices() {
+            if is_connector(c) {
+                if let Some(p) = pair_start {
+                    pairs.insert(t[p..i].to_owned());
+                }
+                pair_start = Some(part_start);
+                part_start = i + c.len_utf8();
+            }
+        }
+        if let Some(p) = pair_start {
+            pairs.insert(t[p..].to_owned());
+        }
+    });
+    pairs
+}
+
 /// English stopwords: function words that carry no topic. The list is larger than
 /// Lucene's 33 words on purpose: query expansion turns Chinese question words into
 /// "what", "how", "many", "which"..., and those must not match every document.
@@ -525,6 +548,16 @@ mod tests {
                 assert_eq!(nth_char_start(text, n), decoded, "n = {n} in {text:?}");
             }
         }
+    }
+
+    #[test]
+    fn two_part_identifiers_are_each_connector_with_its_neighbours() {
+        let mut pairs: Vec<String> = two_part_identifiers("Open Read-Only, or ab-cd_ef.gh; x.")
+            .into_iter()
+            .collect();
+        pairs.sort();
+        assert_eq!(pairs, ["ab-cd", "cd_ef", "ef.gh", "read-only"]);
+        assert!(two_part_identifiers("no identifiers here.").is_empty());
     }
 
     fn texts(s: &str) -> Vec<(Script, String)> {
