@@ -7,7 +7,10 @@
 //! with every other) and are merged when their signatures agree almost everywhere and their
 //! lengths match, and their titles name the same subject (the same title, or the same
 //! last word: `std::mem::swap`, `core::mem::swap`): rustdoc's `Iter`, `IterMut` and
-//! `IntoIter` pages differ in a few words only, yet are three pages. The page kept is the one with the
+//! `IntoIter` pages differ in a few words only, yet are three pages. Pages at the same path
+//! in two folders that mirror each other ([`super::mirrors`]: `core/` and `std/`) are
+//! copies at a looser agreement, [`MIN_TWIN_AGREEMENT`], since each copy writes its own
+//! paths and implementors. The page kept is the one with the
 //! shortest URL path (the most canonical: `/std/x` over `/core/x`, `/book/ch01` over
 //! `/book/2018-edition/ch01`), ties broken by the path itself, so the choice does not
 //! depend on reading order.
@@ -29,6 +32,12 @@ const SHINGLE: usize = 4;
 const MIN_AGREEMENT: f64 = 0.9;
 /// Least ratio of the shorter page's words to the longer one's.
 const MIN_LENGTH_RATIO: f64 = 0.8;
+/// Least share of equal signature values for two pages at the same path in mirror folders
+/// to be copies of one page. Measured on Rust's docs (4-word shingles, Jaccard): `core` and
+/// `std` twins share a median 0.74, three in four more than 0.59; the module pages that
+/// std extends (`core::sync` and `std::sync`, `alloc::collections` and
+/// `std::collections`) 0.00 to 0.06, and stay apart.
+const MIN_TWIN_AGREEMENT: f64 = 0.3;
 
 /// What a page's text is compared by; made while the page is extracted (so the build
 /// cache keeps it with the page), else here.
@@ -85,6 +94,12 @@ pub(crate) fn collapse(pages: Vec<Page>, jobs: usize) -> (Vec<Page>, usize) {
             }
         }
     }
+    let paths: Vec<String> = pages.iter().map(Page::path).collect();
+    for (a, b) in super::mirrors::twin_pairs(&paths) {
+        if twins_alike(&prints[a], &prints[b]) {
+            groups.union(a, b);
+        }
+    }
     let mut members: HashMap<usize, Vec<usize>> = HashMap::new();
     for i in 0..pages.len() {
         members.entry(groups.find(i)).or_default().push(i);
@@ -138,6 +153,22 @@ fn alike(a: &Print, b: &Print) -> bool {
     let (short, long) = (a.words.min(b.words), a.words.max(b.words));
     equal as f64 >= MIN_AGREEMENT * HASHES as f64
         && short as f64 >= MIN_LENGTH_RATIO * long as f64
+        && same_subject(&a.title, &b.title)
+}
+
+/// Whether two pages at the same path in mirror folders are one page's copies: their text
+/// agrees at [`MIN_TWIN_AGREEMENT`] and their titles name the same subject. Their lengths
+/// may differ (std's copy of a module lists what std adds).
+fn twins_alike(a: &Print, b: &Print) -> bool {
+    let equal = a
+        .signature
+        .iter()
+        .zip(&b.signature)
+        .filter(|(x, y)| x == y)
+        .count();
+    a.words > 0
+        && b.words > 0
+        && equal as f64 >= MIN_TWIN_AGREEMENT * HASHES as f64
         && same_subject(&a.title, &b.title)
 }
 
@@ -334,6 +365,49 @@ mod tests {
                 "https://ex.org/book/first-edition/ch04.html"
             ]
         );
+    }
+
+    #[test]
+    fn copies_in_mirror_folders_collapse_and_a_lone_twin_does_not() {
+        // Text of item `i`, written by crate `krate`: half of it the item's own docs, half
+        // the crate's paths and implementors, as rustdoc's copies of one item differ.
+        let text = |krate: &str, i: usize| {
+            let own: String = (0..40).map(|w| format!("item{i} doc{w} ")).collect();
+            let paths: String = (0..20).map(|w| format!("{krate}{i} path{w} ")).collect();
+            format!("{own}{paths}")
+        };
+        let mut pages = Vec::new();
+        for i in 0..24 {
+            for krate in ["core", "std"] {
+                pages.push(page(
+                    &format!("https://doc.example/{krate}/m{i}/fn.f{i}.html"),
+                    &format!("Function {krate}::m{i}::f{i}"),
+                    &text(krate, i),
+                ));
+            }
+        }
+        // Two types of one name in two modules that share no more pages: kept apart
+        // however alike their text.
+        for module in ["rc", "sync"] {
+            pages.push(page(
+                &format!("https://doc.example/std/{module}/struct.Weak.html"),
+                &format!("Struct std::{module}::Weak"),
+                &text(module, 99),
+            ));
+        }
+        let (kept, collapsed) = collapse(pages, 2);
+        assert_eq!(collapsed, 24);
+        assert_eq!(kept.len(), 26);
+        let swap = kept
+            .iter()
+            .find(|p| p.title == "Function std::m3::f3")
+            .unwrap();
+        assert_eq!(swap.alternates, ["https://doc.example/core/m3/fn.f3.html"]);
+        assert!(kept.iter().all(|p| !p.url.contains("/core/")));
+        assert!(kept.iter().any(|p| p.url.ends_with("/rc/struct.Weak.html")));
+        assert!(kept
+            .iter()
+            .any(|p| p.url.ends_with("/sync/struct.Weak.html")));
     }
 
     #[test]

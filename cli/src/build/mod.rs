@@ -28,6 +28,7 @@ mod ids;
 mod llms;
 mod markdown;
 mod merge;
+mod mirrors;
 mod noise;
 mod page;
 mod pagefind;
