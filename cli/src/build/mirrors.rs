@@ -74,7 +74,8 @@ pub(crate) fn twin_pairs(paths: &[String]) -> Vec<(usize, usize)> {
     let mirror = |a: usize, b: usize| {
         let key = folders(a, b);
         let shared = twins.get(&key).copied().unwrap_or(0);
-        let smaller = under[key.0].min(under[key.1]);
+        let pages_in = |folder: &str| under.get(folder).copied().unwrap_or(0);
+        let smaller = pages_in(key.0).min(pages_in(key.1));
         shared >= MIN_TWINS && shared as f64 >= MIN_SHARE * smaller as f64
     };
     candidates.retain(|&(a, b)| mirror(a, b));
