@@ -144,31 +144,31 @@ pub(crate) fn collapse(pages: Vec<Page>, jobs: usize) -> (Vec<Page>, usize) {
 }
 
 fn alike(a: &Print, b: &Print) -> bool {
+    let (short, long) = (a.words.min(b.words), a.words.max(b.words));
+    agreement(a, b) >= MIN_AGREEMENT
+        && short as f64 >= MIN_LENGTH_RATIO * long as f64
+        && same_subject(&a.title, &b.title)
+}
+
+/// The share of the two signatures' values that are equal: an estimate of the share of
+/// shingles the two texts have in common (their Jaccard similarity).
+fn agreement(a: &Print, b: &Print) -> f64 {
     let equal = a
         .signature
         .iter()
         .zip(&b.signature)
         .filter(|(x, y)| x == y)
         .count();
-    let (short, long) = (a.words.min(b.words), a.words.max(b.words));
-    equal as f64 >= MIN_AGREEMENT * HASHES as f64
-        && short as f64 >= MIN_LENGTH_RATIO * long as f64
-        && same_subject(&a.title, &b.title)
+    equal as f64 / HASHES as f64
 }
 
 /// Whether two pages at the same path in mirror folders are one page's copies: their text
 /// agrees at [`MIN_TWIN_AGREEMENT`] and their titles name the same subject. Their lengths
 /// may differ (std's copy of a module lists what std adds).
 fn twins_alike(a: &Print, b: &Print) -> bool {
-    let equal = a
-        .signature
-        .iter()
-        .zip(&b.signature)
-        .filter(|(x, y)| x == y)
-        .count();
     a.words > 0
         && b.words > 0
-        && equal as f64 >= MIN_TWIN_AGREEMENT * HASHES as f64
+        && agreement(a, b) >= MIN_TWIN_AGREEMENT
         && same_subject(&a.title, &b.title)
 }
 
