@@ -507,6 +507,7 @@ const OPENINGS_CHECKED: usize = 64;
 /// Leaves out the noise among `pages` (unless `keep_all`), counting each kind in `tally`.
 pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<Page> {
     tally.kept = keep_all;
+    let chrome = chrome_entries(&pages);
     let mut titles: HashMap<String, usize> = HashMap::new();
     let mut openings: HashMap<String, String> = HashMap::new();
     for p in &pages {
@@ -524,6 +525,7 @@ pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<P
         .filter(|p| {
             let kind = p
                 .structure
+                .map(|s| without_chrome(s, chrome))
                 .as_ref()
                 .and_then(classify)
                 .or_else(|| print_all(p, &titles).then_some(Noise::PrintAll))
@@ -537,6 +539,41 @@ pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<P
             }
         })
         .collect()
+}
+
+/// The share of a site's measured pages holding fewer index entries than its chrome: the
+/// page at this rank (from the fewest entries) tells how many the chrome holds.
+const CHROME_RANK: f64 = 0.1;
+/// Sites of fewer measured pages than this have no chrome worked out.
+const CHROME_MIN_PAGES: usize = 10;
+
+/// The index entries nearly every page of the site holds. On a site without `<main>`
+/// (SQLite's), the header's navigation is measured with each page's content: its 14 links
+/// made a short reference page (`sqlite3_sleep()`: 110 words of its own) look like an
+/// index, and 151 such pages were left out. The count of the page at [`CHROME_RANK`]; 0
+/// where a tenth of the pages hold no entries (measured: git, Octave, Doxygen, Typer and
+/// Commons Lang 0, Rust 1, PostgreSQL 2, Django 3, SQLite 14; Node.js 64, its list of
+/// every module beside each page).
+fn chrome_entries(pages: &[Page]) -> u32 {
+    let mut entries: Vec<u32> = pages
+        .iter()
+        .filter_map(|p| p.structure.as_ref())
+        .filter(|s| s.blocks > 0)
+        .map(|s| s.entries)
+        .collect();
+    if entries.len() < CHROME_MIN_PAGES {
+        return 0;
+    }
+    let rank = (entries.len() as f64 * CHROME_RANK) as usize;
+    *entries.select_nth_unstable(rank).1
+}
+
+/// A page's structure less `chrome` index entries, each a block of its own.
+fn without_chrome(mut s: Structure, chrome: u32) -> Structure {
+    let chrome = chrome.min(s.entries);
+    s.entries -= chrome;
+    s.blocks = s.blocks.saturating_sub(chrome);
+    s
 }
 
 /// Leaves out (or with `keep_all` only counts) the built pages that the site's chrome
@@ -922,6 +959,43 @@ mod tests {
         assert_eq!(tally.count(Noise::PrintAll), 1);
         assert!(kept.iter().any(|p| p.path() == "/releases/2.0.html"));
         assert!(kept.iter().all(|p| p.path() != "/all.html"));
+    }
+
+    #[test]
+    fn the_site_header_s_links_do_not_make_a_short_page_an_index() {
+        // A site without <main> (SQLite's): every page's measured content holds the
+        // header's 14 navigation links, each an index entry of its own block.
+        let measured = |path: &str, own_entries: u32, own_words: u32| Page {
+            structure: Some(Structure {
+                entries: 14 + own_entries,
+                blocks: 14 + own_entries + 3,
+                links: 14 + own_entries,
+                loose_words: own_words,
+                prose_words: own_words,
+                words: own_words + 14 + 2 * own_entries,
+                chars: 6 * (own_words + 14 + 2 * own_entries),
+                link_chars: 6 * (14 + 2 * own_entries),
+                opening_chars: 60,
+                longest_prose: own_words.min(40),
+                ..Structure::default()
+            }),
+            ..page(path, path, "text")
+        };
+        // Short reference pages: 110 words of their own under the header.
+        let mut pages: Vec<Page> = (0..12)
+            .map(|i| measured(&format!("/c3ref/f{i}.html"), 0, 110))
+            .collect();
+        // The keyword index: 400 entries of its own under the same header.
+        pages.push(measured("/keyword_index.html", 400, 20));
+        let mut tally = Tally::default();
+        let kept = sift(pages.clone(), false, &mut tally);
+        assert_eq!(tally.count(Noise::Links), 1);
+        assert_eq!(kept.len(), 12);
+        assert!(kept.iter().all(|p| p.path() != "/keyword_index.html"));
+        // Alone (too few pages to tell the chrome), a short page is judged as measured.
+        let mut tally = Tally::default();
+        sift(pages[..1].to_vec(), false, &mut tally);
+        assert_eq!(tally.count(Noise::Links), 1);
     }
 
     #[test]
