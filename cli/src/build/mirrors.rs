@@ -18,14 +18,13 @@ use std::collections::HashMap;
 pub(crate) const MIN_TWINS: usize = 20;
 
 /// The least share of the smaller folder's pages that must have a twin in the other. In
-/// Rust's docs 0.42 of `std`'s pages are in `core`, 0.93 of `alloc`'s in `std`, 0.97 of
-/// `arch/x86`'s in `arch/x86_64`.
+/// Rust's docs 0.42 of `std`'s pages are in `core`, 0.93 of `alloc`'s in `std`.
 pub(crate) const MIN_SHARE: f64 = 1.0 / 3.0;
 
 /// Top folders holding a page at the same path are compared pairwise; a path in more top
 /// folders than this (a site of a hundred versions) is skipped, which bounds the pairs at
 /// this many squared per path.
-const MAX_FOLDERS_PER_NAME: usize = 32;
+const MAX_FOLDERS_PER_PATH: usize = 32;
 
 /// The pairs of pages (indexes into `paths`, the lower first) that sit at the same path in
 /// two top folders of the site mirroring each other. `paths` are URL paths
@@ -61,7 +60,7 @@ pub(crate) fn twin_pairs(paths: &[String]) -> Vec<(usize, usize)> {
         }
     };
     for pages in alike.values() {
-        if pages.len() < 2 || pages.len() > MAX_FOLDERS_PER_NAME {
+        if pages.len() < 2 || pages.len() > MAX_FOLDERS_PER_PATH {
             continue;
         }
         for (n, &a) in pages.iter().enumerate() {
