@@ -523,13 +523,16 @@ pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<P
     pages
         .into_iter()
         .filter(|p| {
-            let kind = p
-                .structure
-                .map(|s| without_chrome(s, chrome))
+            // Every rule reads the page's own structure, the site's chrome taken off.
+            let own = p.structure.map(|s| without_chrome(s, chrome));
+            let kind = own
                 .as_ref()
                 .and_then(classify)
                 .or_else(|| print_all(p, &titles).then_some(Noise::PrintAll))
-                .or_else(|| index_part(p, &titles.titles).then_some(Noise::Links));
+                .or_else(|| {
+                    let part = own.as_ref()?;
+                    index_part(part, &p.title, &titles.titles).then_some(Noise::Links)
+                });
             match kind {
                 Some(k) => {
                     tally.add(k, p.path());
@@ -614,19 +617,16 @@ const PART_MIN_PAGES: usize = 3;
 /// under the index's introduction).
 const PART_MIN_SHARE: f64 = 0.5;
 
-/// Whether the page is one part of an index split over several pages under one title
-/// (Doxygen's "Globals" one page per letter, a member list per class, an archive's
-/// pages): mostly index entries, with little prose of its own, under a title other pages
-/// share. Alone, a part's few entries are not enough to tell it from a short page.
-fn index_part(page: &Page, titles: &HashMap<String, usize>) -> bool {
-    let Some(s) = page.structure.as_ref() else {
-        return false;
-    };
+/// Whether a page (its structure `s`, its `title`) is one part of an index split over
+/// several pages under one title (Doxygen's "Globals" one page per letter, a member list
+/// per class, an archive's pages): mostly index entries, with little prose of its own,
+/// under a title other pages share. Alone, a part's few entries are not enough to tell it from a short page.
+fn index_part(s: &Structure, title: &str, titles: &HashMap<String, usize>) -> bool {
     s.entries > 0
         && f64::from(s.entries) >= PART_MIN_SHARE * f64::from(s.blocks)
         && s.loose_words < OWN_PROSE_MIN
         && titles
-            .get(&normalise(&page.title))
+            .get(&normalise(title))
             .is_some_and(|&n| n >= PART_MIN_PAGES)
 }
 
@@ -965,7 +965,7 @@ mod tests {
     fn the_site_header_s_links_do_not_make_a_short_page_an_index() {
         // A site without <main> (SQLite's): every page's measured content holds the
         // header's 14 navigation links, each an index entry of its own block.
-        let measured = |path: &str, own_entries: u32, own_words: u32| Page {
+        let measured = |path: &str, title: &str, own_entries: u32, own_words: u32| Page {
             structure: Some(Structure {
                 entries: 14 + own_entries,
                 blocks: 14 + own_entries + 3,
@@ -979,14 +979,22 @@ mod tests {
                 longest_prose: own_words.min(40),
                 ..Structure::default()
             }),
-            ..page(path, path, "text")
+            ..page(path, title, "text")
         };
-        // Short reference pages: 110 words of their own under the header.
+        // Short reference pages: 110 words of their own under the header, four of them
+        // sharing a title ("Deprecated Functions"), as no part of a split index does.
         let mut pages: Vec<Page> = (0..12)
-            .map(|i| measured(&format!("/c3ref/f{i}.html"), 0, 110))
+            .map(|i| {
+                let title = if i < 4 {
+                    "Deprecated".into()
+                } else {
+                    format!("f{i}")
+                };
+                measured(&format!("/c3ref/f{i}.html"), &title, 0, 110)
+            })
             .collect();
         // The keyword index: 400 entries of its own under the same header.
-        pages.push(measured("/keyword_index.html", 400, 20));
+        pages.push(measured("/keyword_index.html", "Keywords", 400, 20));
         let mut tally = Tally::default();
         let kept = sift(pages.clone(), false, &mut tally);
         assert_eq!(tally.count(Noise::Links), 1);
