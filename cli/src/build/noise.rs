@@ -418,7 +418,8 @@ const OWN_PROSE_MIN: u32 = 150;
 const OWN_PROSE_PER_ENTRY: u32 = 1;
 /// A page that opens with this many characters of its own (prose and code, outside links)
 /// before its list is a page with a list (rustdoc's trait pages: the trait's docs, then
-/// hundreds of implementors), not an index, whose lists start at the top.
+/// hundreds of implementors), not an index or a table of contents, whose lists start at
+/// the top.
 const OPENING_MIN_CHARS: u32 = 400;
 /// Prose words of a sentence: a code page with one is an example that says what it shows
 /// (Rust by Example's chapters: a sentence, then the program), not a source listing.
@@ -469,10 +470,15 @@ pub(crate) fn classify(s: &Structure) -> Option<Noise> {
         && f64::from(s.entries) >= INDEX_MIN_SHARE * f64::from(s.blocks)
         && (s.loose_words < OWN_PROSE_MIN || s.loose_words < OWN_PROSE_PER_ENTRY * s.entries)
         && s.opening_chars < OPENING_MIN_CHARS;
+    // A page that opens with text of its own is a page with a list under it, whichever
+    // way the list is measured: rustdoc's `std::ops::Mul` (its docs and a long example,
+    // then 174 implementors whose linked headings make most of its text) is no table of
+    // contents.
     let toc = s.links >= TOC_MIN_LINKS
         && share(s.link_chars) >= TOC_MIN_LINK_SHARE
         && s.prose_words < OWN_PROSE_MIN
-        && f64::from(s.prose_words) < TOC_MAX_PROSE_PER_LINK * f64::from(s.links);
+        && f64::from(s.prose_words) < TOC_MAX_PROSE_PER_LINK * f64::from(s.links)
+        && s.opening_chars < OPENING_MIN_CHARS;
     if index || toc {
         return Some(Noise::Links);
     }
@@ -784,6 +790,43 @@ mod tests {
              into the caller's error.</p>",
         );
         assert!(docs.loose_words < docs.entries, "{docs:?}");
+        assert_eq!(classify(&docs), None, "{docs:?}");
+    }
+
+    #[test]
+    fn implementors_in_linked_headings_under_an_opening_are_a_page() {
+        // rustdoc 1.63's trait pages: each implementor a heading of links ("impl Mul<f32>
+        // for f32") beside a "source" link, so links make most of the text.
+        let implementors: String = (0..60)
+            .map(|i| {
+                format!(
+                    r#"<div><a href="src/t.rs.html#{i}">source</a></div><h3>impl <a href="trait.Mul.html">Mul</a>&lt;<a href="t{i}.html">Type{i}</a>&gt; for <a href="t{i}.html">Type{i}</a></h3>"#
+                )
+            })
+            .collect();
+        let measure = |opening: &str| {
+            let page = format!("<main><h1>Trait Mul</h1>{opening}{implementors}</main>");
+            extract(&page, "https://ex.org/trait.Mul.html")
+                .unwrap()
+                .structure
+                .unwrap()
+        };
+        let bare = measure("");
+        assert_eq!(classify(&bare), Some(Noise::Links), "{bare:?}");
+        let docs = measure(
+            "<pre>pub trait Mul&lt;Rhs = Self&gt; {\n    type Output;\n    \
+             fn mul(self, rhs: Rhs) -&gt; Self::Output;\n}</pre><p>The multiplication \
+             operator. Note that Rhs is Self by default, but this is not mandatory.</p><pre>struct Scalar { value: usize }\nstruct Vector { value: \
+             Vec&lt;usize&gt; }\nimpl Mul&lt;Scalar&gt; for Vector {\n    type Output = \
+             Self;\n    fn mul(self, rhs: Scalar) -&gt; Self::Output {\n        Self { \
+             value: self.value.iter().map(|v| v * rhs.value).collect() }\n    }\n}\n\
+             let v = Vector { value: vec![2, 4, 6] };\nassert_eq!(v * Scalar { value: 3 }, \
+             Vector { value: vec![6, 12, 18] });</pre>",
+        );
+        assert!(
+            docs.link_chars * 2 >= docs.chars,
+            "links most of it: {docs:?}"
+        );
         assert_eq!(classify(&docs), None, "{docs:?}");
     }
 
