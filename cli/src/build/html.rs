@@ -3,8 +3,9 @@
 //! description.
 //!
 //! The main content is the page's `data-pagefind-body` elements (see [`super::pagefind`]),
-//! else the first `<main>`, else the first `[role=main]`, else the only `<article>`, else
-//! `<body>` without its `<header>`, `<footer>` and `<nav>`. Everywhere, `nav`, `aside`,
+//! else the first `<main>`, else the first `[role=main]`, else the only `<article>` if it
+//! holds at least half the page's text, else `<body>` without its `<header>`, `<footer>`
+//! and `<nav>`. Everywhere, `nav`, `aside`,
 //! scripts, styles, forms and anything marked `data-rag-ignore`, `data-pagefind-ignore`,
 //! `hidden` or `aria-hidden="true"` are left out: they repeat on every page and answer
 //! nothing.
@@ -168,14 +169,40 @@ fn main_content(doc: &Html) -> (ElementRef<'_>, bool) {
     if let Some(m) = doc.select(&sel("[role=main]")).next() {
         return (m, false);
     }
+    let body = doc.select(&sel("body")).next();
     let articles: Vec<ElementRef<'_>> = doc.select(&sel("article")).collect();
-    if articles.len() == 1 {
-        return (articles[0], false);
+    if let [article] = articles[..] {
+        // Generators also wrap one item of a page in `<article>` (Erlang/OTP's reference
+        // pages: each exported function, under the module's description): the only
+        // article is the page's content when it holds most of what the page shows.
+        if body.is_none_or(|b| 2 * visible_chars(article, false) >= visible_chars(b, true)) {
+            return (article, false);
+        }
     }
-    match doc.select(&sel("body")).next() {
+    match body {
         Some(body) => (body, true),
         None => (doc.root_element(), true),
     }
+}
+
+/// Characters (whitespace aside) of the text under `root` that the extraction keeps.
+fn visible_chars(root: ElementRef<'_>, fallback: bool) -> usize {
+    let mut skipping = None;
+    let mut n = 0;
+    for edge in root.traverse() {
+        match edge {
+            Edge::Open(node) if skipping.is_none() => match node.value() {
+                Node::Element(el) if node.id() != root.id() && skipped(el, fallback) => {
+                    skipping = Some(node.id());
+                }
+                Node::Text(t) => n += t.chars().filter(|c| !c.is_whitespace()).count(),
+                _ => {}
+            },
+            Edge::Close(node) if skipping == Some(node.id()) => skipping = None,
+            _ => {}
+        }
+    }
+    n
 }
 
 /// ARIA landmark roles that mark what the skipped elements are (a Sphinx sidebar is a
@@ -566,8 +593,29 @@ mod tests {
     fn role_main_and_a_single_article_count_as_main_content() {
         let html = r#"<body><div class="nav">x</div><div role="main"><p>Inside.</p></div></body>"#;
         assert_eq!(extract(html, "https://ex.org/").unwrap().content, "Inside.");
-        let html = r#"<body><p>Outside.</p><article><p>Inside.</p></article></body>"#;
-        assert_eq!(extract(html, "https://ex.org/").unwrap().content, "Inside.");
+        let html =
+            r#"<body><p>Outside.</p><article><p>Inside, the post itself.</p></article></body>"#;
+        assert_eq!(
+            extract(html, "https://ex.org/").unwrap().content,
+            "Inside, the post itself."
+        );
+    }
+
+    #[test]
+    fn an_article_holding_one_item_of_the_page_is_not_its_content() {
+        // As Erlang/OTP's reference page for a module with one function: the module's
+        // description, then the function in the page's only `<article>`.
+        let html = r#"<body><nav><a href="a.html">every module</a></nav><div id="content">
+            <h1>observer</h1><p>Observer is a graphical tool for observing the
+            characteristics of Erlang systems: process information, ETS tables and
+            supervisor trees.</p><h3>Exports</h3><article class="func"><h4>start() -> ok</h4>
+            <p>Starts the Observer GUI.</p></article></div></body>"#;
+        let content = extract(html, "https://ex.org/observer.html")
+            .unwrap()
+            .content;
+        assert!(content.contains("graphical tool"), "{content}");
+        assert!(content.contains("Starts the Observer GUI."), "{content}");
+        assert!(!content.contains("every module"), "{content}");
     }
 
     #[test]
