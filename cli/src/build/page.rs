@@ -132,11 +132,27 @@ pub(crate) fn url_path(url: &str) -> String {
     }
 }
 
-/// `base` (an absolute URL, maybe with a path of its own) joined with a site path.
+/// `base` (an absolute URL, maybe with a path of its own) joined with a site path, whose
+/// characters that cannot stand in a URL are percent-encoded: file names have spaces
+/// (CMake's `guide/tutorial/Installing and Testing.html`, linked as `Installing%20and%20...`).
+/// A `%` is left as it is: a permalink may be written encoded already.
 pub(crate) fn join_url(base: &str, path: &str) -> String {
     let base = base.trim_end_matches('/');
     let path = path.trim_start_matches('/');
-    format!("{base}/{path}")
+    let mut url = String::with_capacity(base.len() + path.len() + 1);
+    url.push_str(base);
+    url.push('/');
+    for c in path.chars() {
+        if c.is_ascii_control() || c.is_whitespace() || "\"<>\\^`{|}".contains(c) {
+            let mut bytes = [0; 4];
+            for b in c.encode_utf8(&mut bytes).bytes() {
+                url.push_str(&format!("%{b:02X}"));
+            }
+        } else {
+            url.push(c);
+        }
+    }
+    url
 }
 
 #[cfg(test)]
@@ -175,5 +191,18 @@ mod tests {
             join_url("https://ex.org/base/", "/a/"),
             "https://ex.org/base/a/"
         );
+    }
+
+    #[test]
+    fn a_file_name_with_spaces_joins_as_a_valid_url() {
+        let url = join_url("https://ex.org/", "/guide/Installing and Testing.html");
+        assert_eq!(url, "https://ex.org/guide/Installing%20and%20Testing.html");
+        // What cannot stand in a URL is encoded; a permalink's own encoding and letters of
+        // any script stay as written.
+        assert_eq!(
+            join_url("https://ex.org/", "a\tb|c/caf%C3%A9/笔记/"),
+            "https://ex.org/a%09b%7Cc/caf%C3%A9/笔记/"
+        );
+        assert_eq!(url_path(&url), "/guide/Installing%20and%20Testing.html");
     }
 }

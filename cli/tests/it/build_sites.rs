@@ -629,3 +629,51 @@ fn an_invalid_result_writes_nothing_and_names_the_entry() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to build from"));
 }
+
+#[test]
+fn file_names_with_spaces_give_percent_encoded_urls() {
+    // CMake's Sphinx docs name pages after their titles ("Installing and Testing.html"),
+    // and a Markdown folder may hold "My Notes.md": a URL holds no spaces.
+    let dir = scratch("spaces");
+    let site = dir.join("site/guide");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(
+        site.join("Installing and Testing.html"),
+        "<html><head><title>Installing and Testing</title></head><body><main>\
+         <h1>Installing and Testing</h1><p>Add install rules to the project, then test \
+         that the installed executable runs.</p></main></body></html>",
+    )
+    .unwrap();
+    let notes = dir.join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(
+        notes.join("My Notes.md"),
+        "---\ntitle: My notes\n---\nThings worth keeping.\n",
+    )
+    .unwrap();
+    let kb = built(
+        &dir,
+        &[
+            "build",
+            "--site",
+            dir.join("site").to_str().unwrap(),
+            "--markdown",
+            notes.to_str().unwrap(),
+            "--base-url",
+            "https://ex.org/",
+            "-o",
+            "kb.json",
+        ],
+    );
+    let urls: Vec<&str> = kb["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["url"].as_str())
+        .collect();
+    assert!(
+        urls.contains(&"https://ex.org/guide/Installing%20and%20Testing.html"),
+        "{urls:?}"
+    );
+    assert!(urls.iter().any(|u| u.contains("My%20Notes")), "{urls:?}");
+}
