@@ -38,6 +38,9 @@ const MIN_VERSION_HEADINGS: usize = 3;
 /// ... making at least this share of its headings, is release notes.
 const MIN_VERSION_SHARE: f64 = 0.3;
 
+/// A heading names a release when one of its first this many words is a version.
+const VERSION_WITHIN: usize = 3;
+
 /// Marks the release-notes pages among `pages`; returns how many.
 pub(crate) fn mark(pages: &mut [Page]) -> usize {
     let mut n = 0;
@@ -68,22 +71,53 @@ fn is_release_notes(page: &Page) -> bool {
             return true;
         }
     }
-    let mut headings = 0usize;
-    let mut versions = 0usize;
-    for line in page.content.lines() {
-        let Some(text) = line.strip_prefix('#') else {
-            continue;
-        };
-        let text = unnumbered(text.trim_start_matches('#').trim());
-        if text.is_empty() {
-            continue;
-        }
-        headings += 1;
-        if text.split_whitespace().any(is_version) {
-            versions += 1;
-        }
-    }
-    versions >= MIN_VERSION_HEADINGS && versions as f64 >= MIN_VERSION_SHARE * headings as f64
+    let headings: Vec<&str> = page
+        .content
+        .lines()
+        .filter_map(|line| line.strip_prefix('#'))
+        .map(|text| unnumbered(text.trim_start_matches('#').trim()))
+        .filter(|text| !text.is_empty())
+        .collect();
+    // Numbers leading the headings in ascending order number the sections ("7.1
+    // Application Concept", "7.2 Application Callback Module", as Erlang/OTP's guides
+    // write them, whose pages repeat their title's "7 Applications"); release notes list
+    // their versions newest first.
+    let leading: Vec<Vec<u32>> = headings
+        .iter()
+        .filter_map(|h| section_number(h.split_whitespace().next()?))
+        .collect();
+    let numbered = leading.len() >= 2 && leading.windows(2).all(|w| w[0] <= w[1]);
+    let versions = headings
+        .iter()
+        .filter(|h| {
+            // Words with a letter or digit: a dash between a date and a version is none.
+            let mut words = h
+                .split_whitespace()
+                .filter(|w| w.chars().any(char::is_alphanumeric));
+            if numbered
+                && words
+                    .clone()
+                    .next()
+                    .is_some_and(|w| section_number(w).is_some())
+            {
+                words.next();
+            }
+            // A release's heading leads with its version ("Version 5.0.21", "Python 3.11.4
+            // final", "2022-12-28 - Version 3.40.1"); an API reference's function heading ends with
+            // the release it came in ("get(Key, Map) -> Value OTP 17.0").
+            words.take(VERSION_WITHIN).any(is_version)
+        })
+        .count();
+    versions >= MIN_VERSION_HEADINGS && versions as f64 >= MIN_VERSION_SHARE * headings.len() as f64
+}
+
+/// The groups of a section number (`7`, `7.1`, `7.1.2`, maybe with a final dot).
+fn section_number(token: &str) -> Option<Vec<u32>> {
+    let token = token.strip_suffix('.').unwrap_or(token);
+    token
+        .split('.')
+        .map(|g| (1..=3).contains(&g.len()).then(|| g.parse().ok()).flatten())
+        .collect()
 }
 
 /// A heading without a leading section number (`5.1. Table Basics`, `E.1. Release 15.4`):
@@ -151,10 +185,30 @@ mod tests {
                 "git-stash - Stash the changes in a dirty working directory away",
                 "Text.",
             ),
+            // Section numbers without a final dot, in ascending order (Erlang/OTP's guides).
+            page(
+                "Erlang -- Applications",
+                "# 7 Applications\n\n# 7 Applications\n\n### 7.1 Application Concept\n\nText.\n\n\
+                 ### 7.2 Application Callback Module\n\nText.\n\n### 7.3 Application \
+                 Resource File\n\nText.\n\n### 7.10 Application Start Types\n\nText.",
+            ),
+            // Each function's heading ends with the release it came in.
+            page(
+                "maps",
+                "# maps\n\n#### get(Key, Map) -> Value OTP 17.0\n\nText.\n\n\
+                 #### put(Key, Value, Map1) -> Map2 OTP 17.0\n\nText.\n\n\
+                 #### new() -> Map OTP 17.0\n\nText.",
+            ),
+            // Versions newest first, each leading its heading.
+            page(
+                "Project history",
+                "# Project history\n\n## 2024-05-02 - Version 2.1.0\n\nFixes.\n\n\
+                 ## 2.0.3 (2023)\n\nMore.\n\n## 1.9 (2022)\n\nOld.",
+            ),
         ];
-        assert_eq!(mark(&mut pages), 5);
+        assert_eq!(mark(&mut pages), 6);
         let kinds: Vec<Option<&str>> = pages.iter().map(|p| p.kind.as_deref()).collect();
         let r = Some(RELEASE_NOTES);
-        assert_eq!(kinds, [r, r, r, r, r, None, None]);
+        assert_eq!(kinds, [r, r, r, r, r, None, None, None, None, r]);
     }
 }
