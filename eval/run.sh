@@ -56,7 +56,8 @@ wanted() {
 # given as `extract:PATH` is not installed: the package is downloaded and unpacked into the
 # work dir (`PATH` inside it), as nodejs-doc would conflict with another source's nodejs (and
 # python-typer-doc would pull mkdocs and theme packages its text does not need,
-# libcommons-lang3-java-doc the whole default-jdk-doc, and rust-doc JavaScript and font packages).
+# libcommons-lang3-java-doc the whole default-jdk-doc, and rust-doc JavaScript and font packages;
+# erlang-doc is pinned to the version its questions were judged on).
 sites=(
   "docs-site-git|git-doc|/usr/share/doc/git-doc|https://git-scm.com/docs/"
   "docs-site-postgresql|postgresql-doc-15|/usr/share/doc/postgresql-doc-15/html|https://www.postgresql.org/docs/15/"
@@ -68,6 +69,7 @@ sites=(
   "docs-site-typer|python-typer-doc=0.7.0-1|extract:usr/share/doc/python-typer-doc/html|https://typer.tiangolo.com/"
   "docs-site-commons-lang|libcommons-lang3-java-doc=3.12.0-2+deb12u1|extract:usr/share/doc/libcommons-lang3-java/api|https://commons.apache.org/proper/commons-lang/apidocs/"
   "docs-site-rust|rust-doc=1.63.0+dfsg1-2|extract:usr/share/doc/rust-doc/html|https://doc.rust-lang.org/1.63.0/"
+  "docs-site-erlang|erlang-doc=1:25.2.3+dfsg-1+deb12u4|extract:usr/share/doc/erlang-doc|https://www.erlang.org/doc/"
 )
 
 updated=0
