@@ -228,8 +228,11 @@ fn initials(title: &str) -> String {
         .collect()
 }
 
-/// What stands between the parts of a `<title>` (its page's name, the site's name).
-const SEPARATORS: &[&str] = &[" - ", " | ", " — ", " – ", ": ", " · ", " » ", " :: "];
+/// What stands between the parts of a `<title>` (its page's name, the site's name); a
+/// double hyphen is the plain-text dash ("Erlang -- Applications", Erlang/OTP's docs).
+const SEPARATORS: &[&str] = &[
+    " - ", " -- ", " | ", " — ", " – ", ": ", " · ", " » ", " :: ",
+];
 
 /// A `<title>`'s parts (itself, when it has no separator), trimmed, none empty.
 fn split_parts(head: &str) -> Vec<&str> {
@@ -442,6 +445,17 @@ mod tests {
                 "Python: docstring Namespace Reference"
             ]
         );
+        // A double hyphen for a dash.
+        let mut pages: Vec<Page> = [
+            "Erlang -- Applications",
+            "Erlang -- Records",
+            "Erlang -- Maps",
+        ]
+        .into_iter()
+        .map(named)
+        .collect();
+        assert_eq!(drop_site_name(&mut pages), 3);
+        assert_eq!(titles(&pages), ["Applications", "Records", "Maps"]);
         // Two pages sharing a part are not enough to call it the site's.
         let mut pages = vec![named("A - Site"), named("B - Site")];
         assert_eq!(drop_site_name(&mut pages), 0);
