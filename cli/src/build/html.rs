@@ -316,7 +316,12 @@ impl Writer {
         if heading_level(name).is_some() {
             let text = heading_text(&self.current);
             if let (Some(level), false) = (self.heading.take(), text.is_empty()) {
-                self.blocks.push(format!("{} {text}", "#".repeat(level)));
+                let heading = format!("{} {text}", "#".repeat(level));
+                // A heading repeated with nothing between is said once (Erlang/OTP's pages
+                // carry their title in a top bar and again over the content).
+                if self.blocks.last() != Some(&heading) {
+                    self.blocks.push(heading);
+                }
             }
             self.current.clear();
         } else if BLOCKS.contains(&name) {
@@ -598,6 +603,18 @@ mod tests {
         assert_eq!(
             extract(html, "https://ex.org/").unwrap().content,
             "Inside, the post itself."
+        );
+    }
+
+    #[test]
+    fn a_heading_repeated_with_nothing_between_is_kept_once() {
+        let html = r#"<body><div class="topbar"><h1>lists</h1></div><div id="content">
+            <h1>lists</h1><p>List processing functions.</p><h2>Exports</h2><h2>Exports</h2>
+            <p>x</p><h1>lists</h1></div></body>"#;
+        let content = extract(html, "https://ex.org/lists.html").unwrap().content;
+        assert_eq!(
+            content,
+            "# lists\n\nList processing functions.\n\n## Exports\n\nx\n\n# lists"
         );
     }
 
