@@ -763,18 +763,22 @@ mod tests {
         }
     }
 
+    /// The structure of a page whose `<main>` is `title` as its `<h1>`, then `body`.
+    fn main_structure(title: &str, body: &str) -> Structure {
+        let page = format!("<main><h1>{title}</h1>{body}</main>");
+        extract(&page, "https://ex.org/page.html")
+            .unwrap()
+            .structure
+            .unwrap()
+    }
+
     #[test]
     fn a_list_under_an_opening_of_its_own_is_a_page_and_a_bare_list_an_index() {
         let entries: String = (0..80)
             .map(|i| format!(r#"<li><a href="t{i}.html">Type{i}</a> 1.{i}</li>"#))
             .collect();
-        let measure = |opening: &str| {
-            let page = format!("<main><h1>Trait Parse</h1>{opening}<ul>{entries}</ul></main>");
-            extract(&page, "https://ex.org/trait.Parse.html")
-                .unwrap()
-                .structure
-                .unwrap()
-        };
+        let measure =
+            |opening: &str| main_structure("Trait Parse", &format!("{opening}<ul>{entries}</ul>"));
         let bare = measure("");
         assert_eq!(classify(&bare), Some(Noise::Links), "{bare:?}");
         // The same list after a paragraph and an example: fewer words of prose than the
@@ -804,13 +808,8 @@ mod tests {
                 )
             })
             .collect();
-        let measure = |opening: &str| {
-            let page = format!("<main><h1>Trait Mul</h1>{opening}{implementors}</main>");
-            extract(&page, "https://ex.org/trait.Mul.html")
-                .unwrap()
-                .structure
-                .unwrap()
-        };
+        let measure =
+            |opening: &str| main_structure("Trait Mul", &format!("{opening}{implementors}"));
         let bare = measure("");
         assert_eq!(classify(&bare), Some(Noise::Links), "{bare:?}");
         let docs = measure(
