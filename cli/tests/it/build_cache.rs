@@ -3,15 +3,16 @@
 //! the files written are the same bytes with or without the cache, on one thread or many.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::common::Scratch;
 use std::process::Command;
 
 const BASE: &str = "https://cache.example.org/";
 
 /// A scratch directory holding a small site (`site/`) and Markdown sources (`md/`).
-fn site(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rag-bcache-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+fn site(name: &str) -> Scratch {
+    let dir = Scratch::new("rag-bcache", name);
     for sub in ["site/guide", "md"] {
         std::fs::create_dir_all(dir.join(sub)).unwrap();
     }

@@ -5,6 +5,8 @@
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
+
+use crate::common::Scratch;
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
@@ -143,9 +145,8 @@ fn hostile(path: &str) -> Option<(u16, String, Vec<u8>)> {
 }
 
 /// A copy of the Hugo fixture the test may edit.
-fn site_copy(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rag-crawl-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+fn site_copy(name: &str) -> Scratch {
+    let dir = Scratch::new("rag-crawl", name);
     copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sites/hugo"),
         &dir.join("site"),

@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
 use std::path::{Path, PathBuf};
+
+use crate::common::Scratch;
 use std::process::{Command, Output};
 
 use serde_json::Value;
@@ -25,11 +27,8 @@ fn sites() -> PathBuf {
 }
 
 /// A scratch directory for one test's files (no rag.toml in it unless the test writes one).
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rag-build-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> Scratch {
+    Scratch::new("rag-build", name)
 }
 
 fn built(dir: &Path, args: &[&str]) -> Value {

@@ -2,7 +2,9 @@
 //! its output and its exit codes (0 success, 1 invalid input, 2 usage error).
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::common::Scratch;
 use std::process::{Command, Output};
 
 fn rag(args: &[&str]) -> Output {
@@ -32,10 +34,8 @@ fn stderr(o: &Output) -> String {
 }
 
 /// A scratch directory for one test's files.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rag-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> Scratch {
+    Scratch::new("rag-cli", name)
 }
 
 #[test]
@@ -71,7 +71,8 @@ fn validate_summarises_a_good_file_and_lists_every_problem_of_a_bad_one() {
     assert!(stdout(&out).starts_with("ok: "), "{}", stdout(&out));
     assert!(stdout(&out).contains("publication: "));
 
-    let bad = scratch("validate").join("bad.json");
+    let dir = scratch("validate");
+    let bad = dir.join("bad.json");
     std::fs::write(
         &bad,
         r#"{"documents": [{"id": "a", "type": "publication"}, {"id": "a", "type": "page", "title": "t", "url": "ftp://x"}]}"#,
