@@ -5,10 +5,9 @@
 //! The main content is the page's `data-pagefind-body` elements (see [`super::pagefind`]),
 //! else the first `<main>`, else the first `[role=main]`, else the only `<article>` if it
 //! holds at least half the page's text, else `<body>` without its `<header>`, `<footer>`
-//! and `<nav>`. Everywhere, `nav`, `aside`,
-//! scripts, styles, forms and anything marked `data-rag-ignore`, `data-pagefind-ignore`,
-//! `hidden` or `aria-hidden="true"` are left out: they repeat on every page and answer
-//! nothing.
+//! and `<nav>`. Everywhere, `nav`, `aside`, scripts, styles, forms and anything marked
+//! `data-rag-ignore`, `data-pagefind-ignore`, `hidden` or `aria-hidden="true"` are left out:
+//! they repeat on every page and answer nothing.
 
 use ego_tree::iter::Edge;
 use scraper::{ElementRef, Html, Node, Selector};
@@ -185,24 +184,12 @@ fn main_content(doc: &Html) -> (ElementRef<'_>, bool) {
     }
 }
 
-/// Characters (whitespace aside) of the text under `root` that the extraction keeps.
+/// Characters (whitespace aside) of the text the extraction keeps from `root`.
 fn visible_chars(root: ElementRef<'_>, fallback: bool) -> usize {
-    let mut skipping = None;
-    let mut n = 0;
-    for edge in root.traverse() {
-        match edge {
-            Edge::Open(node) if skipping.is_none() => match node.value() {
-                Node::Element(el) if node.id() != root.id() && skipped(el, fallback) => {
-                    skipping = Some(node.id());
-                }
-                Node::Text(t) => n += t.chars().filter(|c| !c.is_whitespace()).count(),
-                _ => {}
-            },
-            Edge::Close(node) if skipping == Some(node.id()) => skipping = None,
-            _ => {}
-        }
-    }
-    n
+    render(root, fallback, false)
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .count()
 }
 
 /// ARIA landmark roles that mark what the skipped elements are (a Sphinx sidebar is a

@@ -468,18 +468,17 @@ pub(crate) fn classify(s: &Structure) -> Option<Noise> {
     }
     let index = s.entries >= INDEX_MIN_ENTRIES
         && f64::from(s.entries) >= INDEX_MIN_SHARE * f64::from(s.blocks)
-        && (s.loose_words < OWN_PROSE_MIN || s.loose_words < OWN_PROSE_PER_ENTRY * s.entries)
-        && s.opening_chars < OPENING_MIN_CHARS;
+        && (s.loose_words < OWN_PROSE_MIN || s.loose_words < OWN_PROSE_PER_ENTRY * s.entries);
+    let toc = s.links >= TOC_MIN_LINKS
+        && share(s.link_chars) >= TOC_MIN_LINK_SHARE
+        && s.prose_words < OWN_PROSE_MIN
+        && f64::from(s.prose_words) < TOC_MAX_PROSE_PER_LINK * f64::from(s.links);
     // A page that opens with text of its own is a page with a list under it, whichever
     // way the list is measured: rustdoc's `std::ops::Mul` (its docs and a long example,
     // then 174 implementors whose linked headings make most of its text) is no table of
     // contents.
-    let toc = s.links >= TOC_MIN_LINKS
-        && share(s.link_chars) >= TOC_MIN_LINK_SHARE
-        && s.prose_words < OWN_PROSE_MIN
-        && f64::from(s.prose_words) < TOC_MAX_PROSE_PER_LINK * f64::from(s.links)
-        && s.opening_chars < OPENING_MIN_CHARS;
-    if index || toc {
+    let list_first = s.opening_chars < OPENING_MIN_CHARS;
+    if (index || toc) && list_first {
         return Some(Noise::Links);
     }
     if (1..=2).contains(&s.links) && s.words <= STUB_MAX_WORDS && s.code_chars == 0 {
@@ -626,7 +625,8 @@ const PART_MIN_SHARE: f64 = 0.5;
 /// Whether a page (its structure `s`, its `title`) is one part of an index split over
 /// several pages under one title (Doxygen's "Globals" one page per letter, a member list
 /// per class, an archive's pages): mostly index entries, with little prose of its own,
-/// under a title other pages share. Alone, a part's few entries are not enough to tell it from a short page.
+/// under a title other pages share. Alone, a part's few entries are not enough to tell it
+/// from a short page.
 fn index_part(s: &Structure, title: &str, titles: &HashMap<String, usize>) -> bool {
     s.entries > 0
         && f64::from(s.entries) >= PART_MIN_SHARE * f64::from(s.blocks)
@@ -815,7 +815,8 @@ mod tests {
         let docs = measure(
             "<pre>pub trait Mul&lt;Rhs = Self&gt; {\n    type Output;\n    \
              fn mul(self, rhs: Rhs) -&gt; Self::Output;\n}</pre><p>The multiplication \
-             operator. Note that Rhs is Self by default, but this is not mandatory.</p><pre>struct Scalar { value: usize }\nstruct Vector { value: \
+             operator. Note that Rhs is Self by default, but this is not mandatory.</p>\
+             <pre>struct Scalar { value: usize }\nstruct Vector { value: \
              Vec&lt;usize&gt; }\nimpl Mul&lt;Scalar&gt; for Vector {\n    type Output = \
              Self;\n    fn mul(self, rhs: Scalar) -&gt; Self::Output {\n        Self { \
              value: self.value.iter().map(|v| v * rhs.value).collect() }\n    }\n}\n\

@@ -89,26 +89,31 @@ fn is_release_notes(page: &Page) -> bool {
     let numbered = leading.len() >= 2 && leading.windows(2).all(|w| w[0] <= w[1]);
     let versions = headings
         .iter()
+        .map(|h| if numbered { after_section_number(h) } else { h })
         .filter(|h| {
-            // Words with a letter or digit: a dash between a date and a version is none.
-            let mut words = h
-                .split_whitespace()
-                .filter(|w| w.chars().any(char::is_alphanumeric));
-            if numbered
-                && words
-                    .clone()
-                    .next()
-                    .is_some_and(|w| section_number(w).is_some())
-            {
-                words.next();
-            }
             // A release's heading leads with its version ("Version 5.0.21", "Python 3.11.4
-            // final", "2022-12-28 - Version 3.40.1"); an API reference's function heading ends with
-            // the release it came in ("get(Key, Map) -> Value OTP 17.0").
-            words.take(VERSION_WITHIN).any(is_version)
+            // final", "2022-12-28 - Version 3.40.1": the dash is no word); an API
+            // reference's function heading ends with the release it came in ("get(Key,
+            // Map) -> Value OTP 17.0").
+            h.split_whitespace()
+                .filter(|w| w.chars().any(char::is_alphanumeric))
+                .take(VERSION_WITHIN)
+                .any(is_version)
         })
         .count();
     versions >= MIN_VERSION_HEADINGS && versions as f64 >= MIN_VERSION_SHARE * headings.len() as f64
+}
+
+/// A heading without the section number it starts with, if it does.
+fn after_section_number(heading: &str) -> &str {
+    let (first, rest) = heading
+        .split_once(char::is_whitespace)
+        .unwrap_or((heading, ""));
+    if section_number(first).is_some() {
+        rest.trim_start()
+    } else {
+        heading
+    }
 }
 
 /// The groups of a section number (`7`, `7.1`, `7.1.2`, maybe with a final dot).
