@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use super::noise::normalise;
-use super::page::{sub_folders, Page};
+use super::page::{lines_marking_code, sub_folders, Page};
 
 /// A line on at least this share of the pages is chrome ...
 const MIN_SHARE: f64 = 0.5;
@@ -93,7 +93,9 @@ fn strip_lines(pages: &mut [Page], lines: Lines) -> usize {
     changed
 }
 
-/// Each line of `content`, with whether it is among `lines`.
+/// Each line of `content`, with whether it is among `lines`. Fenced code (its fences too)
+/// is never chrome: a site's header and footer are not code, and the same code line
+/// (`}`, an import) on half the pages is still part of each page's example.
 fn scoped(content: &str, lines: Lines) -> impl Iterator<Item = (bool, &str)> {
     // Blank lines do not count: the Markdown puts one between blocks.
     let filled = match lines {
@@ -101,7 +103,7 @@ fn scoped(content: &str, lines: Lines) -> impl Iterator<Item = (bool, &str)> {
         Lines::Edges => content.lines().filter(|l| !l.trim().is_empty()).count(),
     };
     let mut k = 0;
-    content.lines().map(move |l| {
+    lines_marking_code(content).map(move |(l, code)| {
         let scope = match lines {
             Lines::All => true,
             Lines::Edges if l.trim().is_empty() => false,
@@ -110,7 +112,7 @@ fn scoped(content: &str, lines: Lines) -> impl Iterator<Item = (bool, &str)> {
                 k <= EDGE_LINES || k + EDGE_LINES > filled
             }
         };
-        (scope, l)
+        (scope && !code, l)
     })
 }
 
@@ -352,6 +354,28 @@ mod tests {
         assert_eq!(
             pages[11].content,
             "# Topic 11\n\nText of page 11.\n\n## See also\n\nPage 12."
+        );
+    }
+
+    #[test]
+    fn code_the_pages_share_is_no_chrome() {
+        // Every example opens with the same import and closes its block the same way.
+        let mut pages: Vec<Page> = (0..12)
+            .map(|i| {
+                page(
+                    i,
+                    format!(
+                        "Home | Index\n\n# Topic {i}\n\nText {i}.\n\n\
+                         ```\nimport typer\n\napp = typer.Typer({i})\n```\n\n\
+                         ~~~\n}}\n~~~"
+                    ),
+                )
+            })
+            .collect();
+        assert_eq!(strip(&mut pages), 12);
+        assert_eq!(
+            pages[3].content,
+            "# Topic 3\n\nText 3.\n\n```\nimport typer\n\napp = typer.Typer(3)\n```\n\n~~~\n}\n~~~"
         );
     }
 

@@ -10,6 +10,7 @@
 //! they repeat on every page and answer nothing.
 
 use ego_tree::iter::Edge;
+use ego_tree::{NodeId, NodeRef};
 use scraper::{ElementRef, Html, Node, Selector};
 
 use super::page::Page;
@@ -73,14 +74,18 @@ pub(crate) fn extract(html: &str, url: &str) -> Result<Page, Skip> {
             return Err(Skip::Redirect);
         }
     }
-    let (root, fallback) = main_content(&doc);
+    let scope = main_content(&doc);
+    let root = scope.root;
     let bodies = pagefind::bodies(&doc);
     let content = if bodies.is_empty() {
-        render(root, fallback, true)
+        render(&scope, true)
     } else {
         // Pagefind indexes no attribute a page does not ask it to, alt text included: its
         // bodies are read as it reads them.
-        let parts: Vec<String> = bodies.iter().map(|b| render(*b, false, false)).collect();
+        let parts: Vec<String> = bodies
+            .iter()
+            .map(|b| render(&Scope::of(*b, false), false))
+            .collect();
         parts
             .into_iter()
             .filter(|p| !p.is_empty())
@@ -137,7 +142,7 @@ pub(crate) fn extract(html: &str, url: &str) -> Result<Page, Skip> {
         content,
         lang,
         description: meta_content(&doc, "meta[name='description']"),
-        structure: Some(super::noise::measure(root, fallback)),
+        structure: Some(super::noise::measure(&scope)),
         pagefind_body: !bodies.is_empty(),
         head_title,
         h1_sections,
@@ -159,14 +164,45 @@ fn meta_content(doc: &Html, css: &str) -> Option<String> {
         .find(|c| !c.is_empty())
 }
 
-/// The element holding the main content, and whether it is the `<body>` fallback (where
-/// the site's header and footer must be left out too).
-fn main_content(doc: &Html) -> (ElementRef<'_>, bool) {
+/// Where a page's main text is read.
+pub(crate) struct Scope<'a> {
+    /// The element holding the main content.
+    pub(crate) root: ElementRef<'a>,
+    /// Whether `root` is the `<body>` fallback, where the site's header and footer must be
+    /// left out too.
+    pub(crate) fallback: bool,
+    /// Link sidebars of a fallback body, left out as `<nav>` is (see [`sidebars`]).
+    sidebars: Vec<NodeId>,
+}
+
+impl<'a> Scope<'a> {
+    /// The whole of `root`, less what is always left out.
+    fn of(root: ElementRef<'a>, fallback: bool) -> Self {
+        Scope {
+            root,
+            fallback,
+            sidebars: Vec::new(),
+        }
+    }
+
+    /// Whether `node` (inside the root) and all it holds are left out of the main text.
+    pub(crate) fn leaves_out(&self, node: NodeRef<'_, Node>) -> bool {
+        match node.value() {
+            Node::Element(el) if node.id() != self.root.id() => {
+                skipped(el, self.fallback) || self.sidebars.contains(&node.id())
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The element holding the main content (see the module's docs).
+fn main_content(doc: &Html) -> Scope<'_> {
     if let Some(m) = doc.select(&sel("main")).next() {
-        return (m, false);
+        return Scope::of(m, false);
     }
     if let Some(m) = doc.select(&sel("[role=main]")).next() {
-        return (m, false);
+        return Scope::of(m, false);
     }
     let body = doc.select(&sel("body")).next();
     let articles: Vec<ElementRef<'_>> = doc.select(&sel("article")).collect();
@@ -175,21 +211,171 @@ fn main_content(doc: &Html) -> (ElementRef<'_>, bool) {
         // pages: each exported function, under the module's description): the only
         // article is the page's content when it holds most of what the page shows.
         if body.is_none_or(|b| 2 * visible_chars(article, false) >= visible_chars(b, true)) {
-            return (article, false);
+            return Scope::of(article, false);
         }
     }
     match body {
-        Some(body) => (body, true),
-        None => (doc.root_element(), true),
+        Some(body) => Scope {
+            root: body,
+            fallback: true,
+            sidebars: sidebars(body),
+        },
+        None => Scope::of(doc.root_element(), true),
     }
 }
 
 /// Characters (whitespace aside) of the text the extraction keeps from `root`.
 fn visible_chars(root: ElementRef<'_>, fallback: bool) -> usize {
-    render(root, fallback, false)
+    render(&Scope::of(root, fallback), false)
         .chars()
         .filter(|c| !c.is_whitespace())
         .count()
+}
+
+/// A sidebar holds at least this many links to elsewhere ...
+const SIDEBAR_MIN_LINKS: u32 = 5;
+/// ... in at least this many blocks (items, rows: a list, where a header's "Prev | Up |
+/// Next" is one line) ...
+const SIDEBAR_MIN_BLOCKS: u32 = 3;
+/// ... and at least this share of its text inside them.
+const SIDEBAR_MIN_LINK_SHARE: f64 = 0.6;
+/// Characters of its own a content part without a heading holds beside a sidebar.
+const SIDEBAR_MIN_CONTENT: u32 = 80;
+/// Wrappers (an element alone holding the page) looked through for the sidebar's level.
+const SIDEBAR_MAX_DEPTH: usize = 8;
+
+/// The link sidebars of a page without `<main>`, `<nav>` or landmark roles: before the
+/// part where the content starts (its first heading, or the most text of its own), a part with no heading whose text is mostly links, in
+/// several blocks. Scribble (Racket's documentation) puts the manual's table of contents
+/// there on every page; measured with the page, its numbered chapter links read as a
+/// source listing's line numbers and its entries as an index, and its lines became part
+/// of every page's text.
+fn sidebars(body: ElementRef<'_>) -> Vec<NodeId> {
+    let mut level = body;
+    let mut parts = Vec::new();
+    for _ in 0..SIDEBAR_MAX_DEPTH {
+        parts = level
+            .children()
+            .filter_map(ElementRef::wrap)
+            .filter(|el| !skipped(el.value(), true))
+            .map(|el| (el, LinkProfile::of(el)))
+            .filter(|(_, p)| p.chars > 0)
+            .collect();
+        match parts.as_slice() {
+            [(only, _)] => level = *only,
+            _ => break,
+        }
+    }
+    // The content starts at the first part with a heading, else it is the part with the
+    // most words of its own; a sidebar stands before it, as a layout's header, menu or
+    // table of contents does. A list of links after the first heading is the page's own
+    // (a homepage written straight into `<body>`: its name, then its papers).
+    let main = match parts.iter().position(|(_, p)| p.heading) {
+        Some(i) => i,
+        None => {
+            let Some(i) = parts
+                .iter()
+                .enumerate()
+                .max_by_key(|&(i, (_, p))| (p.own_chars, std::cmp::Reverse(i)))
+                .map(|(i, _)| i)
+            else {
+                return Vec::new();
+            };
+            // A content part without a heading must say something (a footer's "Last
+            // updated" beside a page that is a list of links is not the page).
+            if parts[i].1.own_chars < SIDEBAR_MIN_CONTENT {
+                return Vec::new();
+            }
+            i
+        }
+    };
+    parts[..main]
+        .iter()
+        .filter(|(_, p)| p.is_sidebar())
+        .map(|(el, _)| el.id())
+        .collect()
+}
+
+/// How much of an element's text sits in links.
+#[derive(Default)]
+struct LinkProfile {
+    /// Characters of its text (whitespace aside).
+    chars: u32,
+    /// Characters inside links to elsewhere.
+    link_chars: u32,
+    /// Characters outside links, in texts with a letter (a table of contents' chapter
+    /// numbers beside its links are not text of its own).
+    own_chars: u32,
+    /// Links to elsewhere.
+    links: u32,
+    /// Blocks holding a link.
+    linked_blocks: u32,
+    /// Whether it holds a heading.
+    heading: bool,
+}
+
+impl LinkProfile {
+    fn of(el: ElementRef<'_>) -> Self {
+        let mut p = LinkProfile::default();
+        // Depth inside links; whether the current block has a link yet.
+        let (mut link, mut linked) = (0u32, false);
+        let mut skipping = None;
+        for edge in el.traverse() {
+            match edge {
+                Edge::Open(node) if skipping.is_none() => match node.value() {
+                    Node::Element(e) if node.id() != el.id() && skipped(e, true) => {
+                        skipping = Some(node.id());
+                    }
+                    Node::Element(e) => {
+                        if heading_level(e.name()).is_some() {
+                            p.heading = true;
+                        }
+                        if BLOCKS.contains(&e.name()) {
+                            linked = false;
+                        }
+                        if super::noise::is_link(e) {
+                            link += 1;
+                            p.links += 1;
+                            if !linked {
+                                linked = true;
+                                p.linked_blocks += 1;
+                            }
+                        }
+                    }
+                    Node::Text(t) => {
+                        let n = t.chars().filter(|c| !c.is_whitespace()).count() as u32;
+                        p.chars += n;
+                        if link > 0 {
+                            p.link_chars += n;
+                        } else if t.chars().any(char::is_alphabetic) {
+                            p.own_chars += n;
+                        }
+                    }
+                    _ => {}
+                },
+                Edge::Open(_) => {}
+                Edge::Close(node) => {
+                    if skipping == Some(node.id()) {
+                        skipping = None;
+                    } else if skipping.is_none() {
+                        if let Node::Element(e) = node.value() {
+                            if super::noise::is_link(e) {
+                                link = link.saturating_sub(1);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        p
+    }
+
+    fn is_sidebar(&self) -> bool {
+        !self.heading
+            && self.links >= SIDEBAR_MIN_LINKS
+            && self.linked_blocks >= SIDEBAR_MIN_BLOCKS
+            && f64::from(self.link_chars) >= SIDEBAR_MIN_LINK_SHARE * f64::from(self.chars)
+    }
 }
 
 /// ARIA landmark roles that mark what the skipped elements are (a Sphinx sidebar is a
@@ -198,7 +384,7 @@ const SKIPPED_ROLES: &[&str] = &["navigation", "search", "complementary"];
 /// The roles of `<header>` and `<footer>`, left out as they are: only outside `<main>`.
 const FALLBACK_ROLES: &[&str] = &["banner", "contentinfo"];
 
-pub(super) fn skipped(el: &scraper::node::Element, fallback: bool) -> bool {
+fn skipped(el: &scraper::node::Element, fallback: bool) -> bool {
     let name = el.name();
     let role = el.attr("role").map(str::trim).unwrap_or("");
     SKIPPED.contains(&name)
@@ -211,21 +397,21 @@ pub(super) fn skipped(el: &scraper::node::Element, fallback: bool) -> bool {
         || el.attr("aria-hidden") == Some("true")
 }
 
-/// The subtree's text as Markdown: `#` headings, blank lines between blocks, `- ` items,
+/// The scope's text as Markdown: `#` headings, blank lines between blocks, `- ` items,
 /// and, with `alt_text`, an image's alt text where it stands. Walks the tree iteratively,
 /// so deeply nested markup cannot exhaust the stack.
-fn render(root: ElementRef<'_>, fallback: bool, alt_text: bool) -> String {
+fn render(scope: &Scope<'_>, alt_text: bool) -> String {
     let mut out = Writer::default();
     // While inside a skipped element, the node id of that element.
     let mut skipping = None;
-    for edge in root.traverse() {
+    for edge in scope.root.traverse() {
         match edge {
             Edge::Open(node) => {
                 if skipping.is_some() {
                     continue;
                 }
                 match node.value() {
-                    Node::Element(el) if node.id() != root.id() && skipped(el, fallback) => {
+                    _ if scope.leaves_out(node) => {
                         skipping = Some(node.id());
                     }
                     Node::Element(el) => {
@@ -275,6 +461,9 @@ struct Writer {
     current: String,
     /// Depth of `<pre>` elements: their whitespace is kept.
     pre: usize,
+    /// How many blocks were written when the outermost `<pre>` opened: its blocks are
+    /// fenced when it closes.
+    pre_start: usize,
     /// The level of the heading being written, if any.
     heading: Option<usize>,
 }
@@ -292,6 +481,9 @@ impl Writer {
                 self.current.push_str("- ");
             }
             if name == "pre" {
+                if self.pre == 0 {
+                    self.pre_start = self.blocks.len();
+                }
                 self.pre += 1;
             }
         } else if matches!(name, "td" | "th") && !self.current.trim().is_empty() {
@@ -316,8 +508,30 @@ impl Writer {
             self.brk();
             if name == "pre" {
                 self.pre = self.pre.saturating_sub(1);
+                if self.pre == 0 {
+                    self.fence_code();
+                }
             }
         }
+    }
+
+    /// Puts the blocks of the `<pre>` just closed in one fenced code block: without the
+    /// fence a code line starting with `#` (a shell or Python comment, `#include`, a
+    /// debugger's `#0  0x...` frame) reads as a heading, which cuts the page's sections
+    /// there and names them after the comment.
+    fn fence_code(&mut self) {
+        let start = self.pre_start.min(self.blocks.len());
+        if start == self.blocks.len() {
+            return;
+        }
+        let code = self.blocks.split_off(start).join("\n");
+        // A fence the code does not itself start a line with (a Markdown example's own).
+        let fence = if code.lines().any(|l| l.trim_start().starts_with("```")) {
+            "~~~"
+        } else {
+            "```"
+        };
+        self.blocks.push(format!("{fence}\n{code}\n{fence}"));
     }
 
     fn text(&mut self, text: &str) {
@@ -565,8 +779,100 @@ mod tests {
         assert_eq!(
             p.content,
             "# Teaching\n\nI teach two courses.\n\n## Machine learning\n\n- Lectures\n\n- Labs\n\n\
-             fn main() {\n    println!(\"hi\");\n}"
+             ```\nfn main() {\n    println!(\"hi\");\n}\n```"
         );
+    }
+
+    #[test]
+    fn code_is_fenced_so_its_comment_lines_are_no_headings() {
+        // R's manual shows a debugger's backtrace; shell and Python examples open with
+        // `# comments`; a Markdown example holds its own fence.
+        let html = r#"<html><body><main><h1>Debugging</h1>
+            <p>Run it under gdb:</p>
+            <pre class="example">#0  0x00397682 in _int_free () from /lib/tls/libc.so.6
+#1  0x00397fe9 in free () from /lib/tls/libc.so.6</pre>
+            <h2>Install</h2>
+            <pre><span># install the tools</span>
+pip install rag</pre>
+            <pre>```toml
+a = 1
+```</pre></main></body></html>"#;
+        let p = extract(html, "https://ex.org/debugging.html").unwrap();
+        let headings: Vec<String> = shared::kb::headings(&p.content)
+            .map(|(_, _, title)| title)
+            .collect();
+        assert_eq!(headings, ["Debugging", "Install"]);
+        assert!(p.content.contains(
+            "```\n#0  0x00397682 in _int_free () from /lib/tls/libc.so.6\n\
+             #1  0x00397fe9 in free () from /lib/tls/libc.so.6\n```"
+        ));
+        assert!(p
+            .content
+            .contains("```\n# install the tools\npip install rag\n```"));
+        assert!(p.content.ends_with("~~~\n```toml\na = 1\n```\n~~~"));
+    }
+
+    /// A page laid out as Scribble (Racket's documentation) lays out every page: the
+    /// manual's numbered table of contents in a `<div>` beside the content, a search box
+    /// among the content's "top | prev | up | next" links.
+    const SCRIBBLE: &str = r#"<html><head><title>2.5 vline%</title></head><body>
+        <div class="tocset"><div class="tocview"><table>
+          <tr><td></td><td><a href="index.html">Embedded GUI: Widgets Within Editors</a></td></tr>
+          <tr><td align="right">1&nbsp;</td><td><a href="Containers.html">Containers</a></td></tr>
+          <tr><td align="right">2&nbsp;</td><td><a href="Controls.html">Controls</a></td></tr>
+          <tr><td align="right">3&nbsp;</td><td><a href="Control_Snips.html">Control Snips</a></td></tr>
+          <tr><td align="right">4&nbsp;</td><td><a href="Helpers.html">Helpers</a></td></tr>
+          <tr><td align="right">5&nbsp;</td><td><a href="Snip_Functions.html">Snip Functions</a></td></tr>
+          <tr><td></td><td><a href="doc-index.html">Index</a></td></tr>
+        </table></div></div>
+        <div class="maincolumn"><div class="main">
+          <div class="navsettop"><span class="navleft"><form class="searchform">
+            <input class="searchbox" type="text" placeholder="...search manuals..."/></form>
+            <a href="../index.html">top</a></span><span class="navright">
+            <a href="hline_.html">&larr; prev</a> <a href="Controls.html">up</a>
+            <a href="text-button-snip_.html">next &rarr;</a></span></div>
+          <h4>vline%</h4>
+          <p><a href="x.html">vline%</a> : <a href="c.html">class?</a> superclass:
+             <a href="s.html">snip-wrapper%</a></p>
+          <p>Displays a vertical line across the region that is inserted into.</p>
+          <p>(new <a href="v.html">vline%</a> [parent parent]) &rarr;
+             (is-a?/c <a href="v.html">vline%</a>)</p>
+        </div></div></body></html>"#;
+
+    #[test]
+    fn a_table_of_contents_beside_the_content_is_left_out_like_nav() {
+        let p = extract(SCRIBBLE, "https://ex.org/embedded-gui/vline_.html").unwrap();
+        assert!(p.content.contains("Displays a vertical line"));
+        assert!(!p.content.contains("Control Snips"), "{}", p.content);
+        let s = p.structure.unwrap();
+        assert_eq!(s.numbered_lines, 0, "{s:?}");
+        assert!(!s.search_form, "{s:?}");
+        assert_eq!(super::super::noise::classify(&s), None, "{s:?}");
+    }
+
+    #[test]
+    fn a_list_of_links_in_text_written_straight_into_the_body_stays() {
+        // A homepage without wrappers: its list of papers is its own.
+        let html = r#"<html><body><h1>Jane Doe</h1><p>I study retrieval.</p>
+            <h2>Papers</h2><ul>
+            <li><a href="a.pdf">Alpha</a></li><li><a href="b.pdf">Beta</a></li>
+            <li><a href="c.pdf">Gamma</a></li><li><a href="d.pdf">Delta</a></li>
+            <li><a href="e.pdf">Epsilon</a></li></ul><p>Contact me by mail.</p></body></html>"#;
+        let p = extract(html, "https://ex.org/").unwrap();
+        assert!(p.content.contains("- Epsilon"), "{}", p.content);
+    }
+
+    #[test]
+    fn the_content_is_no_sidebar_however_many_links_it_holds() {
+        // A page that is itself a list of links, with nothing beside it, keeps its list
+        // for the noise rules to judge.
+        let html = r#"<html><body><div><p>Favourite sites:</p><ul>
+            <li><a href="a.html">Alpha</a></li><li><a href="b.html">Beta</a></li>
+            <li><a href="c.html">Gamma</a></li><li><a href="d.html">Delta</a></li>
+            <li><a href="e.html">Epsilon</a></li></ul></div>
+            <div><p>Last updated 2024.</p></div></body></html>"#;
+        let p = extract(html, "https://ex.org/links.html").unwrap();
+        assert!(p.content.contains("- Epsilon"), "{}", p.content);
     }
 
     #[test]

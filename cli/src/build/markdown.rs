@@ -159,9 +159,10 @@ pub(crate) fn from_source(
         .unwrap_or("");
     let title = string(&meta, "title")
         .or_else(|| {
-            body.lines()
-                .find_map(|l| l.strip_prefix("# "))
-                .map(|t| t.trim().to_owned())
+            // The first level-1 heading, not a `# comment` in a code block.
+            shared::kb::headings(body)
+                .find(|(_, level, title)| *level == 1 && !title.is_empty())
+                .map(|(_, _, title)| title)
         })
         .unwrap_or_else(|| stem.to_owned());
     let date = string(&meta, "date");
@@ -269,6 +270,16 @@ mod tests {
             filter,
             jobs: 1,
         }
+    }
+
+    #[test]
+    fn without_a_title_the_first_heading_outside_code_names_the_page() {
+        let f = Filter::default();
+        let text = "```sh\n# install first\npip install rag\n```\n\n# Setting up\n\nText.\n";
+        let p = from_source("setup.md", text, &opts(DEFAULT_PERMALINK, &f))
+            .unwrap()
+            .unwrap();
+        assert_eq!(p.title, "Setting up");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use scraper::{ElementRef, Node};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
-use super::page::Page;
+use super::page::{lines_marking_code, Page};
 
 /// What the main content of an HTML page measures: the numbers the noise rules read.
 /// Characters are non-whitespace characters; words are whitespace-separated runs holding a
@@ -158,10 +158,11 @@ impl Tally {
     }
 }
 
-/// Measures the main content `root` (`fallback`: it is the whole `<body>`), leaving out
-/// what the text extraction leaves out ([`super::html`]'s skipped elements), except that a
-/// form is looked into for a search field.
-pub(crate) fn measure(root: ElementRef<'_>, fallback: bool) -> Structure {
+/// Measures the main content of `scope`, leaving out what the text extraction leaves out
+/// ([`super::html::Scope::leaves_out`]), except that a form is looked into for a search
+/// field.
+pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
+    let root = scope.root;
     let mut m = Structure::default();
     let mut skipping = None;
     // Depths of the elements the current text is inside.
@@ -175,12 +176,10 @@ pub(crate) fn measure(root: ElementRef<'_>, fallback: bool) -> Structure {
                     continue;
                 }
                 match node.value() {
-                    Node::Element(el)
-                        if node.id() != root.id() && super::html::skipped(el, fallback) =>
-                    {
+                    Node::Element(_) if scope.leaves_out(node) => {
                         skipping = Some(node.id());
                         if let Some(form) = ElementRef::wrap(node) {
-                            m.search_form |= is_search_form(form);
+                            m.search_form |= is_search_form(form) && !in_link_bar(form, root);
                         }
                     }
                     Node::Element(el) => match el.name() {
@@ -207,7 +206,10 @@ pub(crate) fn measure(root: ElementRef<'_>, fallback: bool) -> Structure {
                         if trimmed.is_empty() {
                             continue;
                         }
-                        if let Ok(n) = trimmed.parse::<u32>() {
+                        // A gutter's numbers are no links: a numbered table of contents'
+                        // are (Scribble's "1 Overview", "2 bitmap%").
+                        let number = (link == 0).then(|| trimmed.parse::<u32>().ok());
+                        if let Some(n) = number.flatten() {
                             if (next_line..=next_line.saturating_add(LINE_GAP)).contains(&n) {
                                 m.numbered_lines += 1;
                                 next_line = n.saturating_add(1);
@@ -352,7 +354,7 @@ impl Block {
 }
 
 /// A link to somewhere else: a heading's anchor to itself (`href="#section"`) is not one.
-fn is_link(el: &scraper::node::Element) -> bool {
+pub(crate) fn is_link(el: &scraper::node::Element) -> bool {
     el.attr("href")
         .is_some_and(|h| !h.trim_start().starts_with('#'))
 }
@@ -375,6 +377,31 @@ fn is_cjk(c: char) -> bool {
 
 /// A form (or `role=search` element) with a text field that says it searches: an input
 /// of type `search`, or named `q`, or "search" in the form's or the field's attributes.
+/// Links beside a search box that make its block a navigation bar ...
+const LINK_BAR_MIN_LINKS: usize = 3;
+
+/// Whether a search box stands in a navigation bar: the nearest block around it (short of
+/// the main content itself) holds [`LINK_BAR_MIN_LINKS`] links besides it. Scribble puts
+/// its "search manuals" box beside "top | contents | prev | up | next" on every page; a
+/// search page's form stands in the page's text.
+fn in_link_bar(form: ElementRef<'_>, root: ElementRef<'_>) -> bool {
+    let Some(bar) = form
+        .ancestors()
+        .filter_map(ElementRef::wrap)
+        .find(|a| a.id() == root.id() || BLOCKS.contains(&a.value().name()))
+    else {
+        return false;
+    };
+    bar.id() != root.id()
+        && bar
+            .descendants()
+            .filter_map(ElementRef::wrap)
+            .filter(|a| a.value().name() == "a" && is_link(a.value()))
+            .filter(|a| !a.ancestors().any(|up| up.id() == form.id()))
+            .count()
+            >= LINK_BAR_MIN_LINKS
+}
+
 fn is_search_form(el: ElementRef<'_>) -> bool {
     let v = el.value();
     if v.name() != "form" && v.attr("role") != Some("search") {
@@ -490,6 +517,12 @@ pub(crate) fn classify(s: &Structure) -> Option<Noise> {
             Noise::Redirect
         });
     }
+    if s.links > 0 && s.words <= STUB_MAX_WORDS && s.code_chars == 0 && 2 * s.link_chars >= s.chars
+    {
+        // A few links and next to nothing else, too few for an index (SQLite's syntax
+        // diagram pages: the diagram's name and the statements that use it).
+        return Some(Noise::Links);
+    }
     None
 }
 
@@ -589,13 +622,12 @@ fn without_chrome(mut s: Structure, chrome: u32) -> Structure {
 pub(crate) fn sift_emptied(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<Page> {
     pages
         .into_iter()
-        .filter(|p| {
-            if emptied(p) {
-                tally.add(Noise::Redirect, p.path());
+        .filter(|p| match emptied(p) {
+            Some(kind) => {
+                tally.add(kind, p.path());
                 keep_all
-            } else {
-                true
             }
+            None => true,
         })
         .collect()
 }
@@ -603,17 +635,25 @@ pub(crate) fn sift_emptied(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) 
 /// Whether a built page is left with nothing but headings and no description: what
 /// remains of a stub whose one notice the site's chrome removal took because every such
 /// stub shares it (Rust's superseded book editions: 239 chapter headings over "The 2018
-/// edition of the book is no longer distributed..."). Its title would still match the
-/// chapter's words, with no text to answer from. Markdown sources are the owner's own
-/// (a section's `_index.md` may be its title alone) and are not measured.
-fn emptied(page: &Page) -> bool {
-    page.structure.is_some()
-        && page.description.is_none()
-        && page
-            .content
-            .lines()
-            .map(str::trim)
-            .all(|line| line.is_empty() || line.starts_with('#'))
+/// edition of the book is no longer distributed..."), a stub; or with headings and code
+/// only, a source listing (Haddock's hyperlinked sources; gi-docgen's 2,276 `GDK_KEY_*`
+/// pages: "Declaration", `#define GDK_KEY_Cyrillic_VE 1783`, an empty "Description"). Its
+/// title would still match the item's words, with no text to answer from. Markdown sources
+/// are the owner's own (a section's `_index.md` may be its title alone) and are not
+/// measured.
+fn emptied(page: &Page) -> Option<Noise> {
+    if page.structure.is_none() || page.description.is_some() {
+        return None;
+    }
+    let mut code = false;
+    for (line, fenced) in lines_marking_code(&page.content) {
+        let line = line.trim();
+        code |= fenced;
+        if !fenced && !line.is_empty() && !line.starts_with('#') {
+            return None;
+        }
+    }
+    Some(if code { Noise::Source } else { Noise::Redirect })
 }
 
 /// A part of an index split over pages: its title on at least this many pages ...
@@ -770,6 +810,27 @@ mod tests {
             .unwrap()
             .structure
             .unwrap()
+    }
+
+    #[test]
+    fn a_few_links_and_next_to_nothing_else_are_a_link_list() {
+        // SQLite's syntax-diagram pages: the diagram (an image) and where it is used.
+        let syntax = main_structure(
+            "alter-table-stmt:",
+            r#"<p><img src="alter-table-stmt.gif"></p><p>Used by: <a href="sql-stmt.html">
+               sql-stmt</a> <a href="lang_altertable.html">ALTER TABLE</a>
+               <a href="x.html">References</a></p>"#,
+        );
+        assert_eq!(classify(&syntax), Some(Noise::Links), "{syntax:?}");
+        // A short reference page says what its item does.
+        let api = main_structure(
+            "Reset All Bindings On A Prepared Statement",
+            r#"<pre>int sqlite3_clear_bindings(sqlite3_stmt*);</pre><p>Contrary to the
+               intuition of many, <a href="reset.html">sqlite3_reset()</a> does not reset
+               the <a href="bind_blob.html">bindings</a> on a prepared statement. Use this
+               routine to reset all host parameters to NULL.</p>"#,
+        );
+        assert_eq!(classify(&api), None, "{api:?}");
     }
 
     #[test]
@@ -1074,12 +1135,18 @@ mod tests {
             let text = format!("## {t}\n\nWhat chapter {i} teaches, in words of its own.");
             built(&format!("/ch{i}.html"), &t, &text)
         }));
-        // Not empty: code under a heading, a heading with a description, and a Markdown
-        // source (not measured: no structure).
+        // Headings and code alone are a source listing (its `# comment` no heading)...
         pages.push(built(
             "/code.html",
             "Listing",
             "## Listing\n\n```\n# a comment\n```",
+        ));
+        // ... and not empty: code a sentence introduces, a heading with a description,
+        // and a Markdown source (not measured: no structure).
+        pages.push(built(
+            "/example.html",
+            "Example",
+            "## Example\n\nRun the tool:\n\n```\n# a comment\n```",
         ));
         pages.push(Page {
             description: Some("What the section holds.".into()),
@@ -1091,13 +1158,15 @@ mod tests {
         let mut tally = Tally::default();
         let kept = sift_emptied(pages.clone(), false, &mut tally);
         assert_eq!(tally.count(Noise::Redirect), 12);
+        assert_eq!(tally.count(Noise::Source), 1);
         assert_eq!(kept.len(), 15);
         assert!(kept.iter().all(|p| !p.path().starts_with("/old/")));
+        assert!(kept.iter().all(|p| p.path() != "/code.html"));
         let mut tally = Tally::default();
         let all = sift_emptied(pages, true, &mut tally);
         assert_eq!(
             (all.len(), tally.count(Noise::Redirect)),
-            (27, 12),
+            (28, 12),
             "keep_all keeps and counts them"
         );
     }

@@ -71,11 +71,14 @@ fn is_release_notes(page: &Page) -> bool {
             return true;
         }
     }
-    let headings: Vec<&str> = page
-        .content
-        .lines()
-        .filter_map(|line| line.strip_prefix('#'))
-        .map(|text| unnumbered(text.trim_start_matches('#').trim()))
+    // Headings outside fenced code: a code line may start with `#` (`#include`, a
+    // debugger's `#0  0x...` frame).
+    let titles: Vec<String> = shared::kb::headings(&page.content)
+        .map(|(_, _, title)| title)
+        .collect();
+    let headings: Vec<&str> = titles
+        .iter()
+        .map(|text| unnumbered(text))
         .filter(|text| !text.is_empty())
         .collect();
     // Numbers leading the headings in ascending order number the sections ("7.1
@@ -166,6 +169,22 @@ mod tests {
             content: content.into(),
             ..Page::default()
         }
+    }
+
+    #[test]
+    fn code_lines_starting_with_a_hash_are_no_headings() {
+        // R's "Writing R Extensions": numbered sections, one of them showing a debugger's
+        // backtrace, whose `#5  0xb7d6...` frame read as a heading broke the ascending
+        // numbers, and then every "1.1 Package structure" counted as a version.
+        let mut pages = vec![page(
+            "Writing R Extensions",
+            "# Writing R Extensions\n\n### 1.1 Package structure\n\nText.\n\n\
+             #### 1.1.1 The DESCRIPTION file\n\nText.\n\n### 4.4 Debugging compiled code\n\n\
+             ```\n#0  0x00397682 in _int_free () from /lib/tls/libc.so.6\n\
+             #5  0xb7d6c0a5 in do_random2 (call=0x94bf7d4)\n```\n\n\
+             #### 4.4.1 Finding entry points\n\nText.\n\n#### 4.4.2 Inspecting objects\n\nText.",
+        )];
+        assert_eq!(mark(&mut pages), 0);
     }
 
     #[test]
