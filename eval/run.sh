@@ -70,6 +70,7 @@ sites=(
   "docs-site-commons-lang|libcommons-lang3-java-doc=3.12.0-2+deb12u1|extract:usr/share/doc/libcommons-lang3-java/api|https://commons.apache.org/proper/commons-lang/apidocs/"
   "docs-site-rust|rust-doc=1.63.0+dfsg1-2|extract:usr/share/doc/rust-doc/html|https://doc.rust-lang.org/1.63.0/"
   "docs-site-erlang|erlang-doc=1:25.2.3+dfsg-1+deb12u4|extract:usr/share/doc/erlang-doc|https://www.erlang.org/doc/"
+  "docs-site-racket|racket-doc=8.7+dfsg1-1|extract:usr/share/doc/racket|https://docs.racket-lang.org/"
 )
 
 updated=0
