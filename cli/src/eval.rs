@@ -401,16 +401,10 @@ mod tests {
         assert_eq!(ndcg_at(&["a"], &rel(&[("b", 0)]), 10), 0.0);
     }
 
-    fn file(name: &str, text: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("rag-eval-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-
     #[test]
     fn rewrites_are_read_from_json_lines_or_tsv() {
+        let dir = crate::scratch::Scratch::new("rag-eval", "rewrites");
+        let file = |name: &str, text: &str| dir.file(name, text);
         let jsonl = file(
             "r.jsonl",
             "{\"id\": \"z1\", \"query\": \"undo a commit\", \"passage\": \"Use git reset.\"}\n\n\

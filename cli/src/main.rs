@@ -18,6 +18,8 @@ mod local_kb;
 mod out;
 mod remote;
 mod report;
+#[cfg(test)]
+mod scratch;
 mod stop;
 mod sync;
 

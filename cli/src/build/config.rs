@@ -303,18 +303,18 @@ fn parent(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scratch::Scratch;
 
-    fn write_config(name: &str, text: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("rag-config-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("rag.toml");
-        std::fs::write(&path, text).unwrap();
-        path
+    /// `rag.toml` holding `text` in a scratch folder of its own (kept while the guard is).
+    fn write_config(name: &str, text: &str) -> (Scratch, PathBuf) {
+        let dir = Scratch::new("rag-config", name);
+        let path = dir.file("rag.toml", text);
+        (dir, path)
     }
 
     #[test]
     fn the_file_sets_options_relative_to_itself_and_flags_override() {
-        let path = write_config(
+        let (_dir, path) = write_config(
             "override",
             "output = 'out/kb.json'\nbase_url = 'https://ex.org/'\nsite = 'public'\nbib = ['pubs.bib']\nexclude = ['/tags/**']\nmax_pages = 5\nsite_name = 'Ex'\njobs = 3\nbuild_cache = false\n",
         );
@@ -360,7 +360,7 @@ mod tests {
 
     #[test]
     fn a_site_directory_reads_more_pages_by_default_than_a_crawl_fetches() {
-        let path = write_config(
+        let (_dir, path) = write_config(
             "defaults",
             "site = 'public'\nbase_url = 'https://ex.org/'\n",
         );
@@ -377,7 +377,7 @@ mod tests {
 
     #[test]
     fn unknown_keys_missing_sources_and_a_missing_base_url_are_errors() {
-        let path = write_config("unknown", "outptu = 'x'\n");
+        let (_dir, path) = write_config("unknown", "outptu = 'x'\n");
         let err = Settings::resolve(BuildArgs {
             config: Some(path),
             ..BuildArgs::default()
@@ -385,7 +385,7 @@ mod tests {
         .unwrap_err();
         assert!(err.contains("outptu"), "{err}");
 
-        let path = write_config("empty", "");
+        let (_dir, path) = write_config("empty", "");
         let err = Settings::resolve(BuildArgs {
             config: Some(path.clone()),
             ..BuildArgs::default()

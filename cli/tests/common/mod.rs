@@ -151,13 +151,13 @@ impl Drop for Scratch {
     }
 }
 
-/// Writes `text` to a file named `name` in this test process's temporary folder.
-pub(crate) fn kb_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rag-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// Writes `text` to a file named `name` in a scratch folder of its own; the folder goes
+/// when the returned guard does (see [`Scratch`]).
+pub(crate) fn kb_file(name: &str, text: &str) -> (Scratch, PathBuf) {
+    let dir = Scratch::new("rag-cli-kb", name);
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
-    path
+    (dir, path)
 }
 
 /// Runs `rag` with `RAG_TEST_TOKEN` set to `token` (unless `None`).

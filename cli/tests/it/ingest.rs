@@ -56,7 +56,7 @@ fn ingest_args(url: &str, path: &std::path::Path, extra: &[&str]) -> Vec<String>
 async fn dry_run_shows_the_diff_and_uploads_nothing() {
     let server = serve(Some(STORED)).await;
     let before = server.source.object().unwrap();
-    let path = kb_file("dry.json", LOCAL);
+    let (_dir, path) = kb_file("dry.json", LOCAL);
     let out = rag(
         ingest_args(&server.url, &path, &["--dry-run"]),
         Some("secret"),
@@ -83,7 +83,7 @@ async fn dry_run_shows_the_diff_and_uploads_nothing() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_upload_replaces_the_stored_version_and_a_rerun_changes_nothing() {
     let server = serve(Some(STORED)).await;
-    let path = kb_file("upload.json", LOCAL);
+    let (_dir, path) = kb_file("upload.json", LOCAL);
     let out = rag(ingest_args(&server.url, &path, &[]), Some("secret")).await;
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
@@ -109,7 +109,7 @@ async fn an_upload_replaces_the_stored_version_and_a_rerun_changes_nothing() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_first_upload_creates_the_knowledge_base() {
     let server = serve(None).await;
-    let path = kb_file("first.json", LOCAL);
+    let (_dir, path) = kb_file("first.json", LOCAL);
     let out = rag(ingest_args(&server.url, &path, &[]), Some("secret")).await;
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
@@ -123,7 +123,7 @@ async fn the_first_upload_creates_the_knowledge_base() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_invalid_file_is_reported_problem_by_problem_and_not_uploaded() {
     let server = serve(Some(STORED)).await;
-    let path = kb_file(
+    let (_dir, path) = kb_file(
         "invalid.json",
         r#"[{"id": "a", "type": "page"}, {"id": "b", "title": "B", "url": "javascript:x"}]"#,
     );
@@ -144,7 +144,7 @@ async fn an_invalid_file_is_reported_problem_by_problem_and_not_uploaded() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_missing_token_variable_is_a_usage_error_and_a_wrong_token_fails() {
     let server = serve(Some(STORED)).await;
-    let path = kb_file("token.json", LOCAL);
+    let (_dir, path) = kb_file("token.json", LOCAL);
     let out = rag(ingest_args(&server.url, &path, &[]), None).await;
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{stderr}");

@@ -111,7 +111,7 @@ fn assert_lines(out: &str, lines: &[&str]) {
 async fn sync_patches_an_edit_a_new_page_and_a_deletion_and_search_serves_the_new_page() {
     let stack = Stack::start(DEPLOYED).await;
     let url = common::serve(stack.state.clone(), None).await;
-    let path = kb_file("edited.json", EDITED);
+    let (_dir, path) = kb_file("edited.json", EDITED);
     let out = rag(sync_args(&url, &path, &[]), Some("secret")).await;
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
@@ -165,7 +165,7 @@ async fn a_change_over_the_threshold_syncs_through_a_staged_upload() {
     let stack = Stack::start(DEPLOYED).await;
     let url = common::serve(stack.state.clone(), None).await;
     // The patch (kiwi and notes) is over 200 bytes: the whole file goes staged.
-    let path = kb_file("staged.json", EDITED);
+    let (_dir, path) = kb_file("staged.json", EDITED);
     let out = rag(
         sync_args(&url, &path, &["--stage-above", "200"]),
         Some("secret"),
@@ -187,7 +187,7 @@ async fn a_change_over_the_threshold_syncs_through_a_staged_upload() {
 
     // A glossary change is sent as the whole file, staged too.
     let glossary = EDITED.replace("\"face recognition\"]", "\"face recognition\", \"FR\"]");
-    let path = kb_file("glossary.json", &glossary);
+    let (_dir, path) = kb_file("glossary.json", &glossary);
     let out = rag(
         sync_args(&url, &path, &["--stage-above", "200"]),
         Some("secret"),
@@ -232,7 +232,7 @@ async fn a_concurrent_change_makes_sync_conflict_then_re_diff_and_succeed() {
         })
     });
     let url = common::serve(stack.state.clone(), Some(hook)).await;
-    let path = kb_file("race.json", EDITED);
+    let (_dir, path) = kb_file("race.json", EDITED);
     let out = rag(sync_args(&url, &path, &[]), Some("secret")).await;
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
@@ -277,7 +277,7 @@ async fn a_dry_run_prints_the_diff_and_sends_nothing() {
     ));
     let url = common::serve(state, None).await;
     let before = source.object().unwrap();
-    let path = kb_file("dry.json", EDITED);
+    let (_dir, path) = kb_file("dry.json", EDITED);
     let out = rag(sync_args(&url, &path, &["--dry-run"]), Some("secret")).await;
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
@@ -289,7 +289,7 @@ async fn a_dry_run_prints_the_diff_and_sends_nothing() {
     assert!(audit.audit_records().is_empty());
 
     // An invalid file is refused before anything is sent; a missing token is a usage error.
-    let bad = kb_file("bad.json", r#"[{"id": "x", "type": "page"}]"#);
+    let (_bad_dir, bad) = kb_file("bad.json", r#"[{"id": "x", "type": "page"}]"#);
     let out = rag(sync_args(&url, &bad, &[]), Some("secret")).await;
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{stderr}");

@@ -2,11 +2,12 @@
 //! names is accepted, anything else is reported with what is accepted.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
 
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn validate(json: &str, name: &str) -> Output {
-    let dir = std::env::temp_dir().join(format!("rag-authors-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+use crate::common::Scratch;
+
+fn validate(dir: &Path, json: &str, name: &str) -> Output {
     let path = dir.join(name);
     std::fs::write(&path, json).unwrap();
     Command::new(env!("CARGO_BIN_EXE_rag"))
@@ -20,13 +21,13 @@ fn validate(json: &str, name: &str) -> Output {
 fn an_array_of_author_names_validates_and_is_searchable() {
     let kb = r#"{"documents": [{"id": "pfc", "type": "publication", "title": "Partial FC",
         "authors": ["Xiang An", "Jiankang Deng"]}]}"#;
-    let out = validate(kb, "array.json");
+    let dir = Scratch::new("rag-authors", "array");
+    let out = validate(&dir, kb, "array.json");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("ok: 1 documents"));
 
     // The same file serves: a search for an author finds the paper.
-    let dir = std::env::temp_dir().join(format!("rag-authors-{}", std::process::id()));
     let search = Command::new(env!("CARGO_BIN_EXE_rag"))
         .args(["search", "--json", "--kb"])
         .arg(dir.join("array.json"))
@@ -44,7 +45,8 @@ fn authors_of_another_shape_are_reported_with_what_is_accepted() {
     let kb = r#"[{"id": "pfc", "type": "publication", "title": "Partial FC",
         "authors": [{"name": "Xiang An"}]},
         {"id": "u", "type": "publication", "title": "Unicom", "authors": 2023}]"#;
-    let out = validate(kb, "bad.json");
+    let dir = Scratch::new("rag-authors", "bad");
+    let out = validate(&dir, kb, "bad.json");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(

@@ -333,6 +333,10 @@ fn spawn(exe: &Path) -> Result<MotoServer, String> {
         // Alive after answering: the answer was ours, not from another process that won
         // the port while ours was failing to bind it.
         if answers_http(port) && alive(&process).is_ok() {
+            // Started: the log has said what a failed start needs. The server writes on
+            // to the unlinked file, which goes with it; a test binary's shared server is
+            // never dropped, so its log would otherwise stay behind in the temp dir.
+            let _ = std::fs::remove_file(&process.log_path);
             return Ok(MotoServer {
                 _process: Arc::new(process),
                 port,
