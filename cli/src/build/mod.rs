@@ -145,6 +145,18 @@ fn build(s: &Settings, report: &mut Report) -> Result<String, String> {
         .map(|p| HandKept::read(p))
         .collect::<Result<Vec<_>, _>>()?;
     let output = assemble(publications, pages, hand, report);
+    if output.documents.is_empty() {
+        // Said as what happened, not as the schema's "must hold at least one document".
+        return Err(format!(
+            "nothing written: no page, publication or entry came out of the sources ({}); \
+             a site directory needs .html/.htm files (or a sitemap.xml naming them), and \
+             --keep-all keeps pages left out as generator noise",
+            report
+                .noise
+                .summary()
+                .unwrap_or_else(|| "nothing left out".into())
+        ));
+    }
     let bytes = output.to_bytes();
     let summary = counts(&output);
     // The entries go before the bytes are parsed back (their ids name the problems), and

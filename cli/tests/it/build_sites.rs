@@ -627,6 +627,22 @@ fn an_invalid_result_writes_nothing_and_names_the_entry() {
     let out = rag(&dir, &["build", "-o", "kb.json"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to build from"));
+
+    // A site folder that gives no page says so, not what the schema requires.
+    let site = dir.join("public");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(site.join("notes.txt"), "not a page").unwrap();
+    let out = build_site(&dir, &site, "https://ex.org/");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("nothing written: no page, publication or entry came out of the sources"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("kb.json")).unwrap(),
+        "previous"
+    );
 }
 
 #[test]
