@@ -96,8 +96,12 @@ pub(crate) fn read(
             opts.dir.display()
         ));
     }
-    let files = super::tree::files_with_extensions(opts.dir, &["md", "markdown"])
+    let tree = super::tree::files_with_extensions(opts.dir, &["md", "markdown"])
         .map_err(|e| format!("{}: {e}", opts.dir.display()))?;
+    if let Some(warning) = tree.links_warning(opts.dir) {
+        report.warn(warning);
+    }
+    let files = tree.files;
     let mut progress = Progress::new("markdown", files.len());
     let mut pages = Vec::new();
     let mut failed = None;

@@ -108,8 +108,12 @@ pub(crate) fn read(
     let files: Vec<(PathBuf, String)> = if by_sitemap {
         from_sitemap(opts, &sitemap_file, report)?
     } else {
-        super::tree::files_with_extensions(opts.dir, &["html", "htm"])
-            .map_err(|e| format!("{}: {e}", opts.dir.display()))?
+        let tree = super::tree::files_with_extensions(opts.dir, &["html", "htm"])
+            .map_err(|e| format!("{}: {e}", opts.dir.display()))?;
+        if let Some(warning) = tree.links_warning(opts.dir) {
+            report.warn(warning);
+        }
+        tree.files
             .into_iter()
             .filter(|f| f.file_name().is_some_and(|n| n != "404.html"))
             .filter_map(|f| {
@@ -221,6 +225,9 @@ fn from_sitemap(
     let mut seen_maps = 0;
     let mut outside: Vec<String> = Vec::new();
     let mut missing = 0;
+    let root =
+        std::fs::canonicalize(opts.dir).map_err(|e| format!("{}: {e}", opts.dir.display()))?;
+    let mut linked_out = 0;
     while let Some(map) = queue.pop() {
         seen_maps += 1;
         if seen_maps > 100 {
@@ -243,6 +250,18 @@ fn from_sitemap(
                 outside.push(url);
                 continue;
             };
+            if file.exists() && !super::tree::inside(&root, &file) {
+                // A symbolic link out of the site: not read (see `tree`).
+                linked_out += 1;
+                if linked_out <= SITEMAP_WARNINGS {
+                    report.warn(format!(
+                        "{}: the file for {url} is a link leading outside {}, not read",
+                        map.display(),
+                        opts.dir.display()
+                    ));
+                }
+                continue;
+            }
             if nested {
                 queue.push(file);
             } else if file.is_file() {

@@ -645,6 +645,52 @@ fn an_invalid_result_writes_nothing_and_names_the_entry() {
     );
 }
 
+#[cfg(unix)]
+#[test]
+fn a_link_out_of_the_site_folder_is_not_read_with_or_without_a_sitemap() {
+    use std::os::unix::fs::symlink;
+    let dir = scratch("links-out");
+    let site = dir.join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    let page = |title: &str| {
+        format!(
+            "<html><head><title>{title}</title></head><body><main><h1>{title}</h1>\
+             <p>The text of the page called {title}, long enough to be a page.</p>\
+             </main></body></html>"
+        )
+    };
+    std::fs::write(site.join("guide.html"), page("Guide")).unwrap();
+    std::fs::write(dir.join("secret.html"), page("Credentials")).unwrap();
+    symlink(dir.join("secret.html"), site.join("notes.html")).unwrap();
+    for sitemap in [false, true] {
+        if sitemap {
+            std::fs::write(
+                site.join("sitemap.xml"),
+                r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+                   <url><loc>https://ex.org/guide.html</loc></url>
+                   <url><loc>https://ex.org/notes.html</loc></url></urlset>"#,
+            )
+            .unwrap();
+        }
+        let out = build_site(&dir, &site, "https://ex.org/");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(
+            err.contains("notes.html") && err.contains("outside"),
+            "{err}"
+        );
+        let kb: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("kb.json")).unwrap()).unwrap();
+        let titles: Vec<&str> = kb["documents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|d| d["title"].as_str())
+            .collect();
+        assert_eq!(titles, ["Guide"], "sitemap: {sitemap}");
+    }
+}
+
 #[test]
 fn file_names_with_spaces_give_percent_encoded_urls() {
     // CMake's Sphinx docs name pages after their titles ("Installing and Testing.html"),
