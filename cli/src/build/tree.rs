@@ -63,20 +63,25 @@ fn walk(dir: &Path, root: &Path, extensions: &[&str], tree: &mut Tree) -> std::i
         if kind.is_dir() {
             walk(&path, root, extensions, tree)?;
         } else if kind.is_symlink() {
-            if !inside(root, &path) {
+            // Only links that would have given pages are worth a word (a Sphinx site's
+            // `jquery.js` linked in from the system's copy is not).
+            let would_read = wanted(&path, extensions) || path.is_dir();
+            if would_read && !inside(root, &path) {
                 tree.links_out.push(path);
             }
-        } else if kind.is_file()
-            && path.extension().is_some_and(|e| {
-                extensions
-                    .iter()
-                    .any(|wanted| e.eq_ignore_ascii_case(wanted))
-            })
-        {
+        } else if kind.is_file() && wanted(&path, extensions) {
             tree.files.push(path);
         }
     }
     Ok(())
+}
+
+fn wanted(path: &Path, extensions: &[&str]) -> bool {
+    path.extension().is_some_and(|e| {
+        extensions
+            .iter()
+            .any(|wanted| e.eq_ignore_ascii_case(wanted))
+    })
 }
 
 #[cfg(test)]
@@ -132,6 +137,7 @@ mod tests {
         symlink("../outside/secret.html", site.join("secret.html")).expect("link");
         symlink("../outside", site.join("more")).expect("link");
         symlink("gone.html", site.join("dangling.html")).expect("link");
+        symlink("../outside/secret.html", site.join("jquery.js")).expect("link");
         let found = files_with_extensions(&site, &["html"]).expect("walk");
         let rel = |paths: &[PathBuf]| -> Vec<String> {
             paths
