@@ -1,5 +1,6 @@
-//! Scratch folders for unit tests: made empty, removed when the test passes (a failing
-//! test's stays to look at), so a test run leaves nothing behind in the temp dir.
+//! Scratch folders for tests (the unit tests here, and by `#[path]` the integration tests'
+//! `common`): made empty, removed when the test passes (a failing test's stays to look at),
+//! so a test run leaves nothing behind in the temp dir.
 
 use std::path::{Path, PathBuf};
 
@@ -27,6 +28,18 @@ impl std::ops::Deref for Scratch {
     type Target = Path;
     fn deref(&self) -> &Path {
         &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
     }
 }
 

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use super::noise::normalise;
-use super::page::{lines_marking_code, sub_folders, Page};
+use super::page::{sub_folders, Page};
 
 /// A line on at least this share of the pages is chrome ...
 const MIN_SHARE: f64 = 0.5;
@@ -103,7 +103,7 @@ fn scoped(content: &str, lines: Lines) -> impl Iterator<Item = (bool, &str)> {
         Lines::Edges => content.lines().filter(|l| !l.trim().is_empty()).count(),
     };
     let mut k = 0;
-    lines_marking_code(content).map(move |(l, code)| {
+    shared::kb::fenced_lines(content).map(move |(_, l, code)| {
         let scope = match lines {
             Lines::All => true,
             Lines::Edges if l.trim().is_empty() => false,

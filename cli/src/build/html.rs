@@ -186,13 +186,46 @@ impl<'a> Scope<'a> {
     }
 
     /// Whether `node` (inside the root) and all it holds are left out of the main text.
-    pub(crate) fn leaves_out(&self, node: NodeRef<'_, Node>) -> bool {
+    fn leaves_out(&self, node: NodeRef<'_, Node>) -> bool {
         match node.value() {
             Node::Element(el) if node.id() != self.root.id() => {
                 skipped(el, self.fallback) || self.sidebars.contains(&node.id())
             }
             _ => false,
         }
+    }
+
+    /// The root's tree as the main text reads it, in document order: each element left out
+    /// (see the module's docs) is passed over whole, after `left_out` is shown it. The one
+    /// walk the text, the noise measures and the sidebar test share, so they agree on what
+    /// the page holds.
+    pub(crate) fn edges<'s>(
+        &'s self,
+        mut left_out: impl FnMut(NodeRef<'a, Node>) + 's,
+    ) -> impl Iterator<Item = Edge<'a, Node>> + 's {
+        // While inside a left-out element, that element's id.
+        let mut skipping = None;
+        self.root.traverse().filter(move |edge| match edge {
+            Edge::Open(node) => {
+                if skipping.is_some() {
+                    false
+                } else if self.leaves_out(*node) {
+                    skipping = Some(node.id());
+                    left_out(*node);
+                    false
+                } else {
+                    true
+                }
+            }
+            Edge::Close(node) => {
+                if skipping == Some(node.id()) {
+                    skipping = None;
+                    false
+                } else {
+                    skipping.is_none()
+                }
+            }
+        })
     }
 }
 
@@ -251,21 +284,25 @@ const SIDEBAR_MAX_DEPTH: usize = 8;
 /// source listing's line numbers and its entries as an index, and its lines became part
 /// of every page's text.
 fn sidebars(body: ElementRef<'_>) -> Vec<NodeId> {
+    // Down through wrappers to the level with several parts showing text; only those are
+    // profiled (a wrapper's profile is the whole page's, taken again at each level).
     let mut level = body;
-    let mut parts = Vec::new();
+    let mut shown: Vec<ElementRef<'_>> = Vec::new();
     for _ in 0..SIDEBAR_MAX_DEPTH {
-        parts = level
+        shown = level
             .children()
             .filter_map(ElementRef::wrap)
-            .filter(|el| !skipped(el.value(), true))
-            .map(|el| (el, LinkProfile::of(el)))
-            .filter(|(_, p)| p.chars > 0)
+            .filter(|el| !skipped(el.value(), true) && shows_text(*el))
             .collect();
-        match parts.as_slice() {
-            [(only, _)] => level = *only,
+        match shown.as_slice() {
+            [only] => level = *only,
             _ => break,
         }
     }
+    let parts: Vec<(ElementRef<'_>, LinkProfile)> = shown
+        .into_iter()
+        .map(|el| (el, LinkProfile::of(el)))
+        .collect();
     // The content starts at the first part with a heading, else it is the part with the
     // most words of its own; a sidebar stands before it, as a layout's header, menu or
     // table of contents does. A list of links after the first heading is the page's own
@@ -296,6 +333,14 @@ fn sidebars(body: ElementRef<'_>) -> Vec<NodeId> {
         .collect()
 }
 
+/// Whether the element shows any text (what the extraction leaves out aside); stops at the
+/// first.
+fn shows_text(el: ElementRef<'_>) -> bool {
+    Scope::of(el, true).edges(|_| {}).any(|edge| {
+        matches!(edge, Edge::Open(node) if matches!(node.value(), Node::Text(t) if !t.trim().is_empty()))
+    })
+}
+
 /// How much of an element's text sits in links.
 #[derive(Default)]
 struct LinkProfile {
@@ -319,13 +364,9 @@ impl LinkProfile {
         let mut p = LinkProfile::default();
         // Depth inside links; whether the current block has a link yet.
         let (mut link, mut linked) = (0u32, false);
-        let mut skipping = None;
-        for edge in el.traverse() {
+        for edge in Scope::of(el, true).edges(|_| {}) {
             match edge {
-                Edge::Open(node) if skipping.is_none() => match node.value() {
-                    Node::Element(e) if node.id() != el.id() && skipped(e, true) => {
-                        skipping = Some(node.id());
-                    }
+                Edge::Open(node) => match node.value() {
                     Node::Element(e) => {
                         if heading_level(e.name()).is_some() {
                             p.heading = true;
@@ -353,15 +394,10 @@ impl LinkProfile {
                     }
                     _ => {}
                 },
-                Edge::Open(_) => {}
                 Edge::Close(node) => {
-                    if skipping == Some(node.id()) {
-                        skipping = None;
-                    } else if skipping.is_none() {
-                        if let Node::Element(e) = node.value() {
-                            if super::noise::is_link(e) {
-                                link = link.saturating_sub(1);
-                            }
+                    if let Node::Element(e) = node.value() {
+                        if super::noise::is_link(e) {
+                            link = link.saturating_sub(1);
                         }
                     }
                 }
@@ -402,40 +438,26 @@ fn skipped(el: &scraper::node::Element, fallback: bool) -> bool {
 /// so deeply nested markup cannot exhaust the stack.
 fn render(scope: &Scope<'_>, alt_text: bool) -> String {
     let mut out = Writer::default();
-    // While inside a skipped element, the node id of that element.
-    let mut skipping = None;
-    for edge in scope.root.traverse() {
+    for edge in scope.edges(|_| {}) {
         match edge {
-            Edge::Open(node) => {
-                if skipping.is_some() {
-                    continue;
-                }
-                match node.value() {
-                    _ if scope.leaves_out(node) => {
-                        skipping = Some(node.id());
-                    }
-                    Node::Element(el) => {
-                        out.open(el.name());
-                        // An image's alt text stands for it, as a screen reader reads it
-                        // (Doxygen draws the word LaTeX as an image in running text).
-                        let image = alt_text && el.name() == "img";
-                        if let Some(alt) = el.attr("alt").filter(|_| image) {
-                            if !names_a_file(alt) {
-                                out.text(&format!(" {alt} "));
-                            }
+            Edge::Open(node) => match node.value() {
+                Node::Element(el) => {
+                    out.open(el.name());
+                    // An image's alt text stands for it, as a screen reader reads it
+                    // (Doxygen draws the word LaTeX as an image in running text).
+                    let image = alt_text && el.name() == "img";
+                    if let Some(alt) = el.attr("alt").filter(|_| image) {
+                        if !names_a_file(alt) {
+                            out.text(&format!(" {alt} "));
                         }
                     }
-                    Node::Text(t) => out.text(t),
-                    _ => {}
                 }
-            }
+                Node::Text(t) => out.text(t),
+                _ => {}
+            },
             Edge::Close(node) => {
-                if skipping == Some(node.id()) {
-                    skipping = None;
-                } else if skipping.is_none() {
-                    if let Node::Element(el) = node.value() {
-                        out.close(el.name());
-                    }
+                if let Node::Element(el) = node.value() {
+                    out.close(el.name());
                 }
             }
         }

@@ -13,7 +13,7 @@ use scraper::{ElementRef, Node};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
-use super::page::{lines_marking_code, Page};
+use super::page::Page;
 
 /// What the main content of an HTML page measures: the numbers the noise rules read.
 /// Characters are non-whitespace characters; words are whitespace-separated runs holding a
@@ -159,29 +159,24 @@ impl Tally {
 }
 
 /// Measures the main content of `scope`, leaving out what the text extraction leaves out
-/// ([`super::html::Scope::leaves_out`]), except that a form is looked into for a search
-/// field.
+/// ([`super::html::Scope::edges`]), except that a form is looked into for a search field.
 pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
     let root = scope.root;
     let mut m = Structure::default();
-    let mut skipping = None;
+    let mut search_form = false;
     // Depths of the elements the current text is inside.
     let (mut link, mut code, mut heading) = (0u32, 0u32, 0u32);
     let mut next_line = 1u32;
     let mut block = Block::default();
-    for edge in root.traverse() {
+    let left_out = |node| {
+        if let Some(form) = ElementRef::wrap(node) {
+            search_form |= is_search_form(form) && !in_link_bar(form, root);
+        }
+    };
+    for edge in scope.edges(left_out) {
         match edge {
             Edge::Open(node) => {
-                if skipping.is_some() {
-                    continue;
-                }
                 match node.value() {
-                    Node::Element(_) if scope.leaves_out(node) => {
-                        skipping = Some(node.id());
-                        if let Some(form) = ElementRef::wrap(node) {
-                            m.search_form |= is_search_form(form) && !in_link_bar(form, root);
-                        }
-                    }
                     Node::Element(el) => match el.name() {
                         name if BLOCKS.contains(&name) => {
                             block.end(&mut m);
@@ -245,30 +240,27 @@ pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
                 }
             }
             Edge::Close(node) => {
-                if skipping == Some(node.id()) {
-                    skipping = None;
-                } else if skipping.is_none() {
-                    if let Node::Element(el) = node.value() {
-                        match el.name() {
-                            name if BLOCKS.contains(&name) => {
-                                block.end(&mut m);
-                                if name == "pre" {
-                                    code = code.saturating_sub(1);
-                                }
-                                if name.len() == 2 && name.starts_with('h') {
-                                    heading = heading.saturating_sub(1);
-                                }
+                if let Node::Element(el) = node.value() {
+                    match el.name() {
+                        name if BLOCKS.contains(&name) => {
+                            block.end(&mut m);
+                            if name == "pre" {
+                                code = code.saturating_sub(1);
                             }
-                            "a" if is_link(el) => link = link.saturating_sub(1),
-                            "code" => code = code.saturating_sub(1),
-                            _ => {}
+                            if name.len() == 2 && name.starts_with('h') {
+                                heading = heading.saturating_sub(1);
+                            }
                         }
+                        "a" if is_link(el) => link = link.saturating_sub(1),
+                        "code" => code = code.saturating_sub(1),
+                        _ => {}
                     }
                 }
             }
         }
     }
     block.end(&mut m);
+    m.search_form = search_form;
     m
 }
 
@@ -646,7 +638,7 @@ fn emptied(page: &Page) -> Option<Noise> {
         return None;
     }
     let mut code = false;
-    for (line, fenced) in lines_marking_code(&page.content) {
+    for (_, line, fenced) in shared::kb::fenced_lines(&page.content) {
         let line = line.trim();
         code |= fenced;
         if !fenced && !line.is_empty() && !line.starts_with('#') {

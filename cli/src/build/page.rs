@@ -124,30 +124,6 @@ pub(crate) fn sub_folders(pages: &[Page]) -> Vec<Vec<usize>> {
         .collect()
 }
 
-/// Each line of Markdown `content` with whether it is fenced code (its fence lines
-/// included): a code line may look like a heading (`# comment`, `#include`) or like a
-/// site's chrome (the same import on every page) and is neither.
-pub(crate) fn lines_marking_code(content: &str) -> impl Iterator<Item = (&str, bool)> {
-    let mut fence: Option<&str> = None;
-    content.lines().map(move |line| {
-        let t = line.trim_start();
-        let code = match fence {
-            Some(f) => {
-                if t.starts_with(f) {
-                    fence = None;
-                }
-                true
-            }
-            None if t.starts_with("```") || t.starts_with("~~~") => {
-                fence = Some(&t[..3]);
-                true
-            }
-            None => false,
-        };
-        (line, code)
-    })
-}
-
 /// The path part of an absolute URL (`/` when it has none), without query or fragment.
 pub(crate) fn url_path(url: &str) -> String {
     match reqwest::Url::parse(url) {

@@ -3,10 +3,9 @@
 //! running the `rag` binary.
 #![allow(dead_code)] // each test binary uses a different subset
 
-use std::ffi::OsStr;
 use std::future::Future;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::process::Output;
 use std::sync::Arc;
@@ -110,53 +109,16 @@ fn decode(s: &str) -> String {
     String::from_utf8(out).unwrap()
 }
 
-/// A test's scratch folder in the temp dir, `<prefix>-<pid>-<name>`, made empty; removed when
-/// dropped unless the test is failing, so a run leaves nothing behind but what a failure
-/// left to look at.
-pub(crate) struct Scratch(PathBuf);
-
-impl Scratch {
-    pub(crate) fn new(prefix: &str, name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("{prefix}-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-}
-
-impl std::ops::Deref for Scratch {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl AsRef<Path> for Scratch {
-    fn as_ref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl AsRef<OsStr> for Scratch {
-    fn as_ref(&self) -> &OsStr {
-        self.0.as_os_str()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
+// The unit tests' scratch folders, shared by source: one guard for both kinds of test.
+#[path = "../../src/scratch.rs"]
+mod scratch;
+pub(crate) use scratch::Scratch;
 
 /// Writes `text` to a file named `name` in a scratch folder of its own; the folder goes
 /// when the returned guard does (see [`Scratch`]).
 pub(crate) fn kb_file(name: &str, text: &str) -> (Scratch, PathBuf) {
     let dir = Scratch::new("rag-cli-kb", name);
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
+    let path = dir.file(name, text);
     (dir, path)
 }
 

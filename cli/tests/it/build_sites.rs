@@ -68,6 +68,16 @@ fn doc<'a>(kb: &'a Value, id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {id} in {kb:#}"))
 }
 
+/// One string field of each of `kb`'s entries that has it, in order.
+fn each<'a>(kb: &'a Value, field: &str) -> Vec<&'a str> {
+    kb["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d[field].as_str())
+        .collect()
+}
+
 /// The ids of `kb`'s entries, sorted.
 fn ids(kb: &Value) -> Vec<String> {
     let mut ids: Vec<String> = kb["documents"]
@@ -681,13 +691,7 @@ fn a_link_out_of_the_site_folder_is_not_read_with_or_without_a_sitemap() {
         );
         let kb: Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("kb.json")).unwrap()).unwrap();
-        let titles: Vec<&str> = kb["documents"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|d| d["title"].as_str())
-            .collect();
-        assert_eq!(titles, ["Guide"], "sitemap: {sitemap}");
+        assert_eq!(each(&kb, "title"), ["Guide"], "sitemap: {sitemap}");
     }
 }
 
@@ -726,12 +730,7 @@ fn file_names_with_spaces_give_percent_encoded_urls() {
             "kb.json",
         ],
     );
-    let urls: Vec<&str> = kb["documents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|d| d["url"].as_str())
-        .collect();
+    let urls = each(&kb, "url");
     assert!(
         urls.contains(&"https://ex.org/guide/Installing%20and%20Testing.html"),
         "{urls:?}"

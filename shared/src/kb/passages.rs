@@ -120,27 +120,41 @@ fn sections(content: &str) -> Vec<(Vec<String>, &str)> {
     out
 }
 
+/// Each line of Markdown `content` as (byte offset, the line without its line break, whether
+/// it is fenced code, its fence lines included): a code line may look like a heading
+/// (`# comment`, `#include`) or like a site's chrome, and is neither.
+pub fn fenced_lines(content: &str) -> impl Iterator<Item = (usize, &str, bool)> + '_ {
+    let mut fence: Option<&str> = None;
+    let mut offset = 0;
+    content.split_inclusive('\n').map(move |full| {
+        let at = offset;
+        offset += full.len();
+        let line = full.strip_suffix('\n').unwrap_or(full);
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let t = line.trim_start();
+        let code = match fence {
+            Some(f) => {
+                if t.starts_with(f) {
+                    fence = None;
+                }
+                true
+            }
+            None if t.starts_with("```") || t.starts_with("~~~") => {
+                fence = Some(&t[..3]);
+                true
+            }
+            None => false,
+        };
+        (at, line, code)
+    })
+}
+
 /// The content's Markdown heading lines (ATX, outside fenced code) as (byte offset of the
 /// line, level, title), in order.
 pub fn headings(content: &str) -> impl Iterator<Item = (usize, usize, String)> + '_ {
-    let mut fence: Option<&str> = None;
-    let mut offset = 0;
-    content.split_inclusive('\n').filter_map(move |line| {
-        let at = offset;
-        offset += line.len();
-        let t = line.trim_start();
-        if let Some(f) = fence {
-            if t.starts_with(f) {
-                fence = None;
-            }
-            None
-        } else if t.starts_with("```") || t.starts_with("~~~") {
-            fence = Some(&t[..3]);
-            None
-        } else {
-            heading(line).map(|(level, title)| (at, level, title))
-        }
-    })
+    fenced_lines(content)
+        .filter(|&(_, _, code)| !code)
+        .filter_map(|(at, line, _)| heading(line).map(|(level, title)| (at, level, title)))
 }
 
 fn path_of(stack: &[(usize, String)]) -> Vec<String> {
@@ -230,6 +244,25 @@ fn split_inclusive_any<'a>(text: &'a str, ends: &[char]) -> Vec<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fenced_lines_mark_code_and_its_fences_without_line_breaks() {
+        let text = "# Run\r\n```sh\n# a comment\n```\n~~~\n```\n~~~\nDone.";
+        let lines: Vec<(usize, &str, bool)> = fenced_lines(text).collect();
+        assert_eq!(
+            lines,
+            [
+                (0, "# Run", false),
+                (7, "```sh", true),
+                (13, "# a comment", true),
+                (25, "```", true),
+                (29, "~~~", true),
+                (33, "```", true),
+                (37, "~~~", true),
+                (41, "Done.", false),
+            ]
+        );
+    }
 
     #[test]
     fn spans_hold_the_passages_words_in_the_contents_own_text() {
