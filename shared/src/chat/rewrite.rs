@@ -6,8 +6,8 @@
 //! # When
 //! Only with a model configured, and as `QUERY_REWRITE` says ([`QueryRewrite`]):
 //! - `weak`: the question refers back to the conversation ([`crate::search::refers_back`],
-//!   with an earlier user turn), or the lexical pass is weak: no hit, or a confidence below
-//!   [`LOW_CONFIDENCE`];
+//!   with an earlier user turn), or the lexical pass is weak: no hit, a confidence below
+//!   [`LOW_CONFIDENCE`], or a flat ranking (no hit stands out: [`FLAT_SPREAD`]);
 //! - `cross_language` (the default): as `weak`, or the question is not in the site's main
 //!   language ([`Language`]: a Chinese question over English pages finds them only through
 //!   the lexicon's word-by-word translations, which miss the site's own terms);
@@ -20,6 +20,15 @@
 //! a term no document contains can be matched by none, so it does not raise the
 //! ceiling). A question naming an entry's title words reaches 0.5–0.8; one whose words
 //! mostly miss, or match only in passing, stays well below.
+//!
+//! The *spread* of a ranking is the standard deviation of its best [`SPREAD_DEPTH`] scores
+//! (a missing hit counting 0) over the best score, a scale-free form of the normalised query
+//! commitment (NQC) of Shtok, Kurland and Carmel's query-performance prediction. Where ten
+//! pages score within a few percent of each other the question's words are on all of them
+//! and none is about it: on a documentation site that is where the lexical pass fails
+//! ("measure how long my code takes" against every page that says "code" and "run"), while
+//! the confidence, which grows with how many of the question's words a page repeats, does
+//! not tell those questions apart (`docs/evaluation.md` has both measured).
 //!
 //! # How
 //! The model answers in two labelled lines (`query: …`, `passage: …`; see [`parse`]), at
@@ -41,6 +50,10 @@ use crate::search::{Expansion, Language};
 
 /// Below this confidence (best score / the query's ceiling) a ranking is weak.
 pub(super) const LOW_CONFIDENCE: f32 = 0.3;
+/// Below this spread (σ of the best [`SPREAD_DEPTH`] scores / the best) a ranking is flat.
+pub(super) const FLAT_SPREAD: f32 = 0.1;
+/// How many of the best scores the spread is measured over.
+pub(super) const SPREAD_DEPTH: usize = 10;
 /// The longest a rewrite may take by default, budget reservation included.
 pub(super) const DEFAULT_TIMEOUT: Duration = Duration::from_millis(2000);
 /// Most tokens the rewrite may answer with: a 12-word query and a 50-word passage, labelled.
@@ -94,6 +107,8 @@ pub(super) enum Trigger {
     NoHits,
     /// The best hit is far below what the query could score.
     LowConfidence,
+    /// The best hits score alike: none stands out.
+    Flat,
     /// It is not in the site's main language.
     CrossLanguage,
     /// Every question is (`QUERY_REWRITE=always`).
@@ -122,6 +137,19 @@ pub(super) fn confidence(retriever: &Retriever, terms: &[QueryTerm], hits: &[Ran
     } else {
         (top / max).min(1.0)
     }
+}
+
+/// The standard deviation of the best [`SPREAD_DEPTH`] scores (0 for each missing hit) over
+/// the best score (0 without hits).
+pub(super) fn spread(hits: &[Ranked]) -> f32 {
+    let top = hits.first().map_or(0.0, |h| h.score);
+    if top <= 0.0 {
+        return 0.0;
+    }
+    let scores = || (0..SPREAD_DEPTH).map(|i| hits.get(i).map_or(0.0, |h| h.score.max(0.0)) / top);
+    let n = SPREAD_DEPTH as f32;
+    let mean = scores().sum::<f32>() / n;
+    (scores().map(|s| (s - mean) * (s - mean)).sum::<f32>() / n).sqrt()
 }
 
 /// What a question is checked against to decide on a rewrite.
@@ -162,6 +190,9 @@ pub(super) fn trigger(mode: QueryRewrite, s: &Situation<'_>) -> Option<Trigger> 
     }
     if confidence(s.retriever, &terms, s.hits) < LOW_CONFIDENCE {
         return Some(Trigger::LowConfidence);
+    }
+    if spread(s.hits) < FLAT_SPREAD {
+        return Some(Trigger::Flat);
     }
     match mode {
         QueryRewrite::Always => Some(Trigger::Always),
@@ -373,6 +404,69 @@ mod tests {
         let c = confidence(&r, &terms, &hits);
         assert!((c - hits[0].score / expected_ceiling).abs() < 1e-5 && c > 0.0 && c < 1.0);
         assert_eq!(confidence(&r, &terms, &[]), 0.0);
+    }
+
+    #[test]
+    fn spread_is_the_deviation_of_the_best_ten_scores_over_the_best() {
+        let ranked = |scores: &[f32]| -> Vec<Ranked> {
+            (0u32..)
+                .zip(scores)
+                .map(|(doc, &score)| Ranked {
+                    doc,
+                    passage: 0,
+                    score,
+                })
+                .collect()
+        };
+        // Ten equal scores: nothing stands out.
+        assert_eq!(spread(&ranked(&[2.0; 10])), 0.0);
+        // One hit, nine missing (0): mean 0.1, variance (0.9² + 9 · 0.1²) / 10 = 0.09.
+        assert!((spread(&ranked(&[5.0])) - 0.3).abs() < 1e-6);
+        // Half at the best, half at half of it: σ = 0.25 whatever the scale; an eleventh
+        // hit is beyond the depth measured.
+        let halves = [8.0, 8.0, 8.0, 8.0, 8.0, 4.0, 4.0, 4.0, 4.0, 4.0, 0.1];
+        assert!((spread(&ranked(&halves)) - 0.25).abs() < 1e-6);
+        assert!((spread(&ranked(&halves.map(|s| s * 3.0))) - 0.25).abs() < 1e-6);
+        assert_eq!(spread(&[]), 0.0);
+    }
+
+    #[test]
+    fn a_flat_ranking_is_weak_and_one_that_stands_out_is_not() {
+        // Twelve pages say "cache" and "settings" once each, alike: no page is about the
+        // question, though each matches all of its words (the confidence is high).
+        let alike: Vec<Vec<String>> = (0..12)
+            .map(|i| vec![format!("cache settings page{i} covers topic{i} words{i}")])
+            .collect();
+        let r = Retriever::build(alike.clone(), &[]);
+        let question = "cache settings";
+        let hits = r.search(question, 30, 0.0).1;
+        let flat = Situation {
+            retriever: &r,
+            site: Language::English,
+            question,
+            has_earlier_turn: false,
+            hits: &hits,
+            followup: false,
+        };
+        assert!(hits.len() >= SPREAD_DEPTH && spread(&hits) < FLAT_SPREAD);
+        assert!(confidence(&r, &r.analyze_query(question), &hits) >= LOW_CONFIDENCE);
+        assert_eq!(trigger(QueryRewrite::Weak, &flat), Some(Trigger::Flat));
+        assert_eq!(trigger(QueryRewrite::Off, &flat), None);
+        // One page about the cache's settings, the rest naming the cache only: it stands out.
+        let mut distinct = alike;
+        for (i, page) in distinct.iter_mut().enumerate() {
+            page[0] = format!("cache page{i} covers topic{i} words{i}");
+        }
+        distinct[3][0] = "cache settings: the cache settings page".to_string();
+        let r = Retriever::build(distinct, &[]);
+        let hits = r.search(question, 30, 0.0).1;
+        assert!(spread(&hits) >= FLAT_SPREAD, "{}", spread(&hits));
+        let standing_out = Situation {
+            retriever: &r,
+            hits: &hits,
+            ..flat
+        };
+        assert_eq!(trigger(QueryRewrite::Weak, &standing_out), None);
     }
 
     #[test]
