@@ -1,6 +1,7 @@
 //! Model-assisted queries (`QUERY_REWRITE`) against the fake provider, a real HTTP server
 //! on 127.0.0.1: a question in another language than the site's is expanded by one call
-//! and the expansion's hits fused with its own; a failed or slow call, or `off`, leaves
+//! and the expansion's hits fused with its own, as is an English question whose words are
+//! on many pages alike (a flat ranking); a failed or slow call, or `off`, leaves
 //! the question's own ranking; the call's tokens count against the daily budget.
 
 use std::sync::Arc;
@@ -239,4 +240,64 @@ async fn off_makes_no_call_and_weak_leaves_a_strong_question_alone() {
     )
     .await;
     assert_eq!(fake.request_count(), 2);
+}
+
+#[tokio::test]
+async fn an_english_question_whose_words_are_on_many_pages_alike_is_expanded_by_default() {
+    // Twelve of 53 pages say "run" and "code" alike, none is about timing; the page that
+    // answers shares no word with the question. The ranking is flat, though each page
+    // matches.
+    let page = |id: String, title: String, content: String| serde_json::json!({"id": id, "type": "page", "title": title, "content": content});
+    let mut documents: Vec<_> = (0..12)
+        .map(|i| {
+            page(
+                format!("mode{i}"),
+                format!("Mode {i}"),
+                format!("To run code in mode {i}, pass the flag for mode {i} before the file."),
+            )
+        })
+        .collect();
+    // Other pages, so that "run" and "code" are not on nearly every page of the site.
+    documents.extend((0..40).map(|i| {
+        page(
+            format!("theme{i}"),
+            format!("Theme {i}"),
+            format!("Theme {i} sets the colours and fonts of the window and its menus."),
+        )
+    }));
+    documents.push(page(
+        "timing".into(),
+        "Timing utilities".into(),
+        "tic starts a wall-clock timer and toc reports the elapsed seconds.".into(),
+    ));
+    let json = serde_json::json!({ "documents": documents });
+    let kb = KnowledgeBase::from_json_str(&json.to_string(), "test").unwrap();
+    let index = SearchIndex::new(kb, "v1");
+    let question = "measure how long my code takes to run";
+    let (_, hits) = index.rank(question, 30, MIN_SCORE);
+    assert!(hits.len() >= 10 && !own_ranking(&index, question).contains(&"timing".into()));
+
+    let fake = FakeLlm::start(vec![
+        Behavior::Json {
+            text: "query: time code with tic and toc\n\
+                   passage: tic starts a timer; toc reports the elapsed seconds since."
+                .into(),
+        },
+        answer(),
+    ])
+    .await;
+    let r = ask(
+        &service(&fake, QueryRewrite::default(), |_| {}),
+        &index,
+        question,
+    )
+    .await;
+    assert_eq!(fake.request_count(), 2, "one expansion call, one answer");
+    assert!(r.done.retrieval.fused);
+    assert_eq!(
+        ids(&r).first().map(String::as_str),
+        Some("timing"),
+        "{:?}",
+        ids(&r)
+    );
 }
