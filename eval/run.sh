@@ -71,6 +71,7 @@ sites=(
   "docs-site-rust|rust-doc=1.63.0+dfsg1-2|extract:usr/share/doc/rust-doc/html|https://doc.rust-lang.org/1.63.0/"
   "docs-site-erlang|erlang-doc=1:25.2.3+dfsg-1+deb12u4|extract:usr/share/doc/erlang-doc|https://www.erlang.org/doc/"
   "docs-site-racket|racket-doc=8.7+dfsg1-1|extract:usr/share/doc/racket|https://docs.racket-lang.org/"
+  "docs-site-qt|qtbase5-doc-html=5.15.8+dfsg-11+deb12u3|extract:usr/share/qt5/doc|https://doc.qt.io/qt-5/"
 )
 
 updated=0
