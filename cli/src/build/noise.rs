@@ -180,7 +180,7 @@ pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
                     Node::Element(el) => match el.name() {
                         name if BLOCKS.contains(&name) => {
                             block.end(&mut m);
-                            block.row = name == "tr";
+                            block.row = name == "tr" || name == "li";
                             if name == "pre" {
                                 code += 1;
                             }
@@ -307,7 +307,7 @@ struct Block {
     prose: u32,
     chars: u32,
     link_chars: u32,
-    /// Whether the block is a table row.
+    /// Whether the block is a table row or a list item.
     row: bool,
     /// Whether its first words are a link.
     starts_linked: bool,
@@ -325,7 +325,8 @@ impl Block {
             m.blocks += 1;
             m.longest_prose = m.longest_prose.max(self.prose);
             // An entry's link is most of it ("$libdir, [Dynamic Loading]"), or it is a
-            // table row led by its link ("[abc] Abstract Base Classes"); a definition
+            // table row or list item led by its link ("[abc] Abstract Base Classes", a
+            // member list's "[start](int )" linking into the class's page); a definition
             // whose signature links its types is neither.
             // Or it is one name beside its link (Doxygen's member indexes: "mdb_env_open()
             // : lmdb.h", the link to the file it is declared in).
@@ -775,6 +776,9 @@ mod tests {
         assert_eq!(kind("sphinx-genindex.html"), Some(Noise::Links));
         assert_eq!(kind("sphinx-search.html"), Some(Noise::Search));
         assert_eq!(kind("rustdoc-src.html"), Some(Noise::Source));
+        // qdoc's "List of All Members": each item the member's name, linked into its
+        // class's page, and its parameters and type unlinked.
+        assert_eq!(kind("qdoc-members.html"), Some(Noise::Links));
     }
 
     #[test]
@@ -790,6 +794,8 @@ mod tests {
             "rustdoc-trait.html",
             // A book chapter that is one sentence and the program it introduces.
             "mdbook-example.html",
+            // A class page: its member tables link each name to the page's own anchors.
+            "qdoc-class.html",
         ] {
             assert_eq!(kind(name), None, "{name}: {:?}", fixture(name).structure);
         }
