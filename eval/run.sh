@@ -72,6 +72,7 @@ sites=(
   "docs-site-erlang|erlang-doc=1:25.2.3+dfsg-1+deb12u4|extract:usr/share/doc/erlang-doc|https://www.erlang.org/doc/"
   "docs-site-racket|racket-doc=8.7+dfsg1-1|extract:usr/share/doc/racket|https://docs.racket-lang.org/"
   "docs-site-qt|qtbase5-doc-html=5.15.8+dfsg-11+deb12u3|extract:usr/share/qt5/doc|https://doc.qt.io/qt-5/"
+  "docs-site-glib|libglib2.0-doc=2.74.6-2+deb12u9|extract:usr/share/gtk-doc/html|https://developer-old.gnome.org/"
 )
 
 updated=0
