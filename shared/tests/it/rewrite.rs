@@ -25,14 +25,23 @@ const EXPANSION: &str = "query: recover a lost commit with reflog\n\
 /// A small English manual: the page that answers [`QUESTION`] (`reflog`) shares no word
 /// with the lexicon's translations of it.
 fn index() -> SearchIndex {
-    let page = |id: &str, title: &str, content: &str| serde_json::json!({"id": id, "type": "page", "title": title, "content": content});
-    let json = serde_json::json!({"documents": [
+    index_of(vec![
         page("commit", "git-commit", "Record changes to the repository. A commit stores the current contents of the index with a message."),
         page("reflog", "git-reflog", "Manage reflog information. Reference logs record when the tips of branches and HEAD were updated."),
         page("log", "git-log", "Show commit logs. Lists commits reachable from the given ones, newest first."),
         page("stash", "git-stash", "Stash the changes in a dirty working directory away and restore them later."),
         page("lost", "Lost and found", "Files that were deleted are gone; submitted forms cannot be recovered here."),
-    ]});
+    ])
+}
+
+/// A knowledge-base page entry.
+fn page(id: &str, title: &str, content: &str) -> serde_json::Value {
+    serde_json::json!({"id": id, "type": "page", "title": title, "content": content})
+}
+
+/// The index over `documents`, read as a knowledge base file is.
+fn index_of(documents: Vec<serde_json::Value>) -> SearchIndex {
+    let json = serde_json::json!({ "documents": documents });
     let kb = KnowledgeBase::from_json_str(&json.to_string(), "test").unwrap();
     SearchIndex::new(kb, "v1")
 }
@@ -247,32 +256,29 @@ async fn an_english_question_whose_words_are_on_many_pages_alike_is_expanded_by_
     // Twelve of 53 pages say "run" and "code" alike, none is about timing; the page that
     // answers shares no word with the question. The ranking is flat, though each page
     // matches.
-    let page = |id: String, title: String, content: String| serde_json::json!({"id": id, "type": "page", "title": title, "content": content});
     let mut documents: Vec<_> = (0..12)
         .map(|i| {
             page(
-                format!("mode{i}"),
-                format!("Mode {i}"),
-                format!("To run code in mode {i}, pass the flag for mode {i} before the file."),
+                &format!("mode{i}"),
+                &format!("Mode {i}"),
+                &format!("To run code in mode {i}, pass the flag for mode {i} before the file."),
             )
         })
         .collect();
     // Other pages, so that "run" and "code" are not on nearly every page of the site.
     documents.extend((0..40).map(|i| {
         page(
-            format!("theme{i}"),
-            format!("Theme {i}"),
-            format!("Theme {i} sets the colours and fonts of the window and its menus."),
+            &format!("theme{i}"),
+            &format!("Theme {i}"),
+            &format!("Theme {i} sets the colours and fonts of the window and its menus."),
         )
     }));
     documents.push(page(
-        "timing".into(),
-        "Timing utilities".into(),
-        "tic starts a wall-clock timer and toc reports the elapsed seconds.".into(),
+        "timing",
+        "Timing utilities",
+        "tic starts a wall-clock timer and toc reports the elapsed seconds.",
     ));
-    let json = serde_json::json!({ "documents": documents });
-    let kb = KnowledgeBase::from_json_str(&json.to_string(), "test").unwrap();
-    let index = SearchIndex::new(kb, "v1");
+    let index = index_of(documents);
     let question = "measure how long my code takes to run";
     let (_, hits) = index.rank(question, 30, MIN_SCORE);
     assert!(hits.len() >= 10 && !own_ranking(&index, question).contains(&"timing".into()));
