@@ -8,7 +8,8 @@ that is most probable under a unigram model, each word costing -ln(frequency / t
 these counts are what make 读 + 数据 "read data" cheaper than 读数 "meter reading" + 据.
 
 Only what segmentation can use is kept: the words that are keys of the compiled-in
-tables (``shared/data/lexicon_research.tsv``, ``lexicon_general.tsv``, ``cedict.tsv``),
+tables (``shared/data/lexicon_research.tsv``, ``lexicon_general.tsv``,
+``lexicon_software.tsv``, ``cedict.tsv``),
 the words of the Chinese stopword list (``shared/src/retrieval/zh_stopwords.rs``) and
 every single character jieba counts. The first line is ``#total<TAB>N``, the sum of all
 of jieba's counts (the model's denominator, over the whole list and not only the words
@@ -32,7 +33,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TABLES = ["lexicon_research", "lexicon_general", "cedict"]
+TABLES = ["lexicon_research", "lexicon_general", "lexicon_software", "cedict"]
 HAN = re.compile(r"^[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+$")
 
 

@@ -24,7 +24,12 @@ mod tokenize;
 mod zh_stopwords;
 
 /// The tables, most specific first (the reverse table keeps that order per key).
-const LEXICONS: [&str; 3] = ["lexicon_research", "lexicon_general", "cedict"];
+const LEXICONS: [&str; 4] = [
+    "lexicon_research",
+    "lexicon_general",
+    "lexicon_software",
+    "cedict",
+];
 /// Most Chinese words kept per English stem.
 const MAX_PER_STEM: usize = 48;
 /// Only a Chinese word's first senses count: its later ones are rarer meanings.
@@ -248,9 +253,10 @@ fn dictionaries(out: &Path, reverse: &str) {
     write_table(out, "reverse", &rev);
 
     let counts = format!(
-        "/// Entries of the research, general and CC-CEDICT tables (written by `build.rs`).\n\
-         pub(crate) const COUNTS: [usize; 3] = [{}, {}, {}];\n",
-        counts[0], counts[1], counts[2]
+        "/// Entries of the research, general, software-senses and CC-CEDICT tables (written by\n\
+         /// `build.rs`).\n\
+         pub(crate) const COUNTS: [usize; 4] = [{}, {}, {}, {}];\n",
+        counts[0], counts[1], counts[2], counts[3]
     );
     std::fs::write(out.join("dict_counts.rs"), counts)
         .unwrap_or_else(|e| panic!("writing dict_counts.rs: {e}"));

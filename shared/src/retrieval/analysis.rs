@@ -395,7 +395,7 @@ impl Retriever {
     }
 
     /// Adds to the current word the translations of its dictionary parts of two or more
-    /// characters (触发器 → 触发 "trigger"), for a compound whose own translations the
+    /// characters (调节器 → 调节 "adjust"), for a compound whose own translations the
     /// site never writes. A lone character's senses are too many to stand for a word.
     /// `scratch`, `candidates`, `ids` and `shares` are working buffers (`shares` is only
     /// appended to).

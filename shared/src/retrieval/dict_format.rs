@@ -30,8 +30,8 @@ pub(crate) const MAX_KEY_CHARS: usize = 8;
 pub(crate) const LONGER: u8 = 1;
 /// Flag: the key is a Chinese function or question word.
 pub(crate) const STOP: u8 = 2;
-/// The two bits after [`STOP`] name the first table holding the key as a word (0: none,
-/// 1: research lexicon, 2: general lexicon, 3: CC-CEDICT).
+/// The three bits after [`STOP`] name the first table holding the key as a word (0: none,
+/// 1: research lexicon, 2: general lexicon, 3: software senses, 4: CC-CEDICT).
 pub(crate) const SOURCE_SHIFT: u8 = 2;
 
 /// A translation's terms group (see `Expansion::terms`) that is exactly the translation

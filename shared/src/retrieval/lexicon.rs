@@ -1,9 +1,10 @@
 //! Chinese→English query expansion.
 //!
 //! Han runs of a query are segmented into the most probable sequence of words (see
-//! [`Lexicon::expand_in`]) found in four sources, most specific first: the knowledge base's
-//! glossary, a curated research-domain lexicon, a curated general/software lexicon, and a
-//! general dictionary derived from CC-CEDICT. The compiled-in tables are merged by
+//! [`Lexicon::expand_in`]) found in five sources, most specific first: the knowledge base's
+//! glossary, a curated research-domain lexicon, a curated general/software lexicon, the
+//! software senses learnt from free programs' translations, and a general dictionary
+//! derived from CC-CEDICT. The compiled-in tables are merged by
 //! `build.rs` into one hash table over their words and the words' prefixes (see
 //! `dict_format.rs`), whose translations come already cut into index terms: a prefix costs
 //! one hash probe, and a query stems no dictionary text.
@@ -17,9 +18,11 @@ use rustc_hash::FxHashMap;
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-/// Every word (and word prefix) of the research, general and CC-CEDICT tables, and the
-/// Chinese stopwords. The curated research-domain and general/software lexicons are
-/// written by the team; CC-CEDICT is CC BY-SA 4.0, see `data/CEDICT-NOTICE.md`.
+/// Every word (and word prefix) of the research, general, software-senses and CC-CEDICT
+/// tables, and the Chinese stopwords. The curated research-domain and general/software
+/// lexicons are written by the team; the software senses are learnt by
+/// `infra/build_software_senses.py` (see `data/SOFTWARE-SENSES-NOTICE.md`); CC-CEDICT is CC
+/// BY-SA 4.0, see `data/CEDICT-NOTICE.md`.
 const ZH: Dict = dict!("zh");
 
 /// English stem → the Chinese words translating to it, the tables above read backwards
@@ -47,6 +50,9 @@ pub enum Source {
     Research,
     /// The curated general/software lexicon.
     General,
+    /// Software senses learnt from free programs' Chinese translations
+    /// (`data/lexicon_software.tsv`, see `infra/build_software_senses.py`).
+    Software,
     /// The general CC-CEDICT-derived dictionary.
     Cedict,
 }
@@ -160,10 +166,10 @@ impl Lexicon {
         }
     }
 
-    /// Number of entries in each source: (glossary, research, general, cedict).
-    pub fn sizes(&self) -> (usize, usize, usize, usize) {
-        let [research, general, cedict] = counts::COUNTS;
-        (self.glossary.len(), research, general, cedict)
+    /// Number of entries in each source: (glossary, research, general, software, cedict).
+    pub fn sizes(&self) -> (usize, usize, usize, usize, usize) {
+        let [research, general, software, cedict] = counts::COUNTS;
+        (self.glossary.len(), research, general, software, cedict)
     }
 
     /// Segments a folded Han run (see [`Lexicon::expand_in`]) with no knowledge of a corpus.
@@ -210,8 +216,8 @@ impl Lexicon {
     }
 
     /// The segments of one dictionary word as if the dictionary did not have it whole: its
-    /// parts (触发器 → 触发 + 器). A compound's own entry may be a sense the site never
-    /// uses (触发器 "flip-flop" on a database site) where its parts' senses ("trigger")
+    /// parts (调节器 → 调节 + 器). A compound's own entry may be a sense the site never
+    /// uses (调节器 "regulator" on a site about mixers) where its parts' senses ("adjust")
     /// are the site's words.
     pub(crate) fn parts_in<'a>(
         &'a self,
@@ -267,7 +273,8 @@ impl Lexicon {
                     let source = match flags >> SOURCE_SHIFT {
                         1 => Some(Source::Research),
                         2 => Some(Source::General),
-                        3 => Some(Source::Cedict),
+                        3 => Some(Source::Software),
+                        4 => Some(Source::Cedict),
                         _ => None,
                     };
                     source
@@ -367,7 +374,8 @@ impl Lexicon {
             let source = match e.flags >> SOURCE_SHIFT {
                 1 => Source::Research,
                 2 => Source::General,
-                3 => Source::Cedict,
+                3 => Source::Software,
+                4 => Source::Cedict,
                 _ => return None,
             };
             (source, split_translations(e.value), Cow::Borrowed(e.terms))
@@ -553,14 +561,16 @@ mod tests {
     /// reference the hash tables are checked against.
     const RESEARCH: SortedTable = sorted_table!("lexicon_research");
     const GENERAL: SortedTable = sorted_table!("lexicon_general");
+    const SOFTWARE: SortedTable = sorted_table!("lexicon_software");
     const CEDICT: SortedTable = sorted_table!("cedict");
     const REVERSE_TEXT: SortedTable = SortedTable::new(
         include_str!(concat!(env!("OUT_DIR"), "/reverse.tsv")),
         include_bytes!(concat!(env!("OUT_DIR"), "/reverse.idx")),
     );
-    const TABLES: [(Source, SortedTable); 3] = [
+    const TABLES: [(Source, SortedTable); 4] = [
         (Source::Research, RESEARCH),
         (Source::General, GENERAL),
+        (Source::Software, SOFTWARE),
         (Source::Cedict, CEDICT),
     ];
 
@@ -603,7 +613,8 @@ mod tests {
         match flags >> SOURCE_SHIFT {
             1 => Some(Source::Research),
             2 => Some(Source::General),
-            3 => Some(Source::Cedict),
+            3 => Some(Source::Software),
+            4 => Some(Source::Cedict),
             _ => None,
         }
     }
@@ -649,7 +660,13 @@ mod tests {
         assert!(checked > 150_000, "{checked}");
         assert_eq!(
             Lexicon::default().sizes(),
-            (0, RESEARCH.len(), GENERAL.len(), CEDICT.len())
+            (
+                0,
+                RESEARCH.len(),
+                GENERAL.len(),
+                SOFTWARE.len(),
+                CEDICT.len()
+            )
         );
     }
 
@@ -838,6 +855,24 @@ mod tests {
             .translations
             .iter()
             .any(|t| t == "install"));
+    }
+
+    #[test]
+    fn learnt_software_senses_come_before_the_dictionarys_everyday_ones() {
+        let lex = Lexicon::default();
+        // CC-CEDICT reads 检出 "detect" only; programs' translators write it for checkout.
+        let ex = lex.expand("检出");
+        assert_eq!(ex[0].source, Some(Source::Software), "{ex:?}");
+        assert_eq!(ex[0].translations, ["checkout", "detect"]);
+        // A word CC-CEDICT lacks, found as one word rather than 描述 + 符.
+        let ex = lex.expand("文件描述符");
+        let w = ex.iter().find(|e| e.word == "描述符");
+        assert!(
+            w.is_some_and(|w| w.translations == ["descriptor"]),
+            "{ex:?}"
+        );
+        // And read backwards, an English question's "descriptor" finds it.
+        assert!(chinese_for("descriptor").any(|w| w == "描述符"));
     }
 
     #[test]

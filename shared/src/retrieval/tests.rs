@@ -93,18 +93,18 @@ fn with_no_translation_in_the_corpus_they_share_equally() {
 
 #[test]
 fn a_compound_whose_senses_the_site_never_uses_is_translated_by_its_parts() {
-    // The dictionary's 触发器 is "flip-flop"; 触发 is "trigger".
-    let r = site(&["a flip-flop circuit", "create a trigger on the table"]);
-    let terms = r.analyze_query("触发器");
+    // The dictionary's 调节器 is "regulator"; 调节 is "adjust" (among others).
+    let r = site(&["a regulator circuit", "adjust the volume of the mixer"]);
+    let terms = r.analyze_query("调节器");
     assert_eq!(
-        weight(&terms, "trigger"),
+        weight(&terms, "adjust"),
         0.0,
-        "flip-flop is on the site: {terms:?}"
+        "regulator is on the site: {terms:?}"
     );
-    let r = site(&["the table has columns", "create a trigger on the table"]);
-    let terms = r.analyze_query("触发器怎么写");
-    assert!(weight(&terms, "trigger") > 0.0, "{terms:?}");
-    let (_, ranked) = r.search("触发器怎么写", 2, 0.0);
+    let r = site(&["the mixer has channels", "adjust the volume of the mixer"]);
+    let terms = r.analyze_query("调节器怎么写");
+    assert!(weight(&terms, "adjust") > 0.0, "{terms:?}");
+    let (_, ranked) = r.search("调节器怎么写", 2, 0.0);
     assert_eq!(ranked.first().map(|h| h.doc), Some(1), "{ranked:?}");
     // A lone character's senses stand for no part: 器 ("device") is not added.
     assert_eq!(weight(&terms, "devic"), 0.0, "{terms:?}");
@@ -112,20 +112,20 @@ fn a_compound_whose_senses_the_site_never_uses_is_translated_by_its_parts() {
 
 #[test]
 fn one_bigram_of_a_compound_in_an_example_string_does_not_make_the_site_write_it() {
-    // 触发器 ("flip-flop"; 触发 "trigger"): an English page's example string holds 触发,
+    // 调节器 ("regulator"; 调节 "adjust"): an English page's example string holds 调节,
     // one of its bigrams, which is not the compound.
     let r = site(&[
-        "const s = '触发'; // a string in another script",
-        "create a trigger on the table",
+        "const s = '调节'; // a string in another script",
+        "adjust the volume of the mixer",
     ]);
-    let terms = r.analyze_query("触发器怎么写");
-    assert!(weight(&terms, "trigger") > 0.0, "{terms:?}");
-    let (_, ranked) = r.search("触发器怎么写", 2, 0.0);
+    let terms = r.analyze_query("调节器怎么写");
+    assert!(weight(&terms, "adjust") > 0.0, "{terms:?}");
+    let (_, ranked) = r.search("调节器怎么写", 2, 0.0);
     assert_eq!(ranked.first().map(|h| h.doc), Some(1), "{ranked:?}");
     // Where the site writes the whole compound, it is the site's own word.
-    let r = site(&["用触发器", "create a trigger on the table"]);
-    let terms = r.analyze_query("触发器怎么写");
-    assert_eq!(weight(&terms, "trigger"), 0.0, "{terms:?}");
+    let r = site(&["用调节器", "adjust the volume of the mixer"]);
+    let terms = r.analyze_query("调节器怎么写");
+    assert_eq!(weight(&terms, "adjust"), 0.0, "{terms:?}");
 }
 
 #[test]
