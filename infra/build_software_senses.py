@@ -24,11 +24,14 @@ How (deterministic; the numbers are the constants below):
    headword, not a Chinese function word, and not mostly a piece across two words (a run
    seen at least half the times inside a run a character longer that jieba's words split
    elsewhere: 认字 of 默认字体, split 默认 + 字; 描述符 of 文件描述符 stays).
-5. Words of the curated lexicons (``lexicon_research.tsv``, ``lexicon_general.tsv``) are
-   left alone: they were written for these sites. A CC-CEDICT word whose senses already
-   hold the learnt one is left alone too. For any other CC-CEDICT word the line is the
-   learnt senses then CC-CEDICT's (检出 → "checkout|detect"); a word CC-CEDICT lacks gets
-   the learnt senses alone.
+5. Words of the curated general lexicon (``lexicon_general.tsv``) are left alone: it was
+   written for software sites. The research lexicon (``lexicon_research.tsv``) was written
+   for research homepages, and its senses hide the software ones there (引用 "citation",
+   not "reference"; 排序 "ranking", not "sort"): its line is its own senses then the learnt
+   ones, so a site's usage picks. A word whose senses already hold the learnt one is left
+   alone. For a CC-CEDICT word the line is the learnt senses then CC-CEDICT's (检出 →
+   "checkout|detect"); a word neither has gets the learnt senses alone. The table is read
+   before the others (`shared/build.rs`), so its complete lines stand for the word.
 The English written is the commonest spelling of the stem in the messages.
 
 Typical use, from the repo root (the package list is ``infra/software_senses_packages.txt``):
@@ -50,7 +53,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "shared" / "data"
-CURATED = ["lexicon_research", "lexicon_general"]
+CURATED = "lexicon_general"
+RESEARCH = "lexicon_research"
 MIN_PAIRS = 5
 MIN_DICE = 0.4
 # Stronger evidence to add a sense to a word CC-CEDICT already has, and for a two-word
@@ -222,12 +226,9 @@ def main() -> None:
     pairs = catalog_pairs(args.roots)
     senses, spelled = learn(pairs, counts)
     cedict = read_table("cedict")
-    curated = set()
-    known = dict(cedict)
-    for name in CURATED:
-        table = read_table(name)
-        curated.update(table)
-        known.update(table)
+    curated = read_table(CURATED)
+    research = read_table(RESEARCH)
+    known = {**cedict, **curated, **research}
 
     def word_stems(word: str) -> set[str]:
         return {stem(w.lower()) for sense in known.get(word, "").split("|") for w in sense.split()}
@@ -245,9 +246,9 @@ def main() -> None:
 
     lines = []
     for z in sorted(senses, key=lambda w: w.encode()):
-        if z in curated or z in stop or (z not in counts and z not in cedict):
+        if z in curated or z in stop or (z not in counts and z not in known):
             continue
-        floor = MIN_DICE_KNOWN if z in cedict else MIN_DICE
+        floor = MIN_DICE_KNOWN if z in known else MIN_DICE
         chosen = [
             (d, e)
             for d, e in sorted(senses[z], reverse=True)[:MAX_SENSES]
@@ -255,12 +256,13 @@ def main() -> None:
         ]
         chosen = [(d, e) for d, e in chosen if " " not in e or not by_parts(z, spelled[e].most_common(1)[0][0])]
         learnt = [spelled[e].most_common(1)[0][0] for _, e in chosen]
-        old = cedict[z].split("|") if z in cedict else []
+        old = known[z].split("|") if z in known else []
         old_stems = {stem(w.lower()) for w in old}
         learnt = [e for e in learnt if stem(e) not in old_stems and e not in old]
         if not learnt:
             continue
-        lines.append(f"{z}\t{'|'.join(dict.fromkeys(learnt + old))}\n")
+        merged = old + learnt if z in research else learnt + old
+        lines.append(f"{z}\t{'|'.join(dict.fromkeys(merged))}\n")
     args.output.write_text("".join(lines), encoding="utf-8")
     print(f"{len(pairs)} message pairs, {len(lines)} words written to {args.output}", file=sys.stderr)
 

@@ -23,11 +23,13 @@ mod tokenize;
 #[path = "src/retrieval/zh_stopwords.rs"]
 mod zh_stopwords;
 
-/// The tables, most specific first (the reverse table keeps that order per key).
+/// The tables, most specific first (the reverse table keeps that order per key). The
+/// software senses come first: each of their lines is a word's whole entry, its learnt
+/// senses merged with the research lexicon's or CC-CEDICT's (`infra/build_software_senses.py`).
 const LEXICONS: [&str; 4] = [
+    "lexicon_software",
     "lexicon_research",
     "lexicon_general",
-    "lexicon_software",
     "cedict",
 ];
 /// Most Chinese words kept per English stem.
@@ -253,7 +255,7 @@ fn dictionaries(out: &Path, reverse: &str) {
     write_table(out, "reverse", &rev);
 
     let counts = format!(
-        "/// Entries of the research, general, software-senses and CC-CEDICT tables (written by\n\
+        "/// Entries of the software-senses, research, general and CC-CEDICT tables (written by\n\
          /// `build.rs`).\n\
          pub(crate) const COUNTS: [usize; 4] = [{}, {}, {}, {}];\n",
         counts[0], counts[1], counts[2], counts[3]

@@ -31,7 +31,7 @@ pub(crate) const LONGER: u8 = 1;
 /// Flag: the key is a Chinese function or question word.
 pub(crate) const STOP: u8 = 2;
 /// The three bits after [`STOP`] name the first table holding the key as a word (0: none,
-/// 1: research lexicon, 2: general lexicon, 3: software senses, 4: CC-CEDICT).
+/// 1: software senses, 2: research lexicon, 3: general lexicon, 4: CC-CEDICT).
 pub(crate) const SOURCE_SHIFT: u8 = 2;
 
 /// A translation's terms group (see `Expansion::terms`) that is exactly the translation

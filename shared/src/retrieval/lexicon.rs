@@ -168,7 +168,7 @@ impl Lexicon {
 
     /// Number of entries in each source: (glossary, research, general, software, cedict).
     pub fn sizes(&self) -> (usize, usize, usize, usize, usize) {
-        let [research, general, software, cedict] = counts::COUNTS;
+        let [software, research, general, cedict] = counts::COUNTS;
         (self.glossary.len(), research, general, software, cedict)
     }
 
@@ -271,9 +271,9 @@ impl Lexicon {
                     Some(Kind::Glossary)
                 } else {
                     let source = match flags >> SOURCE_SHIFT {
-                        1 => Some(Source::Research),
-                        2 => Some(Source::General),
-                        3 => Some(Source::Software),
+                        1 => Some(Source::Software),
+                        2 => Some(Source::Research),
+                        3 => Some(Source::General),
                         4 => Some(Source::Cedict),
                         _ => None,
                     };
@@ -286,7 +286,10 @@ impl Lexicon {
                     let cost = WORD_COST
                         + match (&m, counted) {
                             (Kind::Glossary, _) => GLOSSARY_COST,
-                            (Kind::Table(Source::Cedict, ..), 0) => UNCOUNTED_COST,
+                            // A learnt word jieba does not count is a CC-CEDICT headword.
+                            (Kind::Table(Source::Cedict | Source::Software, ..), 0) => {
+                                UNCOUNTED_COST
+                            }
                             (_, 0) => UNCOUNTED_CURATED_COST,
                             (_, c) => c,
                         };
@@ -372,9 +375,9 @@ impl Lexicon {
         } else {
             let e = entry?;
             let source = match e.flags >> SOURCE_SHIFT {
-                1 => Source::Research,
-                2 => Source::General,
-                3 => Source::Software,
+                1 => Source::Software,
+                2 => Source::Research,
+                3 => Source::General,
                 4 => Source::Cedict,
                 _ => return None,
             };
@@ -568,9 +571,9 @@ mod tests {
         include_bytes!(concat!(env!("OUT_DIR"), "/reverse.idx")),
     );
     const TABLES: [(Source, SortedTable); 4] = [
+        (Source::Software, SOFTWARE),
         (Source::Research, RESEARCH),
         (Source::General, GENERAL),
-        (Source::Software, SOFTWARE),
         (Source::Cedict, CEDICT),
     ];
 
@@ -611,9 +614,9 @@ mod tests {
 
     fn source_of(flags: u8) -> Option<Source> {
         match flags >> SOURCE_SHIFT {
-            1 => Some(Source::Research),
-            2 => Some(Source::General),
-            3 => Some(Source::Software),
+            1 => Some(Source::Software),
+            2 => Some(Source::Research),
+            3 => Some(Source::General),
             4 => Some(Source::Cedict),
             _ => None,
         }

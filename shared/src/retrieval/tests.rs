@@ -111,6 +111,25 @@ fn a_compound_whose_senses_the_site_never_uses_is_translated_by_its_parts() {
 }
 
 #[test]
+fn a_research_word_also_has_its_software_sense_and_the_site_picks() {
+    // The research lexicon reads 引用 "citation|cite"; programs' translators write it for
+    // "reference". A code site's page on references is found, a paper list's citations too.
+    let code = site(&[
+        "a mutable reference to a value",
+        "the borrow checker rejects the program",
+    ]);
+    let terms = code.analyze_query("可变的引用");
+    assert!(weight(&terms, "refer") > 0.0, "{terms:?}");
+    assert_eq!(weight(&terms, "cite"), 0.0, "{terms:?}");
+    let (_, ranked) = code.search("引用", 2, 0.0);
+    assert_eq!(ranked.first().map(|h| h.doc), Some(0), "{ranked:?}");
+    let papers = site(&["cite this paper as follows", "our lab and its members"]);
+    let terms = papers.analyze_query("引用");
+    assert!(weight(&terms, "cite") > 0.0, "{terms:?}");
+    assert_eq!(weight(&terms, "refer"), 0.0, "{terms:?}");
+}
+
+#[test]
 fn one_bigram_of_a_compound_in_an_example_string_does_not_make_the_site_write_it() {
     // 调节器 ("regulator"; 调节 "adjust"): an English page's example string holds 调节,
     // one of its bigrams, which is not the compound.
