@@ -32,6 +32,12 @@ How (deterministic; the numbers are the constants below):
    alone. For a CC-CEDICT word the line is the learnt senses then CC-CEDICT's (检出 →
    "checkout|detect"); a word neither has gets the learnt senses alone. The table is read
    before the others (`shared/build.rs`), so its complete lines stand for the word.
+6. A sense added to a word that already has senses needs a Dice of ``MIN_DICE_KNOWN`` and
+   must be one word: a common word's two-word partner comes from a message template (完全
+   "incomplete type", 前后 "suggest parentheses"). A two-word sense of a new word needs
+   ``MIN_DICE_PHRASE`` and must not be only the senses of the word's two halves (外部命令
+   "external command" is 外部 + 命令, matched word by word already). A sense negating one
+   of the word's own is left out (预期 "expect" learning "unexpected" from 非预期).
 The English written is the commonest spelling of the stem in the messages.
 
 Typical use, from the repo root (the package list is ``infra/software_senses_packages.txt``):
@@ -133,6 +139,17 @@ def chinese_runs(message: str) -> set[str]:
         for n in range(2, 7):
             runs.update(run[i : i + n] for i in range(len(run) - n + 1))
     return runs
+
+
+def negates(english: str, senses: set[str]) -> bool:
+    """Whether english is one of a word's own senses negated (预期 "expect" learning
+    "unexpected"): error messages write 非/未/不 + word for un-/in-/non- + word, so the
+    positive Chinese word is seen with the negative English one."""
+    word = english.split()[0]
+    return any(
+        word.startswith(prefix) and stem(word[len(prefix) :]) in senses
+        for prefix in ("un", "in", "non", "dis", "im")
+    )
 
 
 def read_table(name: str) -> dict[str, str]:
@@ -252,13 +269,18 @@ def main() -> None:
         chosen = [
             (d, e)
             for d, e in sorted(senses[z], reverse=True)[:MAX_SENSES]
-            if d >= floor and (" " not in e or d >= MIN_DICE_PHRASE)
+            if d >= floor and (" " not in e or (d >= MIN_DICE_PHRASE and z not in known))
         ]
         chosen = [(d, e) for d, e in chosen if " " not in e or not by_parts(z, spelled[e].most_common(1)[0][0])]
         learnt = [spelled[e].most_common(1)[0][0] for _, e in chosen]
         old = known[z].split("|") if z in known else []
         old_stems = {stem(w.lower()) for w in old}
-        learnt = [e for e in learnt if stem(e) not in old_stems and e not in old]
+        old_words = {stem(w.lower()) for sense in old for w in sense.split()}
+        learnt = [
+            e
+            for e in learnt
+            if stem(e) not in old_stems and e not in old and not negates(e, old_words)
+        ]
         if not learnt:
             continue
         merged = old + learnt if z in research else learnt + old
