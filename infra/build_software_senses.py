@@ -259,6 +259,7 @@ def main() -> None:
             stem(first) in word_stems(z[:i]) and stem(second) in word_stems(z[i:])
             for i in range(1, len(z))
         )
+
     stop = zh_stopwords()
 
     lines = []
@@ -271,8 +272,8 @@ def main() -> None:
             for d, e in sorted(senses[z], reverse=True)[:MAX_SENSES]
             if d >= floor and (" " not in e or (d >= MIN_DICE_PHRASE and z not in known))
         ]
-        chosen = [(d, e) for d, e in chosen if " " not in e or not by_parts(z, spelled[e].most_common(1)[0][0])]
         learnt = [spelled[e].most_common(1)[0][0] for _, e in chosen]
+        learnt = [e for e in learnt if " " not in e or not by_parts(z, e)]
         old = known[z].split("|") if z in known else []
         old_stems = {stem(w.lower()) for w in old}
         old_words = {stem(w.lower()) for sense in old for w in sense.split()}
