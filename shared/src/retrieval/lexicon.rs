@@ -1,10 +1,12 @@
 //! Chinese→English query expansion.
 //!
 //! Han runs of a query are segmented into the most probable sequence of words (see
-//! [`Lexicon::expand_in`]) found in five sources, most specific first: the knowledge base's
-//! glossary, a curated research-domain lexicon, a curated general/software lexicon, the
-//! software senses learnt from free programs' translations, and a general dictionary
-//! derived from CC-CEDICT. The compiled-in tables are merged by
+//! [`Lexicon::expand_in`]) found in five sources, in the order a word is looked up: the
+//! knowledge base's glossary; the software senses learnt from free programs' translations
+//! (whole entries: a word's learnt senses merged with its research-lexicon or CC-CEDICT
+//! senses, so this table answers first); a curated research-domain lexicon; a curated
+//! general/software lexicon; and a general dictionary derived from CC-CEDICT. The
+//! compiled-in tables are merged by
 //! `build.rs` into one hash table over their words and the words' prefixes (see
 //! `dict_format.rs`), whose translations come already cut into index terms: a prefix costs
 //! one hash probe, and a query stems no dictionary text.
@@ -38,6 +40,18 @@ mod counts {
 pub(crate) fn chinese_for(stem: &str) -> impl Iterator<Item = &'static str> + use<> {
     let words = REVERSE.get(stem).map_or("", |e| e.value);
     words.split('|').filter(|w| !w.is_empty())
+}
+
+/// The compiled-in table a record's word comes from, in `build.rs`'s `LEXICONS` order
+/// (its flags' source bits, see `dict_format::SOURCE_SHIFT`); `None` for a prefix only.
+fn table_of(flags: u8) -> Option<Source> {
+    match flags >> SOURCE_SHIFT {
+        1 => Some(Source::Software),
+        2 => Some(Source::Research),
+        3 => Some(Source::General),
+        4 => Some(Source::Cedict),
+        _ => None,
+    }
 }
 
 /// Where a translation came from.
@@ -270,14 +284,7 @@ impl Lexicon {
                 } else if glossary & GLOSSARY_WORD != 0 {
                     Some(Kind::Glossary)
                 } else {
-                    let source = match flags >> SOURCE_SHIFT {
-                        1 => Some(Source::Software),
-                        2 => Some(Source::Research),
-                        3 => Some(Source::General),
-                        4 => Some(Source::Cedict),
-                        _ => None,
-                    };
-                    source
+                    table_of(flags)
                         .zip(entry)
                         .map(|(s, e)| Kind::Table(s, e.value, e.terms))
                 };
@@ -374,13 +381,7 @@ impl Lexicon {
             )
         } else {
             let e = entry?;
-            let source = match e.flags >> SOURCE_SHIFT {
-                1 => Source::Software,
-                2 => Source::Research,
-                3 => Source::General,
-                4 => Source::Cedict,
-                _ => return None,
-            };
+            let source = table_of(e.flags)?;
             (source, split_translations(e.value), Cow::Borrowed(e.terms))
         };
         Some(Expansion {
@@ -612,16 +613,6 @@ mod tests {
         groups.join("|")
     }
 
-    fn source_of(flags: u8) -> Option<Source> {
-        match flags >> SOURCE_SHIFT {
-            1 => Some(Source::Software),
-            2 => Some(Source::Research),
-            3 => Some(Source::General),
-            4 => Some(Source::Cedict),
-            _ => None,
-        }
-    }
-
     /// Checks the hash table's record of `key` against the sorted tables.
     fn check_key(key: &str) {
         let (exact, longer) = reference_probe(key);
@@ -632,7 +623,7 @@ mod tests {
         };
         assert_eq!(e.flags & LONGER != 0, longer, "{key:?} longer");
         assert_eq!(e.flags & STOP != 0, stop, "{key:?} stop");
-        assert_eq!(source_of(e.flags), exact.map(|(s, _)| s), "{key:?} source");
+        assert_eq!(table_of(e.flags), exact.map(|(s, _)| s), "{key:?} source");
         let value = exact.map_or("", |(_, v)| v);
         assert_eq!(e.value, value, "{key:?} value");
         let translations = split_translations(value);
@@ -876,6 +867,31 @@ mod tests {
         );
         // And read backwards, an English question's "descriptor" finds it.
         assert!(chinese_for("descriptor").any(|w| w == "描述符"));
+    }
+
+    /// The software table's lines are whole entries that copy a word's research-lexicon
+    /// senses (first) or CC-CEDICT senses (last), and it answers first: an edit to either
+    /// table that is not relearnt would be silently hidden.
+    #[test]
+    fn software_lines_carry_the_current_senses_they_were_merged_with() {
+        let find = |table: &SortedTable, word: &str| {
+            table
+                .line(table.lower_bound(word))
+                .filter(|(key, _)| *key == word)
+                .map(|(_, senses)| senses)
+        };
+        for (word, line) in SOFTWARE.entries() {
+            let carried = match (find(&RESEARCH, word), find(&CEDICT, word)) {
+                (Some(senses), _) => line.starts_with(senses),
+                (None, Some(senses)) => line.ends_with(senses),
+                (None, None) => true,
+            };
+            assert!(
+                carried,
+                "{word}: {line:?} no longer carries its research or CC-CEDICT senses: \
+                 rerun infra/build_software_senses.sh"
+            );
+        }
     }
 
     #[test]
