@@ -27,11 +27,10 @@ How (deterministic; the numbers are the constants below):
 5. Words of the curated general lexicon (``lexicon_general.tsv``) are left alone: it was
    written for software sites. The research lexicon (``lexicon_research.tsv``) was written
    for research homepages, and its senses hide the software ones there (引用 "citation",
-   not "reference"; 排序 "ranking", not "sort"): its line is its own senses then the learnt
-   ones, so a site's usage picks. A word whose senses already hold the learnt one is left
-   alone. For a CC-CEDICT word the line is the learnt senses then CC-CEDICT's (检出 →
-   "checkout|detect"); a word neither has gets the learnt senses alone. The table is read
-   before the others (`shared/build.rs`), so its complete lines stand for the word.
+   not "reference"; 排序 "ranking", not "sort"). A sense the word already has is not
+   written again. Each line holds the learnt senses alone; ``shared/build.rs`` merges them
+   with the word's current entry when it compiles the tables: after a research word's own
+   senses, so a site's usage picks, and before a CC-CEDICT word's (检出 → "checkout|detect").
 6. A sense added to a word that already has senses needs a Dice of ``MIN_DICE_KNOWN`` and
    must be one word: a common word's two-word partner comes from a message template (完全
    "incomplete type", 前后 "suggest parentheses"). A two-word sense of a new word needs
@@ -284,8 +283,7 @@ def main() -> None:
         ]
         if not learnt:
             continue
-        merged = old + learnt if z in research else learnt + old
-        lines.append(f"{z}\t{'|'.join(dict.fromkeys(merged))}\n")
+        lines.append(f"{z}\t{'|'.join(dict.fromkeys(learnt))}\n")
     args.output.write_text("".join(lines), encoding="utf-8")
     print(f"{len(pairs)} message pairs, {len(lines)} words written to {args.output}", file=sys.stderr)
 

@@ -1,5 +1,8 @@
 //! Precomputes, so that nothing is computed at run time (a cold start pays no indexing of
 //! 4 MB of text, a query no scan of it):
+//! - the software-senses table's entries: `data/lexicon_software.tsv` holds only the
+//!   senses learnt for each word, merged here with the word's current research or
+//!   CC-CEDICT entry (see [`software_table`]), so editing either never leaves a stale copy;
 //! - the line offsets of the compiled-in lexicon tables, so a lookup bisects over line
 //!   starts directly instead of scanning the text for line breaks at every step;
 //! - the English→Chinese table: the Chinese→English tables read backwards, keyed by the
@@ -24,8 +27,8 @@ mod tokenize;
 mod zh_stopwords;
 
 /// The tables, most specific first (the reverse table keeps that order per key). The
-/// software senses come first: each of their lines is a word's whole entry, its learnt
-/// senses merged with the research lexicon's or CC-CEDICT's (`infra/build_software_senses.py`).
+/// software senses come first: [`software_table`] makes each of their lines a word's whole
+/// entry.
 const LEXICONS: [&str; 4] = [
     "lexicon_software",
     "lexicon_research",
@@ -40,17 +43,37 @@ const SENSES: usize = 3;
 fn main() {
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR for build scripts");
     let out = Path::new(&out);
-    for name in LEXICONS.iter().chain(&["pinyin"]) {
+    let read = |name: &str| {
         let src = format!("data/{name}.tsv");
         println!("cargo:rerun-if-changed={src}");
-        let text = std::fs::read(&src).unwrap_or_else(|e| panic!("reading {src}: {e}"));
-        write(out, name, &offsets(&text));
+        std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("reading {src}: {e}"))
+    };
+    let mut tables: Vec<String> = LEXICONS.iter().map(|name| read(name)).collect();
+    let at = |name: &str| {
+        LEXICONS
+            .iter()
+            .position(|n| *n == name)
+            .expect("a listed table")
+    };
+    let software = software_table(
+        &tables[at("lexicon_software")],
+        &tables[at("lexicon_research")],
+        &tables[at("cedict")],
+    );
+    tables[at("lexicon_software")] = software;
+    tables.push(read("pinyin"));
+    for (name, text) in LEXICONS.iter().chain(&["pinyin"]).zip(&tables) {
+        // The texts as compiled in, beside their offsets (`retrieval/table.rs`).
+        std::fs::write(out.join(format!("{name}.tsv")), text)
+            .unwrap_or_else(|e| panic!("writing {name}.tsv: {e}"));
+        write(out, name, &offsets(text.as_bytes()));
     }
-    let reverse = reverse();
+    let lexicons = &tables[..LEXICONS.len()];
+    let reverse = reverse(lexicons);
     std::fs::write(out.join("reverse.tsv"), &reverse)
         .unwrap_or_else(|e| panic!("writing reverse.tsv: {e}"));
     write(out, "reverse", &offsets(reverse.as_bytes()));
-    dictionaries(out, &reverse);
+    dictionaries(out, lexicons, &reverse);
     analysis_fingerprint(out);
 }
 
@@ -88,6 +111,44 @@ fn analysis_fingerprint(out: &Path) {
         .unwrap_or_else(|e| panic!("writing analysis_fingerprint.rs: {e}"));
 }
 
+/// The software-senses table with each word's whole entry: `learnt` holds `word<TAB>senses`
+/// lines of the senses learnt from programs' translations (`infra/build_software_senses.py`),
+/// which this table, read first, would otherwise stand for alone. A word of the research
+/// lexicon keeps its own senses first and gains the learnt ones (引用 "citation|cite" then
+/// "reference": a research homepage's usage still leads where its pages use it); any other
+/// word's learnt senses come before CC-CEDICT's everyday ones (检出 "checkout|detect"). A
+/// sense already there is not repeated.
+fn software_table(learnt: &str, research: &str, cedict: &str) -> String {
+    let research = entries(research);
+    let cedict = entries(cedict);
+    let mut out = String::new();
+    for line in learnt.lines().filter(|l| !l.is_empty()) {
+        let (word, senses) = line.split_once('\t').unwrap_or((line, ""));
+        let senses = senses.split('|');
+        let merged: Vec<&str> = match (research.get(word), cedict.get(word)) {
+            (Some(own), _) => own.split('|').chain(senses).collect(),
+            (None, Some(everyday)) => senses.chain(everyday.split('|')).collect(),
+            (None, None) => senses.collect(),
+        };
+        let mut seen = std::collections::HashSet::new();
+        let merged: Vec<&str> = merged.into_iter().filter(|s| seen.insert(*s)).collect();
+        out.push_str(word);
+        out.push('\t');
+        out.push_str(&merged.join("|"));
+        out.push('\n');
+    }
+    out
+}
+
+/// A table's `key → value`, the first line of a key winning as a lookup's bisection finds it.
+fn entries(text: &str) -> std::collections::HashMap<&str, &str> {
+    let mut map = std::collections::HashMap::new();
+    for (key, value) in text.lines().filter_map(|l| l.split_once('\t')) {
+        map.entry(key).or_insert(value);
+    }
+    map
+}
+
 fn write(out: &Path, name: &str, offsets: &[u8]) {
     std::fs::write(out.join(format!("{name}.idx")), offsets)
         .unwrap_or_else(|e| panic!("writing {name}.idx: {e}"));
@@ -116,13 +177,11 @@ fn offsets(text: &[u8]) -> Vec<u8> {
 /// translations that is one ASCII word, the word's stem → the Chinese word. Per stem, the
 /// curated tables' words come first, then by sense rank, then shorter words; at most
 /// [`MAX_PER_STEM`]. Which of them a site actually writes is decided at query time.
-fn reverse() -> String {
+fn reverse(lexicons: &[String]) -> String {
     let stemmer = Stemmer::create(Algorithm::English);
     // stem → (source, sense, chars, word)
     let mut map: BTreeMap<String, Vec<(usize, usize, usize, String)>> = BTreeMap::new();
-    for (source, name) in LEXICONS.iter().enumerate() {
-        let src = format!("data/{name}.tsv");
-        let text = std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("reading {src}: {e}"));
+    for (source, text) in lexicons.iter().enumerate() {
         for line in text.lines() {
             let Some((zh, value)) = line.split_once('\t') else {
                 continue;
@@ -185,7 +244,7 @@ struct Record {
 ///   of them, computed at query time without allocating).
 ///
 /// Also `dict_counts.rs`: the number of entries of each Chinese→English table.
-fn dictionaries(out: &Path, reverse: &str) {
+fn dictionaries(out: &Path, lexicons: &[String], reverse: &str) {
     let analyzer = tokenize::Analyzer::new();
     let terms_of = |value: &str| -> String {
         let per: Vec<String> = value
@@ -206,9 +265,7 @@ fn dictionaries(out: &Path, reverse: &str) {
     };
     let mut zh: BTreeMap<String, Record> = BTreeMap::new();
     let mut counts = Vec::new();
-    for (source, name) in LEXICONS.iter().enumerate() {
-        let src = format!("data/{name}.tsv");
-        let text = std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("reading {src}: {e}"));
+    for (source, text) in lexicons.iter().enumerate() {
         let mut count = 0usize;
         for line in text.lines().filter(|l| !l.is_empty()) {
             count += 1;

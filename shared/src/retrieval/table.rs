@@ -10,11 +10,12 @@ pub(crate) struct SortedTable {
     offsets: &'static [u8],
 }
 
-/// Declares a table from `data/<name>.tsv` and the offsets `build.rs` wrote for it.
+/// Declares a table as `build.rs` compiled it from `data/<name>.tsv` (the software senses
+/// completed with their words' other senses), with the offsets it wrote for it.
 macro_rules! sorted_table {
     ($name:literal) => {
         $crate::retrieval::table::SortedTable::new(
-            include_str!(concat!("../../data/", $name, ".tsv")),
+            include_str!(concat!(env!("OUT_DIR"), "/", $name, ".tsv")),
             include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".idx")),
         )
     };
