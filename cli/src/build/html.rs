@@ -657,12 +657,18 @@ fn text_of(el: ElementRef<'_>) -> String {
     collapse(&text).trim().to_owned()
 }
 
-/// Runs of whitespace folded to one space.
+/// Runs of whitespace folded to one space. A zero-width space counts as one (Docusaurus
+/// ends every heading with one, inside its anchor link: "Getting Started\u{200b}"; Thai
+/// text marks word breaks with it); a zero-width no-break space (U+FEFF, a byte-order
+/// mark mid-text) is dropped.
 fn collapse(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut space = false;
     for c in text.chars() {
-        if c.is_whitespace() {
+        if c == '\u{feff}' {
+            continue;
+        }
+        if c.is_whitespace() || c == '\u{200b}' {
             space = true;
         } else {
             if space {
@@ -741,6 +747,20 @@ mod tests {
         assert_eq!(p.title, "License");
         assert!(
             p.content.contains("## Included projects\n") && !p.content.contains('\u{f0c1}'),
+            "{:?}",
+            p.content
+        );
+    }
+
+    #[test]
+    fn a_zero_width_space_reads_as_a_space_and_a_byte_order_mark_as_nothing() {
+        // Docusaurus ends each heading with a zero-width space inside its anchor link.
+        let html = "<html><body><main><h1>Intro</h1><h2 id=\"start\">Getting Started<a \
+                    class=\"hash-link\" href=\"#start\">\u{200b}</a></h2><p>Run \
+                    it\u{200b}now, \u{feff}today.</p></main></body></html>";
+        let p = extract(html, "https://ex.org/docs/intro").unwrap();
+        assert!(
+            p.content.contains("## Getting Started\n") && p.content.contains("Run it now, today."),
             "{:?}",
             p.content
         );
