@@ -69,16 +69,20 @@ pub(crate) enum Noise {
     Redirect,
     /// One page concatenating many others (its headings are other pages' titles).
     PrintAll,
+    /// A few other pages' openings, each under its page's title: a blog's index, a tag,
+    /// category or author page.
+    Listing,
 }
 
 impl Noise {
     /// Every kind, in summary order.
-    pub(crate) const ALL: [Noise; 5] = [
+    pub(crate) const ALL: [Noise; 6] = [
         Noise::Links,
         Noise::Search,
         Noise::Source,
         Noise::Redirect,
         Noise::PrintAll,
+        Noise::Listing,
     ];
 
     fn label(self) -> &'static str {
@@ -88,6 +92,7 @@ impl Noise {
             Noise::Source => "source listings",
             Noise::Redirect => "stubs (redirects, near-empty pages)",
             Noise::PrintAll => "print-all pages",
+            Noise::Listing => "post listings (blog, tag and author pages: other pages' openings)",
         }
     }
 }
@@ -560,6 +565,7 @@ pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<P
                 .as_ref()
                 .and_then(classify)
                 .or_else(|| print_all(p, &titles).then_some(Noise::PrintAll))
+                .or_else(|| listing(p, &titles).then_some(Noise::Listing))
                 .or_else(|| {
                     let part = own.as_ref()?;
                     index_part(part, &p.title, &titles.titles).then_some(Noise::Links)
@@ -739,6 +745,58 @@ fn print_all(page: &Page, titles: &Titles) -> bool {
         .filter(|o| page.content.contains(o.as_str()))
         .count();
     copied as f64 >= PRINT_MIN_COPIED * checked.len() as f64
+}
+
+/// A listing shows at least this many other pages' openings ...
+const LISTING_MIN: usize = 2;
+/// ... and their sections hold at least this share of its text (a page quoting two others
+/// among text of its own is a page).
+const LISTING_MIN_SHARE: f64 = 0.6;
+
+/// Whether an HTML page is a listing of other pages: at least [`LISTING_MIN`] of its
+/// headings are other pages' titles with that page's opening in the section under them
+/// (to the next heading as high), and those sections are most of the page. Blog indexes,
+/// tag, category and author pages (Docusaurus, Hugo, Jekyll, Hexo) show each post's title
+/// and its first paragraphs, often the whole of a short post; they hold too few posts for
+/// an index's link share or a print-all page, and would compete with the posts for every
+/// question about them. One post under a tag is not told from a page quoting another (Qt's
+/// "SQL Programming" opens its one section with the class list of "Database Classes").
+fn listing(page: &Page, titles: &Titles) -> bool {
+    if page.structure.is_none() {
+        return false; // Markdown sources are the owner's own writing
+    }
+    let own = normalise(&page.title);
+    let content = page.content.as_str();
+    // Every heading: (where its line starts, where its section starts, its depth, the
+    // opening of the other page it names, if it names one).
+    let mut headings: Vec<(usize, usize, usize, Option<&String>)> = Vec::new();
+    for (at, line, fenced) in shared::kb::fenced_lines(content) {
+        let depth = line.bytes().take_while(|&b| b == b'#').count();
+        if fenced || depth == 0 {
+            continue;
+        }
+        let text = normalise(&line[depth..]);
+        let names = !text.is_empty() && text != own && titles.titles.contains_key(&text);
+        let opening = names.then(|| titles.openings.get(&text)).flatten();
+        headings.push((at, at + line.len(), depth, opening));
+    }
+    let (mut copied, mut copied_bytes, mut checked) = (0, 0, 0);
+    for (i, &(at, body, depth, opening)) in headings.iter().enumerate() {
+        let Some(opening) = opening else { continue };
+        checked += 1;
+        if checked > OPENINGS_CHECKED {
+            return false; // many pages' titles: print-all's test, not this one
+        }
+        let end = headings[i + 1..]
+            .iter()
+            .find(|h| h.2 <= depth)
+            .map_or(content.len(), |h| h.0);
+        if content[body..end].contains(opening.as_str()) {
+            copied += 1;
+            copied_bytes += end - at;
+        }
+    }
+    copied >= LISTING_MIN && copied_bytes as f64 >= LISTING_MIN_SHARE * content.len() as f64
 }
 
 /// A title or heading as compared: lowercase letters and digits, single spaces.
@@ -1061,6 +1119,78 @@ mod tests {
         assert_eq!(tally.count(Noise::PrintAll), 1);
         assert!(kept.iter().any(|p| p.path() == "/releases/2.0.html"));
         assert!(kept.iter().all(|p| p.path() != "/all.html"));
+    }
+
+    #[test]
+    fn a_blog_index_or_tag_page_of_posts_openings_is_a_listing() {
+        let built = |path: &str, title: &str, content: &str| Page {
+            structure: Some(Structure::default()),
+            ..page(path, title, content)
+        };
+        let opening =
+            |i: usize| format!("Post {i} opens with a sentence of its own, long enough to tell.");
+        let mut pages: Vec<Page> = (0..3)
+            .map(|i| {
+                let text = format!(
+                    "# Post number {i}\n\nMay {i}, 2024 · One min read\n\n{}\n\nThe rest of post {i}.",
+                    opening(i)
+                );
+                built(&format!("/blog/post-{i}/"), &format!("Post number {i}"), &text)
+            })
+            .collect();
+        // Each post's title over its date and opening, as Docusaurus and Hugo list them.
+        let listed = |posts: &[usize]| -> String {
+            posts
+                .iter()
+                .map(|&i| {
+                    format!(
+                        "## Post number {i}\n\nMay {i}, 2024\n\n{}\n\nRead more\n\n",
+                        opening(i)
+                    )
+                })
+                .collect()
+        };
+        pages.push(built("/blog/", "Blog", &listed(&[0, 1, 2])));
+        let tag = format!(
+            "# 2 posts tagged with Rust\n\nView all tags\n\n{}",
+            listed(&[0, 2])
+        );
+        pages.push(built("/blog/tags/rust/", "2 posts tagged with Rust", &tag));
+        // One post under a tag is not told from a page quoting another: kept.
+        let one = format!("# One post tagged with Go\n\n{}", listed(&[1]));
+        pages.push(built("/blog/tags/go/", "One post tagged with Go", &one));
+        // A page quoting two posts amid more text of its own: kept.
+        let own = "An essay's own paragraph, longer than what it quotes. ".repeat(20);
+        let essay = format!(
+            "# Essay\n\n{own}\n\n{}## Conclusion\n\n{own}",
+            listed(&[0, 1])
+        );
+        pages.push(built("/essay/", "Essay", &essay));
+        // Markdown sources are the owner's own writing, whatever they quote.
+        pages.push(page("/notes/", "Notes", &listed(&[0, 1, 2])));
+
+        let mut tally = Tally::default();
+        let kept: Vec<String> = sift(pages.clone(), false, &mut tally)
+            .iter()
+            .map(Page::path)
+            .collect();
+        assert_eq!(tally.count(Noise::Listing), 2, "{kept:?}");
+        for gone in ["/blog/", "/blog/tags/rust/"] {
+            assert!(!kept.iter().any(|p| p == gone), "{gone} kept: {kept:?}");
+        }
+        for stays in ["/blog/post-0/", "/blog/tags/go/", "/essay/", "/notes/"] {
+            assert!(
+                kept.iter().any(|p| p == stays),
+                "{stays} left out: {kept:?}"
+            );
+        }
+        let mut tally = Tally::default();
+        assert_eq!(
+            sift(pages, true, &mut tally).len(),
+            8,
+            "keep_all keeps them"
+        );
+        assert_eq!(tally.count(Noise::Listing), 2, "and counts them");
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! `rag build` over the outputs of real site generators (Hugo 0.111 and MkDocs 1.6,
+//! `rag build` over the outputs of real site generators (Hugo 0.111, MkDocs 1.6, Doxygen
+//! 1.9 and Docusaurus 3.10,
 //! committed under `tests/data/sites/` with the script that regenerates them) and over
 //! the sample site of `examples/sample-site`: the entries a site owner would get.
 #![allow(clippy::unwrap_used)] // test helpers may panic on broken fixtures
@@ -185,6 +186,36 @@ fn a_mkdocs_site_under_a_base_path_gives_its_pages() {
          A recent Rust toolchain and Python 3.\n\n## Configuration\n\nPut every option in rag.toml."
     );
     assert_eq!(doc(&kb, "page_manual")["title"], "Welcome to the manual");
+}
+
+#[test]
+fn a_docusaurus_blog_s_index_and_tag_pages_are_left_out_as_listings() {
+    // The blog's index shows each post's title over its byline and opening (the whole of
+    // a short post), a tag page the same for the posts it holds.
+    let site = sites().join("docusaurus");
+    let dir = scratch("docusaurus");
+    let out = build_site(&dir, &site, "https://tidepool.example.org/");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("skipped 2 post listings"), "{stdout}");
+    let kb: Value = serde_json::from_slice(&std::fs::read(dir.join("kb.json")).unwrap()).unwrap();
+    // Left out: `/blog` (three posts) and `/blog/tags/release` (two). A tag of one post
+    // stays, not told from a page that quotes one other (docs/build.md).
+    assert_eq!(
+        ids(&kb),
+        [
+            "page_blog_community_stations",
+            "page_blog_offline_charts",
+            "page_blog_station_alerts",
+            "page_blog_tags_charts",
+            "page_docs_intro"
+        ]
+    );
+    // Each heading ends in a zero-width space inside its anchor link; it is not text.
+    let intro = doc(&kb, "page_docs_intro")["content"].as_str().unwrap();
+    assert!(intro.contains("\n## Install\n"), "{intro}");
+    assert!(!intro.contains('\u{200b}'), "{intro}");
 }
 
 #[test]

@@ -2,8 +2,9 @@
 # Rebuilds the committed outputs of the real generators the `rag build` tests read:
 # src/hugo → hugo/ (Hugo, Debian package `hugo`, tested with 0.111.3),
 # src/mkdocs → mkdocs/ (MkDocs from PyPI, pinned below) and src/doxygen → doxygen/
-# (Doxygen, Debian package `doxygen`, tested with 1.9.4), and records what Pagefind (npm,
-# pinned below) indexes of the hand-written pagefind/ site. The outputs are committed so the
+# (Doxygen, Debian package `doxygen`, tested with 1.9.4) and src/docusaurus → docusaurus/
+# (Docusaurus 3.10 from npm), and records what Pagefind (npm, pinned below) indexes of the
+# hand-written pagefind/ site. The outputs are committed so the
 # test suite needs neither generator; run this after changing a source site.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -37,3 +38,16 @@ trap 'rm -rf "$venv" "$npm_dir"' EXIT
 (cd "$npm_dir" && npm init -y >/dev/null && npm install --silent "pagefind@1.6.0")
 cp "$here/pagefind-dump.mjs" "$npm_dir/"
 node "$npm_dir/pagefind-dump.mjs" "$here/pagefind" > "$here/pagefind.expected.json"
+
+# src/docusaurus → docusaurus/ (Docusaurus, npm, pinned in its package.json): the blog's
+# index, two tag pages, the posts they list and the doc page.
+docu_dir="$(mktemp -d)"
+trap 'rm -rf "$venv" "$npm_dir" "$docu_dir"' EXIT
+cp -r "$here/src/docusaurus/." "$docu_dir/"
+(cd "$docu_dir" && npm install --silent --no-audit --no-fund && npx docusaurus build >/dev/null)
+rm -rf "$here/docusaurus"
+for page in blog blog/tags/release blog/tags/charts blog/offline-charts blog/station-alerts \
+  blog/community-stations docs/intro; do
+  mkdir -p "$here/docusaurus/$page"
+  cp "$docu_dir/build/$page/index.html" "$here/docusaurus/$page/"
+done
