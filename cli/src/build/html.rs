@@ -657,18 +657,19 @@ fn text_of(el: ElementRef<'_>) -> String {
     collapse(&text).trim().to_owned()
 }
 
-/// Runs of whitespace folded to one space. A zero-width space counts as one (Docusaurus
-/// ends every heading with one, inside its anchor link: "Getting Started\u{200b}"; Thai
-/// text marks word breaks with it); a zero-width no-break space (U+FEFF, a byte-order
-/// mark mid-text) is dropped.
+/// Runs of whitespace folded to one space; zero-width spaces and byte-order marks (U+200B,
+/// U+FEFF) dropped, as a reader sees them: DocBook and qdoc put one inside a long
+/// identifier where a line may break (`administrable_role_\u{200b}authorizations`,
+/// `QT_AUTO_SCREEN\u{200b}_SCALE_FACTOR`), which would otherwise split it, and Docusaurus
+/// ends every heading with one, inside its anchor link.
 fn collapse(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut space = false;
     for c in text.chars() {
-        if c == '\u{feff}' {
+        if matches!(c, '\u{200b}' | '\u{feff}') {
             continue;
         }
-        if c.is_whitespace() || c == '\u{200b}' {
+        if c.is_whitespace() {
             space = true;
         } else {
             if space {
@@ -753,14 +754,17 @@ mod tests {
     }
 
     #[test]
-    fn a_zero_width_space_reads_as_a_space_and_a_byte_order_mark_as_nothing() {
-        // Docusaurus ends each heading with a zero-width space inside its anchor link.
+    fn zero_width_spaces_and_byte_order_marks_are_not_text() {
+        // Docusaurus ends each heading with a zero-width space inside its anchor link;
+        // DocBook breaks long identifiers with one.
         let html = "<html><body><main><h1>Intro</h1><h2 id=\"start\">Getting Started<a \
-                    class=\"hash-link\" href=\"#start\">\u{200b}</a></h2><p>Run \
-                    it\u{200b}now, \u{feff}today.</p></main></body></html>";
+                    class=\"hash-link\" href=\"#start\">\u{200b}</a></h2><p>See \
+                    administrable_role_\u{200b}authorizations, \u{feff}today.</p></main></body></html>";
         let p = extract(html, "https://ex.org/docs/intro").unwrap();
         assert!(
-            p.content.contains("## Getting Started\n") && p.content.contains("Run it now, today."),
+            p.content.contains("## Getting Started\n")
+                && p.content
+                    .contains("See administrable_role_authorizations, today."),
             "{:?}",
             p.content
         );
