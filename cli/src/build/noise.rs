@@ -706,16 +706,7 @@ fn print_all(page: &Page, titles: &Titles) -> bool {
     let mut headings = [0usize; 7];
     let mut others = [0usize; 7];
     let mut named: Vec<String> = Vec::new();
-    for line in page.content.lines() {
-        let depth = line.bytes().take_while(|&b| b == b'#').count();
-        if depth == 0 {
-            continue;
-        }
-        let text = normalise(&line[depth..]);
-        if text.is_empty() {
-            continue;
-        }
-        let level = depth.min(6);
+    for (_, level, text) in headings_of(&page.content) {
         headings[level] += 1;
         let n = titles.titles.get(&text).copied().unwrap_or(0);
         // A heading with the page's own title names this page, not another.
@@ -767,36 +758,35 @@ fn listing(page: &Page, titles: &Titles) -> bool {
     }
     let own = normalise(&page.title);
     let content = page.content.as_str();
-    // Every heading: (where its line starts, where its section starts, its depth, the
-    // opening of the other page it names, if it names one).
-    let mut headings: Vec<(usize, usize, usize, Option<&String>)> = Vec::new();
-    for (at, line, fenced) in shared::kb::fenced_lines(content) {
-        let depth = line.bytes().take_while(|&b| b == b'#').count();
-        if fenced || depth == 0 {
-            continue;
-        }
-        let text = normalise(&line[depth..]);
-        let names = !text.is_empty() && text != own && titles.titles.contains_key(&text);
-        let opening = names.then(|| titles.openings.get(&text)).flatten();
-        headings.push((at, at + line.len(), depth, opening));
-    }
+    let headings: Vec<(usize, usize, String)> = headings_of(content).collect();
     let (mut copied, mut copied_bytes, mut checked) = (0, 0, 0);
-    for (i, &(at, body, depth, opening)) in headings.iter().enumerate() {
-        let Some(opening) = opening else { continue };
+    for (i, (at, level, text)) in headings.iter().enumerate() {
+        // Another page's title (a page has an opening on record only under its title).
+        let Some(opening) = titles.openings.get(text).filter(|_| *text != own) else {
+            continue;
+        };
         checked += 1;
         if checked > OPENINGS_CHECKED {
             return false; // many pages' titles: print-all's test, not this one
         }
         let end = headings[i + 1..]
             .iter()
-            .find(|h| h.2 <= depth)
+            .find(|h| h.1 <= *level)
             .map_or(content.len(), |h| h.0);
-        if content[body..end].contains(opening.as_str()) {
+        if content[*at..end].contains(opening.as_str()) {
             copied += 1;
             copied_bytes += end - at;
         }
     }
     copied >= LISTING_MIN && copied_bytes as f64 >= LISTING_MIN_SHARE * content.len() as f64
+}
+
+/// The content's headings (fenced code left out: a `# comment` is none), each as (where
+/// its line starts, its level, its text as titles are compared), empty ones skipped.
+fn headings_of(content: &str) -> impl Iterator<Item = (usize, usize, String)> + '_ {
+    shared::kb::headings(content)
+        .map(|(at, level, title)| (at, level, normalise(&title)))
+        .filter(|(_, _, text)| !text.is_empty())
 }
 
 /// A title or heading as compared: lowercase letters and digits, single spaces.
@@ -1078,14 +1068,21 @@ mod tests {
             .map(|i| format!("## Part {i}\n\nText.\n\n"))
             .collect();
         pages.push(page("/manual.html", "User manual", &own));
+        // Nor is a script whose comments repeat the titles: code holds no headings.
+        let script: String = titles.iter().map(|t| format!("# {t}\necho ok\n")).collect();
+        pages.push(page(
+            "/script.html",
+            "Script",
+            &format!("```sh\n{script}```"),
+        ));
         let mut tally = Tally::default();
         let kept = sift(pages.clone(), false, &mut tally);
-        assert_eq!(kept.len(), 11);
+        assert_eq!(kept.len(), 12);
         assert!(kept.iter().all(|p| p.path() != "/print.html"));
         assert_eq!(tally.count(Noise::PrintAll), 1);
 
         let mut tally = Tally::default();
-        assert_eq!(sift(pages, true, &mut tally).len(), 12, "keep_all keeps it");
+        assert_eq!(sift(pages, true, &mut tally).len(), 13, "keep_all keeps it");
         assert_eq!(tally.count(Noise::PrintAll), 1, "and still counts it");
         assert!(tally.summary().unwrap().starts_with("kept 1 print-all"));
     }
