@@ -116,6 +116,11 @@ pub struct Document {
     /// URLs of near-duplicate pages folded into this one (other versions or editions of
     /// the same page). Not indexed; shown with search hits.
     pub alternates: Vec<String>,
+    /// How many other pages of the site link to this one (`rag build` counts the links
+    /// of each HTML page's main text): retrieval weighs a page many others send readers
+    /// to a little above one none does ([`crate::retrieval::LINK_WEIGHT`]). Not indexed
+    /// or shown; absent on entries whose links nobody counted.
+    pub linked_from: Option<u32>,
     /// Unknown string fields, in source order: kept, indexed and shown.
     pub extra: Vec<(String, String)>,
 }
@@ -429,6 +434,7 @@ fn parse_document(doc: &mut Value, path: &str, problems: &mut Vec<Problem>) -> O
         ));
     }
     d.alternates = parse_alternates(obj.get("alternates"), path, problems);
+    d.linked_from = parse_linked_from(obj.get("linked_from"), path, problems);
     collect_extra(obj, &mut d);
     // A required field that is present but mistyped was reported above already.
     let absent = |f: &str| obj.get(f).is_none_or(Value::is_null);
@@ -523,6 +529,40 @@ fn parse_alternates(value: Option<&Value>, path: &str, problems: &mut Vec<Proble
         )),
     }
     alternates
+}
+
+/// Most pages a `linked_from` count may name: more than any site has, and below the
+/// prebuilt index's mark for an absent count.
+pub const MAX_LINKED_FROM: u64 = 1_000_000_000;
+
+/// The entry's `linked_from`: a whole number of pages, 0 to [`MAX_LINKED_FROM`].
+fn parse_linked_from(
+    value: Option<&Value>,
+    path: &str,
+    problems: &mut Vec<Problem>,
+) -> Option<u32> {
+    match value {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => {
+            match n.as_u64().filter(|&n| n <= MAX_LINKED_FROM) {
+                Some(n) => u32::try_from(n).ok(),
+                None => {
+                    problems.push(Problem::new(
+                    format!("{path}.linked_from"),
+                    format!("{n} is not a count of pages (a whole number from 0 to {MAX_LINKED_FROM})"),
+                ));
+                    None
+                }
+            }
+        }
+        Some(_) => {
+            problems.push(Problem::new(
+                format!("{path}.linked_from"),
+                "must be a number: how many other pages link to this one",
+            ));
+            None
+        }
+    }
 }
 
 /// A problem for each link of `d` (`url`, `paper_url`, `code_url` and any extra `*_url`
@@ -620,6 +660,7 @@ fn collect_extra(obj: &Map<String, Value>, d: &mut Document) {
             || k == "type"
             || k == "keywords"
             || k == "alternates"
+            || k == "linked_from"
             || STRING_FIELDS.contains(&k.as_str())
             || BOOKKEEPING_FIELDS.contains(&k.as_str())
         {

@@ -303,6 +303,45 @@ fn read_from_text_trailing_garbage_is_invalid_json() {
 }
 
 #[test]
+fn linked_from_is_a_count_of_pages_neither_indexed_nor_shown() {
+    let kb = parsed(&json!([
+        {"id": "a", "type": "page", "title": "Commit", "linked_from": 42},
+        {"id": "b", "type": "page", "title": "Tree", "linked_from": 0},
+        {"id": "c", "type": "page", "title": "Notes", "linked_from": null}
+    ]))
+    .unwrap();
+    let counts: Vec<Option<u32>> = kb.documents.iter().map(|d| d.linked_from).collect();
+    assert_eq!(counts, [Some(42), Some(0), None]);
+    let d = &kb.documents[0];
+    assert!(d.extra.is_empty(), "not an extra field: {:?}", d.extra);
+    assert!(!d.metadata_text().contains("42"), "not indexed");
+
+    let p = problems(json!([
+        {"id": "a", "type": "page", "title": "T", "linked_from": -1},
+        {"id": "b", "type": "page", "title": "T", "linked_from": 2.5},
+        {"id": "c", "type": "page", "title": "T", "linked_from": "many"},
+        {"id": "d", "type": "page", "title": "T", "linked_from": 4_000_000_000u64}
+    ]));
+    assert_eq!(p.len(), 4, "{p:?}");
+    assert!(
+        p[0].contains("documents[0].linked_from") && p[0].contains("whole number"),
+        "{p:?}"
+    );
+    assert!(
+        p[1].contains("documents[1].linked_from") && p[1].contains("2.5"),
+        "{p:?}"
+    );
+    assert!(
+        p[2].contains("documents[2].linked_from: must be a number"),
+        "{p:?}"
+    );
+    assert!(
+        p[3].contains("documents[3].linked_from") && p[3].contains("4000000000"),
+        "{p:?}"
+    );
+}
+
+#[test]
 fn kind_must_be_known_and_alternates_must_be_links() {
     let kb = parsed(&json!([{"id": "a", "type": "page", "title": "Changelog",
         "kind": "release-notes", "alternates": ["https://ex.org/v1/changelog/"]}]))

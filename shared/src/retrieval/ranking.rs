@@ -61,7 +61,9 @@ impl Retriever {
     /// [`Retriever::rank`] for units already scored, with each document's naming-field
     /// score (`fields`, in document order) added at [`FIELD_WEIGHT`]: a document scores as
     /// its best passage plus its fields, so it gets no more chances for having more
-    /// passages, and a page named for the question's words outranks one that mentions them.
+    /// passages, and a page named for the question's words outranks one that mentions them;
+    /// then weighed by what kind of page it is ([`DEMOTED_WEIGHT`]) and by its standing on
+    /// the site ([`LINK_WEIGHT`]).
     pub(super) fn rank_scored(
         &self,
         scored: Vec<(u32, f32)>,
@@ -127,6 +129,9 @@ impl Retriever {
             }
             if self.demoted.get(d) == Some(&doc) {
                 score *= DEMOTED_WEIGHT;
+            }
+            if let Some(&standing) = self.standing.get(doc as usize) {
+                score *= standing;
             }
             if score >= min_score {
                 candidates.push((doc, score));

@@ -670,6 +670,60 @@ fn a_document_gains_nothing_from_more_passages() {
 }
 
 #[test]
+fn of_two_pages_matching_alike_the_one_more_pages_link_to_ranks_first() {
+    // Two commands' pages that answer "sign commits" in the same words, and other pages
+    // that make the site's median.
+    let command = |name: &str| {
+        let text = format!("{name}\nCreate commits. Use --gpg-sign to sign commits with GPG.");
+        (name.to_string(), vec![text])
+    };
+    let mut pages = vec![command("alpha-tool"), command("omega-tool")];
+    pages.extend((0..10).map(|i| {
+        (
+            format!("topic {i}"),
+            vec![format!("Topic {i} of the manual.")],
+        )
+    }));
+    let mut r = Retriever::build_fielded(pages, &[]);
+    let ranked = |r: &Retriever| {
+        let (_, hits) = r.search("sign commits with GPG", 2, 0.0);
+        hits.iter().map(|h| (h.doc, h.score)).collect::<Vec<_>>()
+    };
+    let before = ranked(&r);
+    assert!(
+        (before[0].1 - before[1].1).abs() < 1e-6 && before[0].0 == 0,
+        "equal text, equal scores: the first page wins the tie {before:?}"
+    );
+    let mut counts = vec![Some(3); 12];
+    counts[0] = Some(0);
+    counts[1] = Some(40);
+    r.weigh_links(&counts);
+    let after = ranked(&r);
+    assert_eq!(
+        after[0].0, 1,
+        "linked from 40 pages, against none: {after:?}"
+    );
+    // A small prior: each score moves by a few per cent, not by the text's measure.
+    for (doc, score) in &after {
+        let was = before
+            .iter()
+            .find(|(d, _)| d == doc)
+            .map(|(_, s)| *s)
+            .unwrap();
+        assert!((score / was - 1.0).abs() < 0.1, "{before:?} {after:?}");
+    }
+    // Counted for nobody, or all alike: nothing moves.
+    r.weigh_links(&[None; 12]);
+    assert_eq!(ranked(&r), before);
+    r.weigh_links(&[Some(5); 12]);
+    assert_eq!(ranked(&r), before);
+    // A page nobody counted for stands as the site's median, above the page none links to.
+    counts[1] = None;
+    r.weigh_links(&counts);
+    assert_eq!(ranked(&r)[0].0, 1, "{:?}", ranked(&r));
+}
+
+#[test]
 fn a_question_naming_an_entry_returns_it_whatever_else_it_asks() {
     // A homepage whose project entry keeps its star count as a number: "star" is a
     // word the site never writes, and carries most of the question's weight.

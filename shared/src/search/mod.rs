@@ -103,6 +103,7 @@ impl SearchIndex {
     ) -> Self {
         crate::heap::mark("retriever");
         retriever.demote(demoted(&kb));
+        retriever.weigh_links(&linked_from(&kb));
         let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
         crate::heap::mark("facets");
         let vocabulary = Vocabulary::of(&kb, &facets);
@@ -135,6 +136,7 @@ impl SearchIndex {
             .map(|(d, c)| (field_text(d), index_texts(d, &c.passages(d))));
         let mut retriever = Retriever::build_fielded(texts, &kb.glossary);
         retriever.demote(demoted(&kb));
+        retriever.weigh_links(&linked_from(&kb));
         let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
         let vocabulary = Vocabulary::of(&kb, &facets);
         let language = Language::of_kb(&kb);
@@ -436,6 +438,11 @@ fn demoted(kb: &KnowledgeBase) -> impl Iterator<Item = u32> + '_ {
         .enumerate()
         .filter(|(_, d)| d.kind.as_deref() == Some("release-notes"))
         .map(|(i, _)| i as u32)
+}
+
+/// Each document's count of linking pages, in document order.
+fn linked_from(kb: &KnowledgeBase) -> Vec<Option<u32>> {
+    kb.documents.iter().map(|d| d.linked_from).collect()
 }
 
 /// The words that name a document, which retrieval scores as a field of their own: its

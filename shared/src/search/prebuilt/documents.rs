@@ -107,6 +107,7 @@ pub(super) fn write(
         }
         w.u32(d.alternates.len() as u32);
         d.alternates.iter().for_each(|u| w.str(u));
+        w.u32(d.linked_from.unwrap_or(codec::NONE));
         match c {
             Chunks::None => w.u32(0),
             Chunks::Whole => w.u32(1),
@@ -131,8 +132,8 @@ pub(super) fn write(
 }
 
 /// The fewest bytes a document's record takes: the lengths of its strings (its content's
-/// place among them), its three counts and its passage kind.
-const MIN_RECORD: u64 = 4 * (2 + STRING_FIELDS.len() as u64 + 4);
+/// place among them), its three counts, its linking pages and its passage kind.
+const MIN_RECORD: u64 = 4 * (2 + STRING_FIELDS.len() as u64 + 5);
 
 /// A document's content: none, or a range of one of `texts`.
 fn read_text(r: &mut Input<'_>, texts: &[Arc<PackedBlock>]) -> Result<Option<Text>, IndexError> {
@@ -184,6 +185,11 @@ pub(super) fn read(
             .collect::<Result<_, IndexError>>()?;
         let n = r.count(4)?;
         d.alternates = (0..n).map(|_| r.str()).collect::<Result<_, _>>()?;
+        d.linked_from = match r.u32()? {
+            codec::NONE => None,
+            n if u64::from(n) <= crate::kb::MAX_LINKED_FROM => Some(n),
+            _ => return Err(IndexError::Malformed("a count of linking pages")),
+        };
         // The content is not inflated here: a span is checked against its length, and one
         // off a character boundary reads as no passage ([`SearchIndex::passage_text`]).
         let content_len = d.content.as_ref().map(Text::byte_len);

@@ -34,9 +34,9 @@ pub const MAGIC: &[u8; 8] = b"RAGINDEX";
 
 /// The layout version this build writes and reads. Bump it whenever the layout, passage
 /// splitting, the indexed text or BM25 weights change; analysis changes are caught by
-/// [`analysis_fingerprint`]. 7 has 6's layout: a lead paragraph that repeats the title no
-/// longer names the document.
-pub const FORMAT_VERSION: u32 = 7;
+/// [`analysis_fingerprint`]. 8 adds each document's count of linking pages
+/// (`linked_from`) after its alternates.
+pub const FORMAT_VERSION: u32 = 8;
 
 /// Magic, version, flags, analysis fingerprint, KB hash, body length, body checksum.
 const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8 + 8 + 8;

@@ -501,22 +501,32 @@ fn the_index_is_named_after_the_kb() {
 }
 
 #[test]
-fn kind_and_alternates_round_trip() {
+fn kind_alternates_and_linked_from_round_trip() {
     let json = serde_json::json!({"documents": [
         {"id": "a", "type": "page", "title": "What's new in 2.0", "kind": "release-notes",
          "url": "https://ex.org/whatsnew/", "content": "Version 2.0 adds streaming replies."},
         {"id": "b", "type": "page", "title": "Streaming replies", "url": "https://ex.org/std/stream/",
          "alternates": ["https://ex.org/core/stream/", "https://ex.org/v1/stream/"],
-         "content": "How streaming replies work, and how to turn them off."}
+         "linked_from": 17, "content": "How streaming replies work, and how to turn them off."},
+        {"id": "c", "type": "page", "title": "Replies", "linked_from": 0,
+         "content": "What a reply holds."}
     ]});
     let bytes = serde_json::to_vec(&json).unwrap();
     let kb = kb_of(&bytes);
     assert_eq!(kb.documents[0].kind.as_deref(), Some("release-notes"));
     assert_eq!(kb.documents[1].alternates.len(), 2);
+    let counts: Vec<Option<u32>> = kb.documents.iter().map(|d| d.linked_from).collect();
+    assert_eq!(counts, [None, Some(17), Some(0)]);
     let built = SearchIndex::new(kb, "v");
     let index = encode(&built, content_hash(&bytes), "E1");
     let loaded = decode(&index, Expect::Version("E1"), "E1".into()).unwrap();
     assert_eq!(loaded.kb(), built.kb());
+    // And the ranking reads them as the JSON's index does.
+    let hits = |i: &SearchIndex| {
+        let (_, hits) = i.retriever().search("replies", 3, 0.0);
+        hits.iter().map(|h| (h.doc, h.score)).collect::<Vec<_>>()
+    };
+    assert_eq!(hits(&loaded), hits(&built));
 }
 
 /// Where the packed texts (the body's second field: a count, then blocks of a raw
