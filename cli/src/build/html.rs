@@ -136,8 +136,15 @@ pub(crate) fn extract(html: &str, url: &str) -> Result<Page, Skip> {
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .map(str::to_owned);
+    let links = super::links::targets(&scope, url);
+    let found_at = canonical
+        .as_deref()
+        .filter(|c| *c != url)
+        .and_then(|_| super::links::key(url));
     let mut page = Page {
         url: canonical.unwrap_or_else(|| url.to_owned()),
+        links,
+        found_at,
         title,
         content,
         lang,

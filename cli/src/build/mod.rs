@@ -25,6 +25,7 @@ mod glob;
 mod html;
 mod html_bounds;
 mod ids;
+mod links;
 mod llms;
 mod markdown;
 mod merge;
@@ -136,6 +137,9 @@ fn build(s: &Settings, report: &mut Report) -> Result<String, String> {
         report.noise.collapsed = collapsed;
     }
     report.noise.release_notes = releases::mark(&mut pages);
+    // Among the pages kept, so a link to noise or to a folded duplicate's own URL counts
+    // for the page that stands for it, or for none.
+    links::count(&mut pages);
     for line in report.noise.examples() {
         report.note(line);
     }

@@ -58,6 +58,17 @@ pub(crate) struct Page {
     /// Whether the page has more than one `<h1>` (then they may be its sections).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) h1_sections: bool,
+    /// The pages its main text links to, as [`super::links::targets`] keys them (HTML pages
+    /// only; dropped once [`super::links::count`] has read them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) links: Vec<u64>,
+    /// The key of the URL it was found at, when its canonical URL is another: links
+    /// from its neighbours name it there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) found_at: Option<u64>,
+    /// How many other pages of the site link to it (HTML pages, see [`super::links`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) linked_from: Option<u32>,
     /// The signature near-duplicates are found by, when made at extraction (it is of the
     /// title and content as extracted: neither changes before duplicates are collapsed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -89,6 +100,9 @@ impl Page {
         e.set_str("description", self.description.as_deref());
         e.set_str("date", self.date.as_deref());
         e.set_keywords(self.keywords.clone());
+        if let Some(n) = self.linked_from {
+            e.set("linked_from", n.into());
+        }
         e.set_str("content", Some(self.content.as_str()));
         for (k, values) in &self.fields {
             let value = match values.as_slice() {

@@ -219,6 +219,43 @@ fn a_docusaurus_blog_s_index_and_tag_pages_are_left_out_as_listings() {
 }
 
 #[test]
+fn a_page_counts_the_kept_pages_whose_text_links_to_it_not_their_navigation() {
+    // Docusaurus' posts link each other only from the "Newer post / Older post" bar (a
+    // `<nav>` inside `<main>`), and each post's tags from its footer; the tag page of
+    // "charts" links its one post; the blog's index and the "release" tag page, which
+    // link every post, are left out as listings.
+    let site = sites().join("docusaurus");
+    let dir = scratch("docusaurus-links");
+    let out = build_site(&dir, &site, "https://tidepool.example.org/");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kb: Value = serde_json::from_slice(&std::fs::read(dir.join("kb.json")).unwrap()).unwrap();
+    let linked: Vec<(String, u64)> = ids(&kb)
+        .into_iter()
+        .map(|id| {
+            let n = doc(&kb, &id)["linked_from"].as_u64();
+            let n = n.unwrap_or_else(|| panic!("{id} has no count"));
+            (id, n)
+        })
+        .collect();
+    let expect = |id: &str, n: u64| (id.to_owned(), n);
+    assert_eq!(
+        linked,
+        [
+            expect("page_blog_community_stations", 0),
+            expect("page_blog_offline_charts", 1),
+            expect("page_blog_station_alerts", 0),
+            expect("page_blog_tags_charts", 1),
+            expect("page_docs_intro", 0),
+        ]
+    );
+}
+
+#[test]
 fn a_doxygen_manual_names_its_pages_by_title_not_by_their_first_section() {
     // Doxygen puts a `\page`'s name in <title> ("Pony: Configuration") and a <div>, and
     // its `\section`s in <h1>s ("Format", "Project options"): the first <h1> names a
@@ -368,6 +405,15 @@ fn markdown_sources_skip_drafts_and_take_urls_from_the_pattern() {
     assert_eq!(post["date"], "2024-05-01");
     assert_eq!(post["keywords"], serde_json::json!(["retrieval", "bm25"]));
     assert!(post["content"].as_str().unwrap().contains("## Saturation"));
+    // Markdown's links are not read: no page gets a count of linking pages.
+    assert!(
+        kb["documents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d.get("linked_from").is_none()),
+        "{kb}"
+    );
 }
 
 #[test]

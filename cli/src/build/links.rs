@@ -1,0 +1,196 @@
+//! Links between a site's pages: how many other pages link to each page from their main
+//! text (`linked_from`), which retrieval reads as a page's standing on its site.
+//!
+//! A page that many others send their readers to (`git-commit`, a chapter's overview, the
+//! class a tutorial builds on) is the one a visitor's question more often means than a
+//! page linked from none (`git-commit-tree`, a generated example). Only the main text's
+//! links count, each linking page once: a navigation bar or sidebar is left out of it, as
+//! it is of the text, so a site's template endorses nothing.
+//!
+//! [`targets`] takes a page's links while its HTML is parsed, as 64-bit hashes of their
+//! normalised URLs (a large API site holds millions of links: 8 bytes each, not the URL's
+//! text); [`count`] matches them against the pages kept, after noise and duplicates are
+//! gone, so a link to a page folded into another counts for the page that stands for both.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
+use ego_tree::iter::Edge;
+use scraper::Node;
+
+use super::html::Scope;
+use super::page::Page;
+
+/// The hashes of the pages the scope's links lead to (`href` resolved against `url`, where
+/// the page was found), sorted, each once; links within the page itself (`#anchor`) and
+/// out of the web (`mailto:`) are none.
+pub(crate) fn targets(scope: &Scope<'_>, url: &str) -> Vec<u64> {
+    let Ok(base) = reqwest::Url::parse(url) else {
+        return Vec::new();
+    };
+    let own = key_of(&base);
+    let mut out: Vec<u64> = scope
+        .edges(|_| {})
+        .filter_map(|edge| match edge {
+            Edge::Open(node) => match node.value() {
+                Node::Element(el) if el.name() == "a" => el.attr("href"),
+                _ => None,
+            },
+            Edge::Close(_) => None,
+        })
+        .filter(|href| !href.trim().starts_with('#'))
+        .filter_map(|href| base.join(href.trim()).ok())
+        .filter_map(|target| key_of(&target))
+        .filter(|&k| Some(k) != own)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The key of a page's URL as links name it: `http(s)` only, without its query and
+/// fragment, a directory's `index.html` standing for the directory (as `rag build` serves
+/// it: [`super::site`]).
+fn key_of(url: &reqwest::Url) -> Option<u64> {
+    if !matches!(url.scheme(), "http" | "https") {
+        return None;
+    }
+    let mut url = url.clone();
+    url.set_fragment(None);
+    url.set_query(None);
+    let text = url.as_str();
+    let text = text.strip_suffix("index.html").unwrap_or(text);
+    // Deterministic (the build cache stores these): FxHasher has no random seed.
+    let mut h = rustc_hash::FxHasher::default();
+    text.hash(&mut h);
+    Some(h.finish())
+}
+
+/// The key of a page's URL (its own, an alternate's, where it was found).
+pub(crate) fn key(url: &str) -> Option<u64> {
+    key_of(&reqwest::Url::parse(url).ok()?)
+}
+
+/// Sets each HTML page's `linked_from`: how many other pages of `pages` link to it or to
+/// one of its alternates. Markdown pages, whose links are not read, get none. Drops the
+/// pages' link lists, which nothing needs after.
+pub(crate) fn count(pages: &mut [Page]) {
+    let mut by_key: HashMap<u64, usize> = HashMap::with_capacity(pages.len());
+    for (i, page) in pages.iter().enumerate() {
+        let urls = std::iter::once(&page.url).chain(&page.alternates);
+        for k in urls.filter_map(|u| key(u)).chain(page.found_at) {
+            by_key.entry(k).or_insert(i);
+        }
+    }
+    let mut linked_from = vec![0u32; pages.len()];
+    let mut seen: Vec<usize> = Vec::new();
+    for (source, page) in pages.iter().enumerate() {
+        seen.clear();
+        seen.extend(
+            page.links
+                .iter()
+                .filter_map(|k| by_key.get(k).copied())
+                .filter(|&target| target != source),
+        );
+        // Two of its links may name one page (itself and an alternate): counted once.
+        seen.sort_unstable();
+        seen.dedup();
+        for &target in &seen {
+            linked_from[target] += 1;
+        }
+    }
+    for (page, n) in pages.iter_mut().zip(linked_from) {
+        page.linked_from = page.structure.is_some().then_some(n);
+        page.links = Vec::new();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(url: &str, html: &str) -> Page {
+        super::super::html::extract(html, url).expect("a page")
+    }
+
+    #[test]
+    fn only_the_main_text_s_links_count_and_each_linking_page_once() {
+        // Every page's navigation links to all three: the template endorses nothing.
+        let nav = r#"<nav><a href="/a.html">A</a> <a href="/b.html">B</a>
+            <a href="/c/">C</a></nav>"#;
+        let html =
+            |body: &str| format!("<html><body>{nav}<main><h1>T</h1>{body}</main></body></html>");
+        let mut pages = vec![
+            page(
+                "https://ex.org/a.html",
+                &html(
+                    r##"<p>See <a href="b.html#usage">b</a>, <a href="b.html">b again</a>,
+                    <a href="#top">this page</a> and <a href="/c/index.html?x=1">c</a>.</p>"##,
+                ),
+            ),
+            page(
+                "https://ex.org/b.html",
+                &html(
+                    r#"<p>Back to <a href="https://ex.org/c/">c</a>, <a href="b.html">me</a>,
+                    <a href="mailto:x@ex.org">mail</a>, <a href="https://other.org/b.html">elsewhere</a>.</p>"#,
+                ),
+            ),
+            page("https://ex.org/c/", &html("<p>No links of its own.</p>")),
+        ];
+        count(&mut pages);
+        let linked: Vec<Option<u32>> = pages.iter().map(|p| p.linked_from).collect();
+        // b: from a (twice, and with an anchor: once); c: from a (its index.html, a
+        // query) and b; a: only from the navigation, and b's link to itself is none.
+        assert_eq!(linked, [Some(0), Some(1), Some(2)]);
+        assert!(pages.iter().all(|p| p.links.is_empty()));
+    }
+
+    #[test]
+    fn a_link_to_a_folded_duplicate_counts_for_the_page_kept_and_markdown_gets_none() {
+        let mut pages = vec![
+            page(
+                "https://ex.org/guide.html",
+                r#"<main><h1>Guide</h1><p><a href="v1/api.html">the API</a></p></main>"#,
+            ),
+            page(
+                "https://ex.org/tour.html",
+                r#"<main><h1>Tour</h1><p><a href="api.html">the API</a></p></main>"#,
+            ),
+            page(
+                "https://ex.org/api.html",
+                "<main><h1>API</h1><p>Calls.</p></main>",
+            ),
+        ];
+        pages[2].alternates = vec!["https://ex.org/v1/api.html".into()];
+        // A page read from Markdown (no HTML structure) links to the API too.
+        let mut notes = page(
+            "https://ex.org/notes.html",
+            r#"<main><h1>Notes</h1><p><a href="api.html">API</a></p></main>"#,
+        );
+        notes.structure = None;
+        pages.push(notes);
+        count(&mut pages);
+        assert_eq!(pages[2].linked_from, Some(3));
+        assert_eq!(pages[0].linked_from, Some(0));
+        assert_eq!(pages[3].linked_from, None);
+    }
+
+    #[test]
+    fn a_page_whose_canonical_url_is_another_is_found_where_its_neighbours_link() {
+        // Served at `/guide/`, it names `/guide` (no slash) as canonical; links say `/guide/`.
+        let mut pages = vec![
+            page(
+                "https://ex.org/guide/",
+                r#"<html><head><link rel="canonical" href="https://ex.org/guide"></head>
+                <body><main><h1>Guide</h1><p>Read on.</p></main></body></html>"#,
+            ),
+            page(
+                "https://ex.org/faq.html",
+                r#"<main><h1>FAQ</h1><p>See <a href="guide/">the guide</a>.</p></main>"#,
+            ),
+        ];
+        assert_eq!(pages[0].url, "https://ex.org/guide");
+        count(&mut pages);
+        assert_eq!(pages[0].linked_from, Some(1));
+    }
+}
