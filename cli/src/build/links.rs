@@ -29,17 +29,23 @@ pub(crate) fn targets(scope: &Scope<'_>, url: &str) -> Vec<u64> {
         return Vec::new();
     };
     let own = key_of(&base);
-    let mut out: Vec<u64> = scope
+    // Each distinct `href` resolved once: an API page names one type in many signatures.
+    let mut hrefs: Vec<&str> = scope
         .edges(|_| {})
         .filter_map(|edge| match edge {
             Edge::Open(node) => match node.value() {
-                Node::Element(el) if el.name() == "a" => el.attr("href"),
+                Node::Element(el) if el.name() == "a" => el.attr("href").map(str::trim),
                 _ => None,
             },
             Edge::Close(_) => None,
         })
-        .filter(|href| !href.trim().starts_with('#'))
-        .filter_map(|href| base.join(href.trim()).ok())
+        .filter(|href| !href.starts_with('#'))
+        .collect();
+    hrefs.sort_unstable();
+    hrefs.dedup();
+    let mut out: Vec<u64> = hrefs
+        .into_iter()
+        .filter_map(|href| base.join(href).ok())
         .filter_map(|target| key_of(&target))
         .filter(|&k| Some(k) != own)
         .collect();
@@ -55,10 +61,9 @@ fn key_of(url: &reqwest::Url) -> Option<u64> {
     if !matches!(url.scheme(), "http" | "https") {
         return None;
     }
-    let mut url = url.clone();
-    url.set_fragment(None);
-    url.set_query(None);
+    // A parsed URL writes `?` and `#` only where its query and fragment begin.
     let text = url.as_str();
+    let text = text.split(['?', '#']).next().unwrap_or(text);
     let text = text.strip_suffix("index.html").unwrap_or(text);
     // Deterministic (the build cache stores these): FxHasher has no random seed.
     let mut h = rustc_hash::FxHasher::default();
