@@ -188,10 +188,14 @@ pub(super) fn trigger(mode: QueryRewrite, s: &Situation<'_>) -> Option<Trigger> 
     if s.hits.is_empty() {
         return Some(Trigger::NoHits);
     }
-    if confidence(s.retriever, &terms, s.hits) < LOW_CONFIDENCE {
+    // How well the text matches, without the pages' standing on the site: the tests
+    // measure the question's words against the pages, and a query-independent prior
+    // would spread a flat ranking's scores by up to a tenth.
+    let hits = s.retriever.text_scores(s.hits);
+    if confidence(s.retriever, &terms, &hits) < LOW_CONFIDENCE {
         return Some(Trigger::LowConfidence);
     }
-    if spread(s.hits) < FLAT_SPREAD {
+    if spread(&hits) < FLAT_SPREAD {
         return Some(Trigger::Flat);
     }
     match mode {

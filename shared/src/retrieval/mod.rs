@@ -757,6 +757,17 @@ impl Retriever {
         }
     }
 
+    /// `hits` with each score as the text alone made it: the factor for the document's
+    /// standing on the site ([`Retriever::weigh_links`]) taken out again.
+    pub fn text_scores(&self, hits: &[Ranked]) -> Vec<Ranked> {
+        hits.iter()
+            .map(|h| Ranked {
+                score: h.score / self.standing.get(h.doc as usize).copied().unwrap_or(1.0),
+                ..*h
+            })
+            .collect()
+    }
+
     /// Each document's version in the other language on a bilingual site
     /// ([`versions::NONE`] for none; empty when the site has no Chinese text).
     pub fn versions(&self) -> &[u32] {

@@ -712,6 +712,16 @@ fn of_two_pages_matching_alike_the_one_more_pages_link_to_ranks_first() {
             .unwrap();
         assert!((score / was - 1.0).abs() < 0.1, "{before:?} {after:?}");
     }
+    // The text's own scores are there to be had (the rewrite's tests measure the text).
+    let (_, hits) = r.search("sign commits with GPG", 2, 0.0);
+    for h in r.text_scores(&hits) {
+        let was = before
+            .iter()
+            .find(|(d, _)| *d == h.doc)
+            .map(|(_, s)| *s)
+            .unwrap();
+        assert!((h.score - was).abs() < 1e-5, "{hits:?} {before:?}");
+    }
     // Counted for nobody, or all alike: nothing moves.
     r.weigh_links(&[None; 12]);
     assert_eq!(ranked(&r), before);
