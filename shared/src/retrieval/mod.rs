@@ -157,8 +157,9 @@ pub const DEMOTED_WEIGHT: f32 = 0.5;
 /// knowledge base's `linked_from`) moves its score: each document's score is multiplied
 /// by `1 + LINK_WEIGHT · n / (n + m)` for `n` linking pages, `m` the site's median (at
 /// least 1), over the same for a median page. So a typical page keeps its score, the most
-/// linked gain under 5 % and a page none links to loses under 5 %, and a document nobody
-/// counted for stands as the median. A query-independent prior in the saturating form
+/// linked gain under 5 % and a page none links to loses under 5 % (on a site whose median
+/// page no page links to, the most linked gain under 10 % and the rest keep theirs), and
+/// a document nobody counted for stands as the median. A query-independent prior in the saturating form
 /// Craswell, Robertson, Zaragoza and Taylor (SIGIR 2005) found for link counts: it
 /// breaks near-ties and cannot let a page's links outweigh its text, however many an API
 /// reference's generated signatures give one type (Rust's `__m128i`: 2,393 pages). The
