@@ -56,7 +56,7 @@ pub(crate) fn targets(scope: &Scope<'_>, url: &str) -> Vec<u64> {
 
 /// The key of a page's URL as links name it: `http(s)` only, without its query and
 /// fragment, a directory's `index.html` standing for the directory (as `rag build` serves
-/// it: [`super::site`]).
+/// it: [`super::site::directory_url`]).
 fn key_of(url: &reqwest::Url) -> Option<u64> {
     if !matches!(url.scheme(), "http" | "https") {
         return None;
@@ -64,7 +64,7 @@ fn key_of(url: &reqwest::Url) -> Option<u64> {
     // A parsed URL writes `?` and `#` only where its query and fragment begin.
     let text = url.as_str();
     let text = text.split(['?', '#']).next().unwrap_or(text);
-    let text = text.strip_suffix("index.html").unwrap_or(text);
+    let text = super::site::directory_url(text);
     // Deterministic (the build cache stores these): FxHasher has no random seed.
     let mut h = rustc_hash::FxHasher::default();
     text.hash(&mut h);
@@ -178,6 +178,27 @@ mod tests {
         assert_eq!(pages[2].linked_from, Some(3));
         assert_eq!(pages[0].linked_from, Some(0));
         assert_eq!(pages[3].linked_from, None);
+    }
+
+    #[test]
+    fn only_a_file_named_index_html_stands_for_its_folder() {
+        let mut pages = vec![
+            page(
+                "https://ex.org/sql-create",
+                "<main><h1>Create</h1><p>Make.</p></main>",
+            ),
+            page(
+                "https://ex.org/sql-createindex.html",
+                "<main><h1>Index</h1><p>Find.</p></main>",
+            ),
+            page(
+                "https://ex.org/tour.html",
+                r#"<main><h1>Tour</h1><p><a href="sql-createindex.html">indexes</a></p></main>"#,
+            ),
+        ];
+        count(&mut pages);
+        let linked: Vec<Option<u32>> = pages.iter().map(|p| p.linked_from).collect();
+        assert_eq!(linked, [Some(0), Some(1), Some(0)]);
     }
 
     #[test]

@@ -378,7 +378,7 @@ pub(crate) fn percent_decode(text: &str) -> String {
 
 /// The URL path a file is served at: a directory's `index.html` by the directory, any other
 /// file by its own name (`sql-createindex.html` is not a directory index).
-fn directory_url(rel: &str) -> &str {
+pub(crate) fn directory_url(rel: &str) -> &str {
     match rel.strip_suffix("index.html") {
         Some(dir) if dir.is_empty() || dir.ends_with('/') => dir,
         _ => rel,

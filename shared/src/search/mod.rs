@@ -102,8 +102,7 @@ impl SearchIndex {
         version: String,
     ) -> Self {
         crate::heap::mark("retriever");
-        retriever.demote(demoted(&kb));
-        retriever.weigh_links(&linked_from(&kb));
+        weigh_documents(&mut retriever, &kb);
         let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
         crate::heap::mark("facets");
         let vocabulary = Vocabulary::of(&kb, &facets);
@@ -135,8 +134,7 @@ impl SearchIndex {
             .zip(&chunks)
             .map(|(d, c)| (field_text(d), index_texts(d, &c.passages(d))));
         let mut retriever = Retriever::build_fielded(texts, &kb.glossary);
-        retriever.demote(demoted(&kb));
-        retriever.weigh_links(&linked_from(&kb));
+        weigh_documents(&mut retriever, &kb);
         let facets: Vec<Facets> = kb.documents.iter().map(Facets::of).collect();
         let vocabulary = Vocabulary::of(&kb, &facets);
         let language = Language::of_kb(&kb);
@@ -431,18 +429,19 @@ impl Chunks {
     }
 }
 
-/// The documents retrieval ranks below others for the same match: release notes.
-fn demoted(kb: &KnowledgeBase) -> impl Iterator<Item = u32> + '_ {
-    kb.documents
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| d.kind.as_deref() == Some("release-notes"))
-        .map(|(i, _)| i as u32)
-}
-
-/// Each document's count of linking pages, in document order.
-fn linked_from(kb: &KnowledgeBase) -> Vec<Option<u32>> {
-    kb.documents.iter().map(|d| d.linked_from).collect()
+/// What retrieval weighs each document by beside its text, read from the knowledge base
+/// (not stored in the index, so a JSON load and a prebuilt one agree): release notes rank
+/// below the page about what they mention, and each page by its standing on the site.
+fn weigh_documents(retriever: &mut Retriever, kb: &KnowledgeBase) {
+    retriever.demote(
+        kb.documents
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.kind.as_deref() == Some("release-notes"))
+            .map(|(i, _)| i as u32),
+    );
+    let linked_from: Vec<Option<u32>> = kb.documents.iter().map(|d| d.linked_from).collect();
+    retriever.weigh_links(&linked_from);
 }
 
 /// The words that name a document, which retrieval scores as a field of their own: its
