@@ -9,8 +9,10 @@
 //!
 //! [`targets`] takes a page's links while its HTML is parsed, as 64-bit hashes of their
 //! normalised URLs (a large API site holds millions of links: 8 bytes each, not the URL's
-//! text); [`count`] matches them against the pages kept, after noise and duplicates are
-//! gone, so a link to a page folded into another counts for the page that stands for both.
+//! text); [`markdown_targets`] does the same for a Markdown source, whose links name other
+//! source files (`../guide/setup.md`) as often as URLs; [`count`] matches them against the
+//! pages kept, after noise and duplicates are gone, so a link to a page folded into another
+//! counts for the page that stands for both.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -54,6 +56,74 @@ pub(crate) fn targets(scope: &Scope<'_>, url: &str) -> Vec<u64> {
     out
 }
 
+/// The pages a Markdown source's text links to (`[text](target)`, reference links,
+/// autolinks; not images, and nothing inside code), sorted, each once. `rel` is the file's
+/// path under the source folder and `url` the page's URL: a target that is a Markdown file
+/// (`setup.md`, `../guide/setup.md#install`) is resolved against `rel` and keyed as that
+/// source ([`source_key`]), which is how MkDocs, Docusaurus and GitHub read such links;
+/// any other target is resolved against `url`, as a link in HTML is.
+pub(crate) fn markdown_targets(body: &str, rel: &str, url: &str) -> Vec<u64> {
+    use pulldown_cmark::{Event, Parser, Tag};
+    let (Ok(page), Some(source)) = (reqwest::Url::parse(url), source_url(rel)) else {
+        return Vec::new();
+    };
+    let own = [key_of(&page), source_key_of(&source)];
+    let mut out: Vec<u64> = Parser::new(body)
+        .filter_map(|event| match event {
+            Event::Start(Tag::Link { dest_url, .. }) => Some(dest_url),
+            _ => None,
+        })
+        .filter(|dest| !dest.trim().is_empty() && !dest.starts_with('#'))
+        .filter_map(|dest| {
+            let dest = dest.trim();
+            let path = dest.split(['?', '#']).next().unwrap_or(dest);
+            let is_source = reqwest::Url::parse(dest).is_err() && is_markdown_file(path);
+            if is_source {
+                source_key_of(&source.join(dest).ok()?)
+            } else {
+                key_of(&page.join(dest).ok()?)
+            }
+        })
+        .filter(|k| !own.contains(&Some(*k)))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The key links from other Markdown sources name the file `rel` (its path under the
+/// source folder) by.
+pub(crate) fn source_key(rel: &str) -> Option<u64> {
+    source_key_of(&source_url(rel)?)
+}
+
+/// A source file's path as a `file:` URL under an empty root, so that joining a link to
+/// it resolves `..`, `.` and percent-encoding as a browser resolves them against a URL.
+fn source_url(rel: &str) -> Option<reqwest::Url> {
+    reqwest::Url::parse("file:///").ok()?.join(rel).ok()
+}
+
+/// The key of a source file's URL from [`source_url`], without its query and fragment
+/// (`setup.md#install` is `setup.md`); never equal to a page URL's key, which is of an
+/// `http(s)` URL.
+fn source_key_of(url: &reqwest::Url) -> Option<u64> {
+    (url.scheme() == "file").then(|| hash(url.path()))
+}
+
+/// Whether a link's path names a Markdown file, as [`super::markdown`] reads them.
+fn is_markdown_file(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    lower.ends_with(".md") || lower.ends_with(".markdown")
+}
+
+/// A string's 64-bit key. Deterministic (the build cache stores keys): FxHasher has no
+/// random seed.
+fn hash(text: &str) -> u64 {
+    let mut h = rustc_hash::FxHasher::default();
+    text.hash(&mut h);
+    h.finish()
+}
+
 /// The key of a page's URL as links name it: `http(s)` only, without its query and
 /// fragment, a directory's `index.html` standing for the directory (as `rag build` serves
 /// it: [`super::site::directory_url`]).
@@ -64,11 +134,7 @@ fn key_of(url: &reqwest::Url) -> Option<u64> {
     // A parsed URL writes `?` and `#` only where its query and fragment begin.
     let text = url.as_str();
     let text = text.split(['?', '#']).next().unwrap_or(text);
-    let text = super::site::directory_url(text);
-    // Deterministic (the build cache stores these): FxHasher has no random seed.
-    let mut h = rustc_hash::FxHasher::default();
-    text.hash(&mut h);
-    Some(h.finish())
+    Some(hash(super::site::directory_url(text)))
 }
 
 /// The key of a page's URL (its own, an alternate's, where it was found).
@@ -76,9 +142,10 @@ pub(crate) fn key(url: &str) -> Option<u64> {
     key_of(&reqwest::Url::parse(url).ok()?)
 }
 
-/// Sets each HTML page's `linked_from`: how many other pages of `pages` link to it or to
-/// one of its alternates. Markdown pages, whose links are not read, get none. Drops the
-/// pages' link lists, which nothing needs after.
+/// Sets each page's `linked_from`: how many other pages of `pages` link to it, to one of
+/// its alternates or to its source file. A site whose pages link to none of each other gets
+/// no counts at all: all alike, they would say nothing (and a hand-kept site's knowledge
+/// base stays as it was). Drops the pages' link lists, which nothing needs after.
 pub(crate) fn count(pages: &mut [Page]) {
     let mut by_key: HashMap<u64, usize> = HashMap::with_capacity(pages.len());
     for (i, page) in pages.iter().enumerate() {
@@ -104,8 +171,9 @@ pub(crate) fn count(pages: &mut [Page]) {
             linked_from[target] += 1;
         }
     }
+    let any = linked_from.iter().any(|&n| n > 0);
     for (page, n) in pages.iter_mut().zip(linked_from) {
-        page.linked_from = page.structure.is_some().then_some(n);
+        page.linked_from = any.then_some(n);
         page.links = Vec::new();
     }
 }
@@ -151,7 +219,7 @@ mod tests {
     }
 
     #[test]
-    fn a_link_to_a_folded_duplicate_counts_for_the_page_kept_and_markdown_gets_none() {
+    fn a_link_to_a_folded_duplicate_counts_for_the_page_kept() {
         let mut pages = vec![
             page(
                 "https://ex.org/guide.html",
@@ -167,17 +235,92 @@ mod tests {
             ),
         ];
         pages[2].alternates = vec!["https://ex.org/v1/api.html".into()];
-        // A page read from Markdown (no HTML structure) links to the API too.
-        let mut notes = page(
-            "https://ex.org/notes.html",
-            r#"<main><h1>Notes</h1><p><a href="api.html">API</a></p></main>"#,
-        );
-        notes.structure = None;
-        pages.push(notes);
         count(&mut pages);
-        assert_eq!(pages[2].linked_from, Some(3));
+        assert_eq!(pages[2].linked_from, Some(2));
         assert_eq!(pages[0].linked_from, Some(0));
-        assert_eq!(pages[3].linked_from, None);
+    }
+
+    #[test]
+    fn a_site_whose_pages_link_to_none_of_each_other_gets_no_counts() {
+        let mut pages = vec![
+            page(
+                "https://ex.org/a.html",
+                r#"<main><h1>A</h1><p><a href="https://other.org/">elsewhere</a></p></main>"#,
+            ),
+            page(
+                "https://ex.org/b.html",
+                "<main><h1>B</h1><p>Text.</p></main>",
+            ),
+        ];
+        count(&mut pages);
+        assert_eq!(pages[0].linked_from, None);
+        assert_eq!(pages[1].linked_from, None);
+    }
+
+    /// A page as `rag build --markdown` reads it, at `https://ex.org/docs/` + its path.
+    fn source(rel: &str, body: &str) -> Page {
+        let url = format!("https://ex.org/docs/{}/", rel.trim_end_matches(".md"));
+        Page {
+            links: markdown_targets(body, rel, &url),
+            found_at: source_key(rel),
+            url,
+            content: body.into(),
+            ..Page::default()
+        }
+    }
+
+    #[test]
+    fn markdown_links_name_source_files_or_urls_and_code_and_images_are_none() {
+        let body = "See [setup](setup.md), [setup again](./setup.md#install),
+[the FAQ](../faq.md) and [ref][api]; ![diagram](setup.md) is an image.
+
+`[not a link](setup.md)` is code, as is
+
+```text
+[nor this](../faq.md)
+```
+
+and <https://ex.org/docs/about/> an autolink; [out](https://other.org/x.md) leaves.
+
+[api]: /docs/guide/api/ \"The API\"
+";
+        let targets = markdown_targets(body, "guide/start.md", "https://ex.org/docs/guide/start/");
+        let mut want: Vec<u64> = [
+            source_key("guide/setup.md"),
+            source_key("faq.md"),
+            key("https://ex.org/docs/guide/api/"),
+            key("https://ex.org/docs/about/"),
+            key("https://other.org/x.md"),
+        ]
+        .into_iter()
+        .map(|k| k.expect("a key"))
+        .collect();
+        want.sort_unstable();
+        assert_eq!(targets, want);
+        // A link to itself, by its file or its URL, is none.
+        let own = "[me](start.md) and [me again](https://ex.org/docs/guide/start/)";
+        assert!(
+            markdown_targets(own, "guide/start.md", "https://ex.org/docs/guide/start/").is_empty()
+        );
+    }
+
+    #[test]
+    fn a_markdown_page_counts_the_sources_linking_to_its_file_or_its_url() {
+        let mut pages = vec![
+            source("index.md", "Start with [the guide](guide/setup.md)."),
+            source(
+                "guide/setup.md",
+                "Then [the options](options.md) and [home](../index.md).",
+            ),
+            source("guide/options.md", "Back to [setup](/docs/guide/setup/)."),
+            source(
+                "faq.md",
+                "Nothing links here, and it links [nowhere](#top).",
+            ),
+        ];
+        count(&mut pages);
+        let linked: Vec<Option<u32>> = pages.iter().map(|p| p.linked_from).collect();
+        assert_eq!(linked, [Some(1), Some(2), Some(1), Some(0)]);
     }
 
     #[test]

@@ -192,6 +192,8 @@ pub(crate) fn from_source(
     keywords.retain(|k| !k.is_empty());
     keywords.dedup();
     Ok(Some(Page {
+        links: super::links::markdown_targets(body, rel, &url),
+        found_at: super::links::source_key(rel),
         url,
         title,
         content: body.to_owned(),

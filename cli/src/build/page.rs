@@ -58,15 +58,17 @@ pub(crate) struct Page {
     /// Whether the page has more than one `<h1>` (then they may be its sections).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) h1_sections: bool,
-    /// The pages its main text links to, as [`super::links::targets`] keys them (HTML pages
-    /// only; dropped once [`super::links::count`] has read them).
+    /// The pages its main text links to, as [`super::links::targets`] and
+    /// [`super::links::markdown_targets`] key them (dropped once [`super::links::count`] has
+    /// read them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) links: Vec<u64>,
-    /// The key of the URL it was found at, when its canonical URL is another: links
-    /// from its neighbours name it there.
+    /// The key of where it was found, when links from its neighbours name it there rather
+    /// than by its URL: an HTML page's address when its canonical URL is another, a Markdown
+    /// page's source file ([`super::links::source_key`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) found_at: Option<u64>,
-    /// How many other pages of the site link to it (HTML pages, see [`super::links`]).
+    /// How many other pages of the site link to it (see [`super::links`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) linked_from: Option<u32>,
     /// The signature near-duplicates are found by, when made at extraction (it is of the

@@ -405,7 +405,7 @@ fn markdown_sources_skip_drafts_and_take_urls_from_the_pattern() {
     assert_eq!(post["date"], "2024-05-01");
     assert_eq!(post["keywords"], serde_json::json!(["retrieval", "bm25"]));
     assert!(post["content"].as_str().unwrap().contains("## Saturation"));
-    // Markdown's links are not read: no page gets a count of linking pages.
+    // Its pages link to none of each other: no page gets a count of linking pages.
     assert!(
         kb["documents"]
             .as_array()
@@ -413,6 +413,64 @@ fn markdown_sources_skip_drafts_and_take_urls_from_the_pattern() {
             .iter()
             .all(|d| d.get("linked_from").is_none()),
         "{kb}"
+    );
+}
+
+#[test]
+fn markdown_pages_count_the_sources_that_link_to_their_files_or_urls() {
+    // An MkDocs-style tree: links name other sources by relative path (with an anchor, or
+    // `..`), or the built site's URL; a code block's link is no link.
+    let dir = scratch("markdown-links");
+    let docs = dir.join("docs");
+    std::fs::create_dir_all(docs.join("user-guide")).unwrap();
+    let files = [
+        (
+            "index.md",
+            "# Home\n\nRead [installing](user-guide/installing.md) first, then \
+             [configuring](user-guide/configuring.md#the-file).\n",
+        ),
+        (
+            "user-guide/installing.md",
+            "# Installing\n\nOnce installed, see [configuring](configuring.md) and the \
+             [home page](../index.md).\n\n```md\n[not a link](../about.md)\n```\n",
+        ),
+        (
+            "user-guide/configuring.md",
+            "# Configuring\n\nInstall first: [installing](/user-guide/installing/).\n",
+        ),
+        ("about.md", "# About\n\nNo page links here.\n"),
+    ];
+    for (rel, text) in files {
+        std::fs::write(docs.join(rel), text).unwrap();
+    }
+    let kb = built(
+        &dir,
+        &[
+            "build",
+            "--markdown",
+            "docs",
+            "--base-url",
+            "https://docs.example.org/",
+            "-o",
+            "kb.json",
+        ],
+    );
+    let linked: Vec<(String, Option<u64>)> = ids(&kb)
+        .into_iter()
+        .map(|id| {
+            let n = doc(&kb, &id)["linked_from"].as_u64();
+            (id, n)
+        })
+        .collect();
+    let expect = |id: &str, n: u64| (id.to_owned(), Some(n));
+    assert_eq!(
+        linked,
+        [
+            expect("page_about", 0),
+            expect("page_home", 1),
+            expect("page_user_guide_configuring", 2),
+            expect("page_user_guide_installing", 2),
+        ]
     );
 }
 
