@@ -1,12 +1,13 @@
-//! Ranking: analysed terms into ranked documents. A document scores as its best passage
-//! plus its naming fields at [`FIELD_WEIGHT`]; [`Retriever::search`] adds the no-answer
-//! rule (a question the site cannot answer gets no hits).
+//! Ranking: analysed terms into ranked documents. A document scores as its best passage,
+//! its next few at falling weights ([`NEXT_PASSAGE_WEIGHT`]) and its naming fields at
+//! [`FIELD_WEIGHT`]; [`Retriever::search`] adds the no-answer rule (a question the site
+//! cannot answer gets no hits).
 
 use super::*;
 
 impl Retriever {
-    /// Ranks documents for already analyzed terms: a document scores as its best passage.
-    /// Returns at most `k` documents scoring at least `min_score`.
+    /// Ranks documents for already analyzed terms: a document scores as its best passages
+    /// and its naming fields (see [`Retriever::rank_scored`]). Returns at most `k` documents scoring at least `min_score`.
     pub fn rank(&self, terms: &[QueryTerm], k: usize, min_score: f32) -> Vec<Ranked> {
         let (scored, fields) = with_scratch(|scratch| {
             let triples = terms
@@ -60,10 +61,12 @@ impl Retriever {
 
     /// [`Retriever::rank`] for units already scored, with each document's naming-field
     /// score (`fields`, in document order) added at [`FIELD_WEIGHT`]: a document scores as
-    /// its best passage plus its fields, so it gets no more chances for having more
-    /// passages, and a page named for the question's words outranks one that mentions them;
-    /// then weighed by what kind of page it is ([`DEMOTED_WEIGHT`]) and by its standing on
-    /// the site ([`LINK_WEIGHT`]).
+    /// its best passage, its next best few at falling weights ([`NEXT_PASSAGE_WEIGHT`]) and
+    /// its fields, so a page that answers in several sections outranks one that mentions
+    /// the words once, a page of many passages gets no more chances than one of a few, and
+    /// a page named for the question's words outranks one that mentions them; then weighed
+    /// by what kind of page it is ([`DEMOTED_WEIGHT`]) and by its standing on the site
+    /// ([`LINK_WEIGHT`]).
     pub(super) fn rank_scored(
         &self,
         scored: Vec<(u32, f32)>,
@@ -71,7 +74,8 @@ impl Retriever {
         k: usize,
         min_score: f32,
     ) -> Vec<Ranked> {
-        // Best passage per document, ascending by document.
+        // Each document's score from its passages, ascending by document, with its best
+        // passage (the one a hit shows).
         let best: Vec<Ranked> = if self.units_are_docs {
             // One passage per document (short entries, BEIR corpora): units are documents.
             scored
@@ -85,27 +89,15 @@ impl Retriever {
         } else {
             // Units of one document are contiguous and ascending, so one pass with a
             // "current document" slot suffices.
-            let mut best: Vec<Ranked> = Vec::with_capacity(scored.len().min(self.n_docs));
+            let mut docs: Vec<Passages> = Vec::with_capacity(scored.len().min(self.n_docs));
             for (u, score) in scored {
                 let (doc, passage) = self.units[u as usize];
-                match best.last_mut() {
-                    Some(r) if r.doc == doc => {
-                        if score > r.score {
-                            *r = Ranked {
-                                doc,
-                                passage,
-                                score,
-                            };
-                        }
-                    }
-                    _ => best.push(Ranked {
-                        doc,
-                        passage,
-                        score,
-                    }),
+                match docs.last_mut() {
+                    Some(d) if d.best.doc == doc => d.add(passage, score),
+                    _ => docs.push(Passages::new(doc, passage, score)),
                 }
             }
-            best
+            docs.iter().map(Passages::ranked).collect()
         };
         // The three lists (passages, fields, demoted) ascend by document: merge them, a
         // document matched by its fields alone standing with its first passage.
@@ -285,5 +277,51 @@ impl Retriever {
             let chinese_question = query.chars().any(tokenize::is_han);
             (terms, self.with_versions(ranked, k, chinese_question))
         })
+    }
+}
+
+/// One document's passages as their scores arrive: its best and the next
+/// [`NEXT_PASSAGES`] best scores, descending.
+struct Passages {
+    best: Ranked,
+    next: [f32; NEXT_PASSAGES],
+}
+
+impl Passages {
+    fn new(doc: u32, passage: u32, score: f32) -> Self {
+        Self {
+            best: Ranked {
+                doc,
+                passage,
+                score,
+            },
+            next: [0.0; NEXT_PASSAGES],
+        }
+    }
+
+    /// Takes in another of the document's passages.
+    fn add(&mut self, passage: u32, score: f32) {
+        let mut runner_up = score;
+        if score > self.best.score {
+            runner_up = std::mem::replace(&mut self.best.score, score);
+            self.best.passage = passage;
+        }
+        // Kept descending; the lowest falls off.
+        if let Some(i) = self.next.iter().position(|&s| runner_up > s) {
+            self.next[i..].rotate_right(1);
+            self.next[i] = runner_up;
+        }
+    }
+
+    /// The document with its best passage and the score of its passages: the best one's,
+    /// then each next one's at [`NEXT_PASSAGE_WEIGHT`] times the weight of the one before.
+    fn ranked(&self) -> Ranked {
+        let mut score = self.best.score;
+        let mut weight = NEXT_PASSAGE_WEIGHT;
+        for s in self.next {
+            score += weight * s;
+            weight *= NEXT_PASSAGE_WEIGHT;
+        }
+        Ranked { score, ..self.best }
     }
 }

@@ -644,17 +644,19 @@ fn a_page_named_for_the_question_beats_the_same_words_deep_in_a_long_page() {
 }
 
 #[test]
-fn a_document_gains_nothing_from_more_passages() {
+fn a_document_gains_nothing_from_passages_past_its_best_few() {
     let answer = "Rebase replays commits onto another base.".to_string();
-    // The same page twice, once with 198 more passages that each hold a query word.
-    let padded: Vec<String> = std::iter::once(answer.clone())
-        .chain((0..198).map(|i| format!("Section {i} mentions commits once.")))
+    let mention = |i: usize| format!("Section {i} mentions commits once.");
+    // The same page twice: with as many passages holding a query word as the score reads
+    // after its best, and with 198 of them.
+    let few: Vec<String> = std::iter::once(answer.clone())
+        .chain((0..NEXT_PASSAGES).map(mention))
+        .collect();
+    let padded: Vec<String> = std::iter::once(answer)
+        .chain((0..198).map(mention))
         .collect();
     let pages = vec![
-        (
-            "Rebasing".to_string(),
-            vec![answer.clone(), "See also merge.".to_string()],
-        ),
+        ("Rebasing".to_string(), few),
         ("Rebasing".to_string(), padded),
     ];
     let r = Retriever::build_fielded(pages, &[]);
@@ -667,6 +669,33 @@ fn a_document_gains_nothing_from_more_passages() {
         "the shorter page keeps its place"
     );
     assert!((short.score - long.score).abs() < 1e-5, "{hits:?}");
+}
+
+#[test]
+fn a_page_answering_in_two_sections_outranks_one_mentioning_the_words_once() {
+    let answer = "Rebase replays commits onto another base.";
+    let pages = vec![
+        (
+            "Rebasing".to_string(),
+            vec![answer.to_string(), "Dinner is at eight.".to_string()],
+        ),
+        (
+            "Rebasing".to_string(),
+            vec![
+                answer.to_string(),
+                "Its commits can be reordered as well.".to_string(),
+            ],
+        ),
+    ];
+    let r = Retriever::build_fielded(pages, &[]);
+    let (_, hits) = r.search("rebase commits", 2, 0.0);
+    assert_eq!(hits.iter().map(|h| h.doc).collect::<Vec<_>>(), [1, 0]);
+    // Both show the passage that answers best; the second passage adds a fraction of it.
+    assert_eq!((hits[0].passage, hits[1].passage), (0, 0), "{hits:?}");
+    assert!(
+        hits[0].score < hits[1].score * (1.0 + NEXT_PASSAGE_WEIGHT),
+        "{hits:?}"
+    );
 }
 
 #[test]
