@@ -16,7 +16,7 @@ use serde::Serialize;
 use shared::chat::{rewrites_first_question, QueryRewrite};
 use shared::config::DEFAULT_MIN_SCORE;
 use shared::search::{fuse_expansion, Expansion, Language, FUSION_DEPTH};
-use shared::{KnowledgeBase, Ranked, Retriever};
+use shared::{DocScore, KnowledgeBase, Ranked, Retriever};
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -257,13 +257,13 @@ pub(crate) fn evaluate(
         .filter(|(id, _)| qrels.contains_key(id))
         .collect();
     let depth = k.max(100);
-    let search_at = |text: &str, depth: usize| -> Vec<Ranked> {
+    let search_at = |text: &str, scoring: DocScore, depth: usize| -> Vec<Ranked> {
         corpus
             .retriever()
-            .search_covering(text, depth, f32::MIN, min_coverage)
+            .search_as(text, scoring, depth, f32::MIN, min_coverage)
             .1
     };
-    let search = |text: &str| search_at(text, depth);
+    let search = |text: &str| search_at(text, DocScore::Passages, depth);
     let mut runs = Vec::with_capacity(judged.len());
     let mut rewritten = 0;
     let (mut ndcg, mut r3, mut r10, mut r100, mut mrr) = (0.0, 0.0, 0.0, 0.0, 0.0);
@@ -276,7 +276,14 @@ pub(crate) fn evaluate(
                 DEFAULT_MIN_SCORE,
                 min_coverage,
             );
-            rewrites_first_question(mode, corpus.retriever(), corpus.language, text, &hits.1)
+            rewrites_first_question(
+                mode,
+                corpus.retriever(),
+                corpus.language,
+                text,
+                &hits.1,
+                DEFAULT_MIN_SCORE,
+            )
         };
         let rewrite = rewrites
             .and_then(|(r, mode)| Some((r.get(qid.as_str())?, mode)))
@@ -284,8 +291,10 @@ pub(crate) fn evaluate(
         let hits = match rewrite {
             Some((expansion, _)) => {
                 rewritten += 1;
-                let original = search_at(text, FUSION_DEPTH);
-                fuse_expansion(&original, expansion, depth, |t| search_at(t, FUSION_DEPTH))
+                let original = search_at(text, DocScore::Passages, FUSION_DEPTH);
+                fuse_expansion(&original, expansion, depth, |t, scoring| {
+                    search_at(t, scoring, FUSION_DEPTH)
+                })
             }
             None => search(text),
         };

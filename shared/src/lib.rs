@@ -103,7 +103,7 @@ pub use llm::{
     OpenAiCompatClient, StreamEvent,
 };
 pub use message::{ChatMessage, Role, Usage};
-pub use retrieval::{QueryTerm, Ranked, Retriever};
+pub use retrieval::{DocScore, QueryTerm, Ranked, Retriever};
 pub use search::{
     BatchResponse, KbHandle, SearchCall, SearchHit, SearchIndex, SearchRequest, SearchResponse,
 };

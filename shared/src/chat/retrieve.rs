@@ -71,6 +71,7 @@ impl ChatService {
             question,
             has_earlier_turn: history.iter().any(|m| m.role == Role::User),
             hits: &found.hits,
+            min_score: self.min_score,
             followup: found.followup,
         };
         let why = llm.and_then(|_| trigger(self.config.query_rewrite, &situation));
@@ -86,8 +87,8 @@ impl ChatService {
             out.hits = found.hits;
             return out;
         };
-        out.hits = fuse_expansion(&found.hits, &expansion, top_k, |text| {
-            index.rank(text, depth, self.min_score).1
+        out.hits = fuse_expansion(&found.hits, &expansion, top_k, |text, scoring| {
+            index.rank_as(text, scoring, depth, self.min_score).1
         });
         tracing::info!(
             trigger = ?why,

@@ -14,8 +14,10 @@
 //! - `always`: every question with something to search for;
 //! - `off`: never.
 //!
+//! Both tests read the question's pages ranked by their best passage alone
+//! ([`DocScore::BestPassage`]), as one passage's match with the question's words.
 //! The confidence of a ranking is the best hit's score over the query's *ceiling*: the
-//! most any document could score for the query's terms, Σ weight · idf · (k1 + 1) over the
+//! most any passage could score for the query's terms, Σ weight · idf · (k1 + 1) over the
 //! terms the index knows (BM25's term-frequency factor tends to k1 + 1 as a term repeats;
 //! a term no document contains can be matched by none, so it does not raise the
 //! ceiling). A question naming an entry's title words reaches 0.5–0.8; one whose words
@@ -45,7 +47,7 @@ use crate::llm::{CompletionRequest, LlmClient, LlmError};
 use crate::message::{ChatMessage, Role};
 use crate::prompt::{neutralize, visitor_message_ceiling};
 use crate::retrieval::{idf, Bm25Params};
-use crate::retrieval::{QueryTerm, Ranked, Retriever};
+use crate::retrieval::{DocScore, QueryTerm, Ranked, Retriever};
 use crate::search::{Expansion, Language};
 
 /// Below this confidence (best score / the query's ceiling) a ranking is weak.
@@ -164,6 +166,8 @@ pub(super) struct Situation<'a> {
     pub(super) has_earlier_turn: bool,
     /// The hits retrieved so far.
     pub(super) hits: &'a [Ranked],
+    /// The lowest score a hit may have, as they were retrieved with.
+    pub(super) min_score: f32,
     /// Whether they came from the question joined with earlier turns, which happens only
     /// when it refers back or was weak alone.
     pub(super) followup: bool,
@@ -188,10 +192,20 @@ pub(super) fn trigger(mode: QueryRewrite, s: &Situation<'_>) -> Option<Trigger> 
     if s.hits.is_empty() {
         return Some(Trigger::NoHits);
     }
-    // How well the text matches, without the pages' standing on the site: the tests
-    // measure the question's words against the pages, and a query-independent prior
-    // would spread a flat ranking's scores by up to a tenth.
-    let hits = s.retriever.text_scores(s.hits);
+    // How well one passage matches the question's words: the pages ranked by their best
+    // passage alone (the confidence's ceiling is the most one passage could score, and both
+    // tests were measured so; a page's next passages would lift the confidence and spread
+    // the scores), and without their standing on the site (a query-independent prior
+    // would spread a flat ranking's scores by up to a tenth). Whether the site answers at
+    // all is the hits' to say (above): this ranking only measures, so nothing empties it.
+    let (_, best) = s.retriever.search_distinct(
+        s.question,
+        DocScore::BestPassage,
+        SPREAD_DEPTH,
+        s.min_score,
+        0.0,
+    );
+    let hits = s.retriever.text_scores(&best);
     if confidence(s.retriever, &terms, &hits) < LOW_CONFIDENCE {
         return Some(Trigger::LowConfidence);
     }
@@ -208,14 +222,15 @@ pub(super) fn trigger(mode: QueryRewrite, s: &Situation<'_>) -> Option<Trigger> 
 }
 
 /// Whether a conversation's first question is rewritten under `mode`, given the hits its
-/// lexical pass found on `site` (what `rag eval --rewrite-mode` scores offline; the chat
-/// also weighs the earlier turns).
+/// lexical pass found on `site` at `min_score` (what `rag eval --rewrite-mode` scores
+/// offline; the chat also weighs the earlier turns).
 pub fn rewrites_first_question(
     mode: QueryRewrite,
     retriever: &Retriever,
     site: Language,
     question: &str,
     hits: &[Ranked],
+    min_score: f32,
 ) -> bool {
     let situation = Situation {
         retriever,
@@ -223,6 +238,7 @@ pub fn rewrites_first_question(
         question,
         has_earlier_turn: false,
         hits,
+        min_score,
         followup: false,
     };
     trigger(mode, &situation).is_some()
@@ -450,6 +466,7 @@ mod tests {
             question,
             has_earlier_turn: false,
             hits: &hits,
+            min_score: 0.0,
             followup: false,
         };
         assert!(hits.len() >= SPREAD_DEPTH && spread(&hits) < FLAT_SPREAD);
@@ -471,6 +488,34 @@ mod tests {
             ..flat
         };
         assert_eq!(trigger(QueryRewrite::Weak, &standing_out), None);
+    }
+
+    #[test]
+    fn the_tests_read_one_passage_s_match_not_a_page_s_several() {
+        // Twelve pages that match the question alike in one passage; three of them say it
+        // again in four more. Ranked by their passages those three stand out, but no page
+        // is about "cache settings" more than another: the ranking is flat.
+        let pages: Vec<Vec<String>> = (0..12)
+            .map(|i| {
+                let text = format!("cache settings page{i} covers topic{i} words{i}");
+                let copies = if i < 3 { 5 } else { 1 };
+                vec![text; copies]
+            })
+            .collect();
+        let r = Retriever::build(pages, &[]);
+        let question = "cache settings";
+        let hits = r.search(question, 30, 0.0).1;
+        assert!(spread(&hits) >= FLAT_SPREAD, "{}", spread(&hits));
+        let situation = Situation {
+            retriever: &r,
+            site: Language::English,
+            question,
+            has_earlier_turn: false,
+            hits: &hits,
+            min_score: 0.0,
+            followup: false,
+        };
+        assert_eq!(trigger(QueryRewrite::Weak, &situation), Some(Trigger::Flat));
     }
 
     #[test]
@@ -548,6 +593,7 @@ mod tests {
             question,
             has_earlier_turn: false,
             hits: &hits,
+            min_score: 0.0,
             followup: false,
         };
         let english = situation(Language::English);

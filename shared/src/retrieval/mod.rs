@@ -164,6 +164,23 @@ pub const NEXT_PASSAGE_WEIGHT: f32 = 0.3;
 /// ([`NEXT_PASSAGE_WEIGHT`]).
 pub const NEXT_PASSAGES: usize = 4;
 
+/// How a document's passages make its score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocScore {
+    /// Its best passage and its next few ([`NEXT_PASSAGE_WEIGHT`]): for a visitor's
+    /// question or the model's rewrite of it, whose few words a page that answers in
+    /// several sections is about.
+    Passages,
+    /// Its best passage alone: for a query that is itself a passage (the model's
+    /// hypothetical answer, [`crate::search::Expansion`]), each of whose many words is on
+    /// many pages, so that summed over a long page's sections they would measure how much
+    /// of that vocabulary the page covers rather than whether it says what the passage
+    /// says; and for how well a question matches the site at all (the chat's rewrite
+    /// trigger, whose confidence is over the most one passage could score). Measured in
+    /// docs/evaluation.md.
+    BestPassage,
+}
+
 /// The share of its score a demoted document (release notes) keeps: half, so the notes
 /// outrank the page about what they mention only when they match twice as well.
 pub const DEMOTED_WEIGHT: f32 = 0.5;

@@ -6,8 +6,9 @@
 use super::*;
 
 impl Retriever {
-    /// Ranks documents for already analyzed terms: a document scores as its best passages
-    /// and its naming fields (see [`Retriever::rank_scored`]). Returns at most `k` documents scoring at least `min_score`.
+    /// Ranks documents for already analyzed terms of a question: a document scores as its
+    /// best passages and its naming fields ([`DocScore::Passages`]). Returns at most `k`
+    /// documents scoring at least `min_score`.
     pub fn rank(&self, terms: &[QueryTerm], k: usize, min_score: f32) -> Vec<Ranked> {
         let (scored, fields) = with_scratch(|scratch| {
             let triples = terms
@@ -17,7 +18,7 @@ impl Retriever {
             let scored = self.score_terms(triples, &mut scratch.score, &mut scratch.chars);
             (scored, fields)
         });
-        self.rank_scored(scored, &fields, k, min_score)
+        self.rank_scored(scored, &fields, DocScore::Passages, k, min_score)
     }
 
     /// Each document's score on its naming fields (its unit of `fields`) for the query's
@@ -61,16 +62,18 @@ impl Retriever {
 
     /// [`Retriever::rank`] for units already scored, with each document's naming-field
     /// score (`fields`, in document order) added at [`FIELD_WEIGHT`]: a document scores as
-    /// its best passage, its next best few at falling weights ([`NEXT_PASSAGE_WEIGHT`]) and
-    /// its fields, so a page that answers in several sections outranks one that mentions
-    /// the words once, a page of many passages gets no more chances than one of a few, and
-    /// a page named for the question's words outranks one that mentions them; then weighed
+    /// its best passage, with [`DocScore::Passages`] its next best few at falling weights
+    /// ([`NEXT_PASSAGE_WEIGHT`]), and its fields, so a page that answers in several sections
+    /// outranks one that mentions the words once, a page of many passages gets no more
+    /// chances than one of a few, and a page named for the question's words outranks one
+    /// that mentions them; then weighed
     /// by what kind of page it is ([`DEMOTED_WEIGHT`]) and by its standing on the site
     /// ([`LINK_WEIGHT`]).
     pub(super) fn rank_scored(
         &self,
         scored: Vec<(u32, f32)>,
         fields: &[(u32, f32)],
+        scoring: DocScore,
         k: usize,
         min_score: f32,
     ) -> Vec<Ranked> {
@@ -97,7 +100,10 @@ impl Retriever {
                     _ => docs.push(Passages::new(doc, passage, score)),
                 }
             }
-            docs.iter().map(Passages::ranked).collect()
+            match scoring {
+                DocScore::Passages => docs.iter().map(Passages::ranked).collect(),
+                DocScore::BestPassage => docs.iter().map(|d| d.best).collect(),
+            }
         };
         // The three lists (passages, fields, demoted) ascend by document: merge them, a
         // document matched by its fields alone standing with its first passage.
@@ -188,6 +194,37 @@ impl Retriever {
         min_score: f32,
         min_coverage: f32,
     ) -> (Vec<QueryTerm>, Vec<Ranked>) {
+        self.search_as(query, DocScore::Passages, k, min_score, min_coverage)
+    }
+
+    /// [`Retriever::search_as`] for `k` distinct pages: a page's version in the other
+    /// language is left out (the chat's prompt needs its content once; another page is more
+    /// use to the model).
+    pub fn search_distinct(
+        &self,
+        query: &str,
+        scoring: DocScore,
+        k: usize,
+        min_score: f32,
+        min_coverage: f32,
+    ) -> (Vec<QueryTerm>, Vec<Ranked>) {
+        if self.versions.is_empty() {
+            return self.search_as(query, scoring, k, min_score, min_coverage);
+        }
+        let (terms, ranked) =
+            self.search_as(query, scoring, k.saturating_mul(2), min_score, min_coverage);
+        (terms, self.one_version_each(ranked, k))
+    }
+
+    /// [`Retriever::search_covering`] with documents scored as `scoring` says.
+    pub fn search_as(
+        &self,
+        query: &str,
+        scoring: DocScore,
+        k: usize,
+        min_score: f32,
+        min_coverage: f32,
+    ) -> (Vec<QueryTerm>, Vec<Ranked>) {
         with_scratch(|scratch| {
             self.analyze_into(query, scratch);
             let set = &scratch.terms;
@@ -201,7 +238,7 @@ impl Retriever {
             let scored = self.score_terms(triples, &mut scratch.score, &mut scratch.chars);
             let covering = min_coverage > 0.0;
             let depth = if covering { k.max(COVERAGE_DEPTH) } else { k };
-            let mut ranked = self.rank_scored(scored, &fields, depth, min_score);
+            let mut ranked = self.rank_scored(scored, &fields, scoring, depth, min_score);
             if covering && !ranked.is_empty() {
                 self.word_weights(
                     set,

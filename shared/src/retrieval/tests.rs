@@ -696,6 +696,17 @@ fn a_page_answering_in_two_sections_outranks_one_mentioning_the_words_once() {
         hits[0].score < hits[1].score * (1.0 + NEXT_PASSAGE_WEIGHT),
         "{hits:?}"
     );
+    // A query that is itself a passage (a model's hypothetical answer) is matched against
+    // one passage at a time: the two pages' best passages are the same, so they tie.
+    let (_, hits) = r.search_as(
+        "rebase commits",
+        DocScore::BestPassage,
+        2,
+        0.0,
+        MIN_COVERAGE,
+    );
+    assert_eq!(hits.len(), 2, "{hits:?}");
+    assert!((hits[0].score - hits[1].score).abs() < 1e-6, "{hits:?}");
 }
 
 #[test]

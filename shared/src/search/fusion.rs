@@ -7,7 +7,7 @@
 //! deep: RRF lets a page found at rank 20 by two lists beat one found first by a single
 //! list, so how deep the lists go changes the fused top ten, and both callers must agree.
 
-use crate::retrieval::Ranked;
+use crate::retrieval::{DocScore, Ranked};
 
 /// The constant of reciprocal rank fusion: a hit at rank r (from 1) adds 1 / (k + r). The
 /// original RRF paper (Cormack et al., 2009) uses 60, which flattens the top of each list: a
@@ -70,22 +70,22 @@ pub fn rrf(lists: &[(&[Ranked], f32)], k: f32, limit: usize) -> Vec<Ranked> {
 }
 
 /// The question's ranking fused ([`rrf`], k = [`RRF_K`]) with the rankings `rank` gives the
-/// expansion's query and passage, in that order, the passage's at [`PASSAGE_WEIGHT`]; at
-/// most `limit`. `rank` should rank
-/// [`FUSION_DEPTH`] deep, as should `original`. Without an expansion, `original` as it is
+/// expansion's query (documents scored by their passages, [`DocScore::Passages`]) and
+/// passage (by their best passage alone, [`DocScore::BestPassage`]), in that order, the passage's at [`PASSAGE_WEIGHT`]; at most
+/// `limit`. `rank` should rank [`FUSION_DEPTH`] deep, as should `original`. Without an expansion, `original` as it is
 /// (cut to `limit`).
 pub fn fuse_expansion(
     original: &[Ranked],
     expansion: &Expansion,
     limit: usize,
-    rank: impl Fn(&str) -> Vec<Ranked>,
+    rank: impl Fn(&str, DocScore) -> Vec<Ranked>,
 ) -> Vec<Ranked> {
     let found: Vec<(Vec<Ranked>, f32)> = [
-        (&expansion.query, 1.0),
-        (&expansion.passage, PASSAGE_WEIGHT),
+        (&expansion.query, DocScore::Passages, 1.0),
+        (&expansion.passage, DocScore::BestPassage, PASSAGE_WEIGHT),
     ]
     .into_iter()
-    .filter_map(|(text, weight)| Some((rank(text.as_deref()?), weight)))
+    .filter_map(|(text, scoring, weight)| Some((rank(text.as_deref()?, scoring), weight)))
     .collect();
     if found.is_empty() {
         return original.iter().take(limit).copied().collect();
@@ -144,9 +144,10 @@ mod tests {
     #[test]
     fn an_expansion_fuses_the_query_and_the_passage_with_the_original() {
         let original = [hit(1, 0), hit(2, 0)];
-        let rank = |text: &str| match text {
-            "query" => vec![hit(3, 0), hit(2, 0)],
-            "passage" => vec![hit(3, 0), hit(4, 0)],
+        // The rewrite is ranked as a question, the passage as a passage.
+        let rank = |text: &str, scoring: DocScore| match (text, scoring) {
+            ("query", DocScore::Passages) => vec![hit(3, 0), hit(2, 0)],
+            ("passage", DocScore::BestPassage) => vec![hit(3, 0), hit(4, 0)],
             _ => Vec::new(),
         };
         let both = Expansion {
@@ -163,9 +164,9 @@ mod tests {
         // rewrite both (2/11 against 2/12), and ties one first for both (2/11, the
         // question's first): the answer's words weigh as much as the question's two
         // phrasings.
-        let rank_apart = |text: &str| match text {
-            "query" => vec![hit(1, 0), hit(2, 0)],
-            "passage" => vec![hit(5, 0)],
+        let rank_apart = |text: &str, scoring: DocScore| match (text, scoring) {
+            ("query", DocScore::Passages) => vec![hit(1, 0), hit(2, 0)],
+            ("passage", DocScore::BestPassage) => vec![hit(5, 0)],
             _ => Vec::new(),
         };
         let fused = fuse_expansion(&[hit(1, 0), hit(2, 0)], &both, 10, rank_apart);

@@ -40,7 +40,7 @@ pub use request::{SearchCall, SearchRequest, MAX_BATCH};
 
 use crate::error::{Error, Result};
 use crate::kb::{passage_spans, Document, KnowledgeBase};
-use crate::retrieval::{QueryTerm, Ranked, Retriever};
+use crate::retrieval::{DocScore, QueryTerm, Ranked, Retriever};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -364,13 +364,25 @@ impl SearchIndex {
     /// `top_k` distinct pages, a page's other-language version left out (the prompt needs
     /// its content once; another page is more use to the model).
     pub fn rank(&self, query: &str, top_k: usize, min_score: f32) -> (Vec<QueryTerm>, Vec<Ranked>) {
-        if self.retriever.versions().is_empty() {
-            return self.retriever.search(query, top_k, min_score);
-        }
-        let (terms, ranked) = self
-            .retriever
-            .search(query, top_k.saturating_mul(2), min_score);
-        (terms, self.retriever.one_version_each(ranked, top_k))
+        self.rank_as(query, DocScore::Passages, top_k, min_score)
+    }
+
+    /// [`SearchIndex::rank`] with documents scored as `scoring` says (a model's
+    /// hypothetical answer is matched against each page's best passage alone).
+    pub fn rank_as(
+        &self,
+        query: &str,
+        scoring: DocScore,
+        top_k: usize,
+        min_score: f32,
+    ) -> (Vec<QueryTerm>, Vec<Ranked>) {
+        self.retriever.search_distinct(
+            query,
+            scoring,
+            top_k,
+            min_score,
+            crate::retrieval::MIN_COVERAGE,
+        )
     }
 
     fn hit(&self, r: &Ranked) -> SearchHit {
