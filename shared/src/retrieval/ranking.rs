@@ -77,8 +77,8 @@ impl Retriever {
         k: usize,
         min_score: f32,
     ) -> Vec<Ranked> {
-        // Each document's score from its passages, ascending by document, with its best
-        // passage (the one a hit shows).
+        // Each document's best passage (the one a hit shows) and its score from its
+        // passages, ascending by document.
         let best: Vec<Ranked> = if self.units_are_docs {
             // One passage per document (short entries, BEIR corpora): units are documents.
             scored
@@ -91,19 +91,44 @@ impl Retriever {
                 .collect()
         } else {
             // Units of one document are contiguous and ascending, so one pass with a
-            // "current document" slot suffices.
-            let mut docs: Vec<Passages> = Vec::with_capacity(scored.len().min(self.n_docs));
+            // "current document" slot (kept in locals: this loop runs once per passage
+            // scored) suffices.
+            let count_next = scoring == DocScore::Passages;
+            let mut best: Vec<Ranked> = Vec::with_capacity(scored.len().min(self.n_docs));
+            let mut current: Option<Ranked> = None;
+            let mut next = [0.0; NEXT_PASSAGES];
+            let with_next = |r: Ranked, next: &[f32; NEXT_PASSAGES]| Ranked {
+                score: r.score + next_passages_score(next),
+                ..r
+            };
             for (u, score) in scored {
                 let (doc, passage) = self.units[u as usize];
-                match docs.last_mut() {
-                    Some(d) if d.best.doc == doc => d.add(passage, score),
-                    _ => docs.push(Passages::new(doc, passage, score)),
+                match current.as_mut() {
+                    Some(r) if r.doc == doc => {
+                        let runner_up = if score > r.score {
+                            r.passage = passage;
+                            std::mem::replace(&mut r.score, score)
+                        } else {
+                            score
+                        };
+                        if count_next {
+                            keep_next(&mut next, runner_up);
+                        }
+                    }
+                    _ => {
+                        if let Some(r) = current.replace(Ranked {
+                            doc,
+                            passage,
+                            score,
+                        }) {
+                            best.push(with_next(r, &next));
+                        }
+                        next = [0.0; NEXT_PASSAGES];
+                    }
                 }
             }
-            match scoring {
-                DocScore::Passages => docs.iter().map(Passages::ranked).collect(),
-                DocScore::BestPassage => docs.iter().map(|d| d.best).collect(),
-            }
+            best.extend(current.map(|r| with_next(r, &next)));
+            best
         };
         // The three lists (passages, fields, demoted) ascend by document: merge them, a
         // document matched by its fields alone standing with its first passage.
@@ -317,48 +342,31 @@ impl Retriever {
     }
 }
 
-/// One document's passages as their scores arrive: its best and the next
-/// [`NEXT_PASSAGES`] best scores, descending.
-struct Passages {
-    best: Ranked,
-    next: [f32; NEXT_PASSAGES],
+/// Keeps `score` among a document's next best passages' scores (`next`, descending; the
+/// lowest falls off). Walked from the low end: most of a long page's passages score below
+/// all of them, one comparison and done.
+#[inline]
+fn keep_next(next: &mut [f32; NEXT_PASSAGES], score: f32) {
+    let mut i = NEXT_PASSAGES;
+    while i > 0 && next[i - 1] < score {
+        if i < NEXT_PASSAGES {
+            next[i] = next[i - 1];
+        }
+        i -= 1;
+    }
+    if i < NEXT_PASSAGES {
+        next[i] = score;
+    }
 }
 
-impl Passages {
-    fn new(doc: u32, passage: u32, score: f32) -> Self {
-        Self {
-            best: Ranked {
-                doc,
-                passage,
-                score,
-            },
-            next: [0.0; NEXT_PASSAGES],
-        }
+/// What a document's next best passages add to its best one's score: each at
+/// [`NEXT_PASSAGE_WEIGHT`] times the weight of the one before.
+fn next_passages_score(next: &[f32; NEXT_PASSAGES]) -> f32 {
+    let mut total = 0.0;
+    let mut weight = NEXT_PASSAGE_WEIGHT;
+    for s in next {
+        total += weight * s;
+        weight *= NEXT_PASSAGE_WEIGHT;
     }
-
-    /// Takes in another of the document's passages.
-    fn add(&mut self, passage: u32, score: f32) {
-        let mut runner_up = score;
-        if score > self.best.score {
-            runner_up = std::mem::replace(&mut self.best.score, score);
-            self.best.passage = passage;
-        }
-        // Kept descending; the lowest falls off.
-        if let Some(i) = self.next.iter().position(|&s| runner_up > s) {
-            self.next[i..].rotate_right(1);
-            self.next[i] = runner_up;
-        }
-    }
-
-    /// The document with its best passage and the score of its passages: the best one's,
-    /// then each next one's at [`NEXT_PASSAGE_WEIGHT`] times the weight of the one before.
-    fn ranked(&self) -> Ranked {
-        let mut score = self.best.score;
-        let mut weight = NEXT_PASSAGE_WEIGHT;
-        for s in self.next {
-            score += weight * s;
-            weight *= NEXT_PASSAGE_WEIGHT;
-        }
-        Ranked { score, ..self.best }
-    }
+    total
 }
