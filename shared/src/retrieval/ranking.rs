@@ -66,9 +66,8 @@ impl Retriever {
     /// ([`NEXT_PASSAGE_WEIGHT`]), and its fields, so a page that answers in several sections
     /// outranks one that mentions the words once, a page of many passages gets no more
     /// chances than one of a few, and a page named for the question's words outranks one
-    /// that mentions them; then weighed
-    /// by what kind of page it is ([`DEMOTED_WEIGHT`]) and by its standing on the site
-    /// ([`LINK_WEIGHT`]).
+    /// that mentions them; then weighed by what kind of page it is ([`DEMOTED_WEIGHT`]) and
+    /// by its standing on the site ([`LINK_WEIGHT`]).
     pub(super) fn rank_scored(
         &self,
         scored: Vec<(u32, f32)>,
