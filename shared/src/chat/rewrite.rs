@@ -407,6 +407,24 @@ pub(super) async fn rewrite(
 mod tests {
     use super::*;
 
+    /// A conversation's first question on an English site, with the hits it found at no
+    /// minimum score.
+    fn first_question<'a>(
+        r: &'a Retriever,
+        question: &'a str,
+        hits: &'a [Ranked],
+    ) -> Situation<'a> {
+        Situation {
+            retriever: r,
+            site: Language::English,
+            question,
+            has_earlier_turn: false,
+            hits,
+            min_score: 0.0,
+            followup: false,
+        }
+    }
+
     #[test]
     fn confidence_is_the_top_score_over_the_ceiling_of_known_terms() {
         let r = Retriever::build(
@@ -460,15 +478,7 @@ mod tests {
         let r = Retriever::build(alike.clone(), &[]);
         let question = "cache settings";
         let hits = r.search(question, 30, 0.0).1;
-        let flat = Situation {
-            retriever: &r,
-            site: Language::English,
-            question,
-            has_earlier_turn: false,
-            hits: &hits,
-            min_score: 0.0,
-            followup: false,
-        };
+        let flat = first_question(&r, question, &hits);
         assert!(hits.len() >= SPREAD_DEPTH && spread(&hits) < FLAT_SPREAD);
         assert!(confidence(&r, &r.analyze_query(question), &hits) >= LOW_CONFIDENCE);
         assert_eq!(trigger(QueryRewrite::Weak, &flat), Some(Trigger::Flat));
@@ -506,15 +516,7 @@ mod tests {
         let question = "cache settings";
         let hits = r.search(question, 30, 0.0).1;
         assert!(spread(&hits) >= FLAT_SPREAD, "{}", spread(&hits));
-        let situation = Situation {
-            retriever: &r,
-            site: Language::English,
-            question,
-            has_earlier_turn: false,
-            hits: &hits,
-            min_score: 0.0,
-            followup: false,
-        };
+        let situation = first_question(&r, question, &hits);
         assert_eq!(trigger(QueryRewrite::Weak, &situation), Some(Trigger::Flat));
     }
 
@@ -588,13 +590,8 @@ mod tests {
         let question = "git stash saves local changes";
         let hits = r.search(question, 3, 0.0).1;
         let situation = |site| Situation {
-            retriever: &r,
             site,
-            question,
-            has_earlier_turn: false,
-            hits: &hits,
-            min_score: 0.0,
-            followup: false,
+            ..first_question(&r, question, &hits)
         };
         let english = situation(Language::English);
         let chinese = situation(Language::Chinese);

@@ -191,8 +191,9 @@ pub const DEMOTED_WEIGHT: f32 = 0.5;
 /// least 1), over the same for a median page. So a typical page keeps its score, the most
 /// linked gain under 5 % and a page none links to loses under 5 % (on a site whose median
 /// page no page links to, the most linked gain under 10 % and the rest keep theirs), and
-/// a document nobody counted for stands as the median. A query-independent prior in the saturating form
-/// Craswell, Robertson, Zaragoza and Taylor (SIGIR 2005) found for link counts: it
+/// a document nobody counted for stands as the median. A query-independent prior in the
+/// saturating form Craswell, Robertson, Zaragoza and Taylor (SIGIR 2005) found for link
+/// counts: it
 /// breaks near-ties and cannot let a page's links outweigh its text, however many an API
 /// reference's generated signatures give one type (Rust's `__m128i`: 2,393 pages). The
 /// weight and form were measured on the real-site dev sets (docs/evaluation.md).
