@@ -193,10 +193,10 @@ pub const DEMOTED_WEIGHT: f32 = 0.5;
 /// page no page links to, the most linked gain under 10 % and the rest keep theirs), and
 /// a document nobody counted for stands as the median. A query-independent prior in the
 /// saturating form Craswell, Robertson, Zaragoza and Taylor (SIGIR 2005) found for link
-/// counts: it
-/// breaks near-ties and cannot let a page's links outweigh its text, however many an API
-/// reference's generated signatures give one type (Rust's `__m128i`: 2,393 pages). The
-/// weight and form were measured on the real-site dev sets (docs/evaluation.md).
+/// counts: it breaks near-ties and cannot let a page's links outweigh its text, however
+/// many an API reference's generated signatures give one type (Rust's `__m128i`: 2,393
+/// pages). The weight and form were measured on the real-site dev sets
+/// (docs/evaluation.md).
 pub const LINK_WEIGHT: f32 = 0.1;
 
 /// BM25 over the naming fields: one unit per document, so `b` normalises a page with 300
