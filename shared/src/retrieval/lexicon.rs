@@ -271,15 +271,20 @@ impl Lexicon {
         // as its kind (see `Kind`): for a table word, its record.
         words.clear();
         first.clear();
+        let char_at = |i: usize| run[at(i)..].chars().next();
         for i in 0..n {
             first.push(words.len() as u32);
+            let repeated = repeats_classifier(char_at, n, i);
             for len in 1..=MAX_KEY_CHARS.min(n - i).min(max_chars) {
                 let prefix = &run[at(i)..at(i + len)];
                 let entry = probe(prefix);
                 let flags = entry.map_or(0, |e| e.flags);
                 let glossary = self.glossary_prefixes.get(prefix).copied().unwrap_or(0);
                 let more = glossary & GLOSSARY_LONGER != 0 || flags & LONGER != 0;
-                let matched = if flags & STOP != 0 {
+                let matched = if len == 2 && repeated {
+                    // Read as 一 and the classifier, whatever the tables say of the pair.
+                    None
+                } else if flags & STOP != 0 {
                     Some(Kind::Stop)
                 } else if glossary & GLOSSARY_WORD != 0 {
                     Some(Kind::Glossary)
@@ -392,6 +397,20 @@ impl Lexicon {
             terms,
         })
     }
+}
+
+/// Whether character `i` of a run of `n` characters (`char_at` reads them) starts one half
+/// of a repeated numeral and classifier: 一行一行 "line by line", 一步一步 "step by step",
+/// 一条一条 "one by one". Repeated so, the pair is distributive and means its classifier,
+/// whatever the tables say of it as a word (一行 "party; delegation", as in 代表团一行 "the
+/// delegation"): it is read as 一, a stopword, and the classifier.
+fn repeats_classifier(char_at: impl Fn(usize) -> Option<char>, n: usize, i: usize) -> bool {
+    let one = |k: usize| char_at(k) == Some('一');
+    // 一 at `k` and `k + 2`, the same other character after each.
+    let pair = |k: usize| {
+        k + 3 < n && one(k) && one(k + 2) && !one(k + 1) && char_at(k + 1) == char_at(k + 3)
+    };
+    pair(i) || (i >= 2 && pair(i - 2))
 }
 
 /// Segmentation costs are in these fractions of a nat (see [`COST_UNITS`]).
@@ -795,6 +814,24 @@ mod tests {
         assert!(cost("数据").is_some_and(|c| c > 0));
         assert_eq!(cost("包管理器"), Some(0));
         assert_eq!(words(&lex, "安装包管理器"), vec!["安装", "包管理器"]);
+    }
+
+    #[test]
+    fn a_repeated_numeral_and_classifier_reads_as_the_classifier() {
+        let lex = Lexicon::default();
+        // 一行 alone is a word, "party; delegation": repeated, it is "line by line".
+        let line = |e: &Expansion| e.translations.iter().any(|t| t == "line");
+        let ex = lex.expand("一行");
+        assert!(ex.len() == 1 && !line(&ex[0]), "{ex:?}");
+        let ex = lex.expand("一行一行地读取文件");
+        let read: Vec<&str> = ex.iter().map(|e| e.word.as_str()).collect();
+        assert_eq!(read, ["一", "行", "一", "行", "地", "读取", "文件"]);
+        assert!(ex.iter().filter(|e| line(e)).count() == 2, "{ex:?}");
+        assert_eq!(words(&lex, "一步一步"), vec!["一", "步", "一", "步"]);
+        // Not repeated, or not the same classifier: the tables decide as before.
+        assert_eq!(words(&lex, "一行代码"), vec!["一行", "代码"]);
+        assert_eq!(words(&lex, "一起一样"), vec!["一起", "一样"]);
+        assert_eq!(words(&lex, "一一"), vec!["一一"]);
     }
 
     #[test]
