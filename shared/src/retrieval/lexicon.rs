@@ -403,7 +403,8 @@ impl Lexicon {
 /// of a repeated numeral and classifier: 一行一行 "line by line", 一步一步 "step by step",
 /// 一条一条 "one by one". Repeated so, the pair is distributive and means its classifier,
 /// whatever the tables say of it as a word (一行 "party; delegation", as in 代表团一行 "the
-/// delegation"): it is read as 一, a stopword, and the classifier.
+/// delegation"): it is read as 一, a stopword, and the classifier. The test is the form
+/// alone, so any character said so (一天一天 "day by day") is taken for a classifier.
 fn repeats_classifier(char_at: impl Fn(usize) -> Option<char>, n: usize, i: usize) -> bool {
     let one = |k: usize| char_at(k) == Some('一');
     // 一 at `k` and `k + 2`, the same other character after each.
