@@ -15,7 +15,9 @@
 //! - `off`: never.
 //!
 //! Both tests read the question's pages ranked by their best passage alone
-//! ([`DocScore::BestPassage`]), as one passage's match with the question's words.
+//! ([`DocScore::BestPassage`]), as one passage's match with the question's words; that
+//! second ranking is made only for a question the mode would not rewrite anyway (not under
+//! `always`, nor for a question in another language under `cross_language`).
 //! The confidence of a ranking is the best hit's score over the query's *ceiling*: the
 //! most any passage could score for the query's terms, Σ weight · idf · (k1 + 1) over the
 //! terms the index knows (BM25's term-frequency factor tends to k1 + 1 as a term repeats;
@@ -192,6 +194,16 @@ pub(super) fn trigger(mode: QueryRewrite, s: &Situation<'_>) -> Option<Trigger> 
     if s.hits.is_empty() {
         return Some(Trigger::NoHits);
     }
+    // The mode's own reasons first: they rewrite whatever the ranking says, so a question
+    // they rewrite (every one under `always`, a Chinese question on an English site) costs
+    // no second ranking.
+    match mode {
+        QueryRewrite::Always => return Some(Trigger::Always),
+        QueryRewrite::CrossLanguage if Language::of_text(s.question) != s.site => {
+            return Some(Trigger::CrossLanguage);
+        }
+        _ => {}
+    }
     // How well one passage matches the question's words: the pages ranked by their best
     // passage alone (the confidence's ceiling is the most one passage could score, and both
     // tests were measured so; a page's next passages would lift the confidence and spread
@@ -212,13 +224,7 @@ pub(super) fn trigger(mode: QueryRewrite, s: &Situation<'_>) -> Option<Trigger> 
     if spread(&hits) < FLAT_SPREAD {
         return Some(Trigger::Flat);
     }
-    match mode {
-        QueryRewrite::Always => Some(Trigger::Always),
-        QueryRewrite::CrossLanguage if Language::of_text(s.question) != s.site => {
-            Some(Trigger::CrossLanguage)
-        }
-        _ => None,
-    }
+    None
 }
 
 /// Whether a conversation's first question is rewritten under `mode`, given the hits its
@@ -483,6 +489,16 @@ mod tests {
         assert!(confidence(&r, &r.analyze_query(question), &hits) >= LOW_CONFIDENCE);
         assert_eq!(trigger(QueryRewrite::Weak, &flat), Some(Trigger::Flat));
         assert_eq!(trigger(QueryRewrite::Off, &flat), None);
+        // The mode's own reasons come before the ranking's: they need no second ranking.
+        assert_eq!(trigger(QueryRewrite::Always, &flat), Some(Trigger::Always));
+        let other_language = Situation {
+            site: Language::Chinese,
+            ..flat
+        };
+        assert_eq!(
+            trigger(QueryRewrite::CrossLanguage, &other_language),
+            Some(Trigger::CrossLanguage)
+        );
         // One page about the cache's settings, the rest naming the cache only: it stands out.
         let mut distinct = alike;
         for (i, page) in distinct.iter_mut().enumerate() {
