@@ -270,7 +270,7 @@ pub(crate) fn evaluate(
     for (qid, text) in &judged {
         // The chat's test: the question's own hits at its default minimum score.
         let wanted = |mode| {
-            let hits = corpus.retriever().search_covering(
+            let (terms, hits) = corpus.retriever().search_covering(
                 text,
                 FUSION_DEPTH,
                 DEFAULT_MIN_SCORE,
@@ -281,7 +281,7 @@ pub(crate) fn evaluate(
                 corpus.retriever(),
                 corpus.language,
                 text,
-                &hits.1,
+                (&terms, &hits),
                 DEFAULT_MIN_SCORE,
             )
         };

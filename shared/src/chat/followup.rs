@@ -46,6 +46,9 @@ pub struct Retrieval {
     pub query: String,
     /// Whether earlier turns were added to the question.
     pub followup: bool,
+    /// The question's own analysed terms (without the earlier turns'), for what else
+    /// reads them (the rewrite trigger) rather than analysing the question again.
+    pub question_terms: Vec<QueryTerm>,
 }
 
 /// Retrieves for `question`, resolving it against the user turns of `history` (oldest
@@ -57,11 +60,12 @@ pub fn retrieve_followup(
     top_k: usize,
     min_score: f32,
 ) -> Retrieval {
-    let (_, hits) = index.rank(question, top_k, min_score);
+    let (question_terms, hits) = index.rank(question, top_k, min_score);
     let alone = Retrieval {
         hits,
         query: question.to_owned(),
         followup: false,
+        question_terms,
     };
     let earlier: Vec<&str> = history
         .iter()
@@ -76,13 +80,12 @@ pub fn retrieve_followup(
     // The question's own words are mostly generic ("code", "open source", "authors");
     // at full weight they would outvote the one rare term that names the topic, so they
     // count half as much as the earlier turns' words.
-    let mut terms: Vec<QueryTerm> = index
-        .retriever()
-        .analyze_query(question)
-        .into_iter()
+    let mut terms: Vec<QueryTerm> = alone
+        .question_terms
+        .iter()
         .map(|t| QueryTerm {
             weight: t.weight * QUESTION_WEIGHT,
-            ..t
+            ..t.clone()
         })
         .collect();
     let mut query = question.to_owned();
@@ -107,6 +110,7 @@ pub fn retrieve_followup(
         hits,
         query,
         followup: true,
+        question_terms: alone.question_terms,
     }
 }
 

@@ -69,6 +69,7 @@ impl ChatService {
             retriever: index.retriever(),
             site: index.language(),
             question,
+            terms: &found.question_terms,
             has_earlier_turn: history.iter().any(|m| m.role == Role::User),
             hits: &found.hits,
             min_score: self.min_score,

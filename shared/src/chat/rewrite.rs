@@ -164,6 +164,8 @@ pub(super) struct Situation<'a> {
     pub(super) site: Language,
     /// The visitor's question.
     pub(super) question: &'a str,
+    /// Its analysed terms, as its hits were searched with.
+    pub(super) terms: &'a [QueryTerm],
     /// Whether the conversation has an earlier user turn.
     pub(super) has_earlier_turn: bool,
     /// The hits retrieved so far.
@@ -186,8 +188,7 @@ pub(super) fn trigger(mode: QueryRewrite, s: &Situation<'_>) -> Option<Trigger> 
     if s.followup {
         return Some(Trigger::LowConfidence);
     }
-    let terms = s.retriever.analyze_query(s.question);
-    if terms.is_empty() {
+    if s.terms.is_empty() {
         // Nothing to search for ("👋", "???"): a rewrite has nothing to work from either.
         return None;
     }
@@ -218,7 +219,7 @@ pub(super) fn trigger(mode: QueryRewrite, s: &Situation<'_>) -> Option<Trigger> 
         0.0,
     );
     let hits = s.retriever.text_scores(&best);
-    if confidence(s.retriever, &terms, &hits) < LOW_CONFIDENCE {
+    if confidence(s.retriever, s.terms, &hits) < LOW_CONFIDENCE {
         return Some(Trigger::LowConfidence);
     }
     if spread(&hits) < FLAT_SPREAD {
@@ -227,21 +228,22 @@ pub(super) fn trigger(mode: QueryRewrite, s: &Situation<'_>) -> Option<Trigger> 
     None
 }
 
-/// Whether a conversation's first question is rewritten under `mode`, given the hits its
-/// lexical pass found on `site` at `min_score` (what `rag eval --rewrite-mode` scores
-/// offline; the chat also weighs the earlier turns).
+/// Whether a conversation's first question is rewritten under `mode`, given the terms and
+/// hits its lexical pass found on `site` at `min_score` (what `rag eval --rewrite-mode`
+/// scores offline; the chat also weighs the earlier turns).
 pub fn rewrites_first_question(
     mode: QueryRewrite,
     retriever: &Retriever,
     site: Language,
     question: &str,
-    hits: &[Ranked],
+    (terms, hits): (&[QueryTerm], &[Ranked]),
     min_score: f32,
 ) -> bool {
     let situation = Situation {
         retriever,
         site,
         question,
+        terms,
         has_earlier_turn: false,
         hits,
         min_score,
@@ -418,12 +420,13 @@ mod tests {
     fn first_question<'a>(
         r: &'a Retriever,
         question: &'a str,
-        hits: &'a [Ranked],
+        (terms, hits): &'a (Vec<QueryTerm>, Vec<Ranked>),
     ) -> Situation<'a> {
         Situation {
             retriever: r,
             site: Language::English,
             question,
+            terms,
             has_earlier_turn: false,
             hits,
             min_score: 0.0,
@@ -483,10 +486,11 @@ mod tests {
             .collect();
         let r = Retriever::build(alike.clone(), &[]);
         let question = "cache settings";
-        let hits = r.search(question, 30, 0.0).1;
-        let flat = first_question(&r, question, &hits);
-        assert!(hits.len() >= SPREAD_DEPTH && spread(&hits) < FLAT_SPREAD);
-        assert!(confidence(&r, &r.analyze_query(question), &hits) >= LOW_CONFIDENCE);
+        let found = r.search(question, 30, 0.0);
+        let flat = first_question(&r, question, &found);
+        let hits = &found.1;
+        assert!(hits.len() >= SPREAD_DEPTH && spread(hits) < FLAT_SPREAD);
+        assert!(confidence(&r, &found.0, hits) >= LOW_CONFIDENCE);
         assert_eq!(trigger(QueryRewrite::Weak, &flat), Some(Trigger::Flat));
         assert_eq!(trigger(QueryRewrite::Off, &flat), None);
         // The mode's own reasons come before the ranking's: they need no second ranking.
@@ -506,13 +510,9 @@ mod tests {
         }
         distinct[3][0] = "cache settings: the cache settings page".to_string();
         let r = Retriever::build(distinct, &[]);
-        let hits = r.search(question, 30, 0.0).1;
-        assert!(spread(&hits) >= FLAT_SPREAD, "{}", spread(&hits));
-        let standing_out = Situation {
-            retriever: &r,
-            hits: &hits,
-            ..flat
-        };
+        let found = r.search(question, 30, 0.0);
+        assert!(spread(&found.1) >= FLAT_SPREAD, "{}", spread(&found.1));
+        let standing_out = first_question(&r, question, &found);
         assert_eq!(trigger(QueryRewrite::Weak, &standing_out), None);
     }
 
@@ -530,9 +530,9 @@ mod tests {
             .collect();
         let r = Retriever::build(pages, &[]);
         let question = "cache settings";
-        let hits = r.search(question, 30, 0.0).1;
-        assert!(spread(&hits) >= FLAT_SPREAD, "{}", spread(&hits));
-        let situation = first_question(&r, question, &hits);
+        let found = r.search(question, 30, 0.0);
+        assert!(spread(&found.1) >= FLAT_SPREAD, "{}", spread(&found.1));
+        let situation = first_question(&r, question, &found);
         assert_eq!(trigger(QueryRewrite::Weak, &situation), Some(Trigger::Flat));
     }
 
@@ -604,10 +604,10 @@ mod tests {
             &[],
         );
         let question = "git stash saves local changes";
-        let hits = r.search(question, 3, 0.0).1;
+        let found = r.search(question, 3, 0.0);
         let situation = |site| Situation {
             site,
-            ..first_question(&r, question, &hits)
+            ..first_question(&r, question, &found)
         };
         let english = situation(Language::English);
         let chinese = situation(Language::Chinese);
