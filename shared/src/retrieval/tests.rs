@@ -918,3 +918,18 @@ fn adverbs_of_degree_grade_a_word_and_stand_for_nothing() {
     let r = site(&["Compare two branches.", "Branches are cheap."]);
     assert!(weight(&r.analyze_query("比较两个分支"), "compar") > 0.0);
 }
+
+#[test]
+fn a_question_asking_line_by_line_finds_the_page_about_lines() {
+    // 一行 is a dictionary word, "party; delegation"; 一行一行 is "line by line". The
+    // second page holds "read" and "file" too, and the delegation words the pair spells.
+    let r = Retriever::build(
+        [
+            vec!["Read a file line by line with readline.".to_string()],
+            vec!["The party delegation will read the file.".to_string()],
+        ],
+        &[],
+    );
+    let (_, hits) = r.search("怎么一行一行地读取文件", 2, 0.0);
+    assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
+}
