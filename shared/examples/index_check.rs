@@ -26,7 +26,7 @@ const FIXED: &[&str] = &[
 
 fn answer(index: &SearchIndex, q: &str) -> String {
     let (terms, hits) = index.rank(q, 10, 0.0);
-    let ranked: Vec<(u32, u32, u32, &str)> = hits
+    let ranked: Vec<(u32, u32, u32, std::borrow::Cow<'_, str>)> = hits
         .iter()
         .map(|h| (h.doc, h.passage, h.score.to_bits(), index.passage_text(h)))
         .collect();

@@ -106,6 +106,7 @@ pub use message::{ChatMessage, Role, Usage};
 pub use retrieval::{DocScore, QueryTerm, Ranked, Retriever};
 pub use search::{
     BatchResponse, KbHandle, SearchCall, SearchHit, SearchIndex, SearchRequest, SearchResponse,
+    Section,
 };
 pub use secret::Secret;
 pub use store::{

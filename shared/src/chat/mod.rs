@@ -710,12 +710,15 @@ fn sources(index: &SearchIndex, hits: &[Ranked]) -> Vec<Source> {
         .enumerate()
         .map(|(i, h)| {
             let doc = &index.kb().documents[h.doc as usize];
+            let section = index.passage_section(h);
             Source {
                 n: i + 1,
                 id: doc.id.clone(),
                 doc_type: doc.doc_type.clone(),
                 title: doc.display_title().to_owned(),
                 url: doc.link().map(str::to_owned),
+                section: section.headings,
+                section_url: section.url,
                 score: (h.score * 1000.0).round() / 1000.0,
             }
         })

@@ -106,7 +106,7 @@ pub fn offline_answer(
     for (i, hit) in hits.iter().enumerate() {
         let doc = &index.kb().documents[hit.doc as usize];
         out.push_str("\n\n");
-        entry(&mut out, i + 1, doc, index.passage_text(hit), l, zh);
+        entry(&mut out, i + 1, doc, &index.passage_text(hit), l, zh);
     }
     out
 }

@@ -31,6 +31,14 @@ pub struct Source {
     pub title: String,
     /// The document's main link.
     pub url: Option<String>,
+    /// The headings the cited passage starts under on its page, outermost first; left out
+    /// when the passage is the whole page ([`crate::search::SearchIndex::passage_section`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub section: Vec<String>,
+    /// The page's link to that section, when one of its headings has an id: where a
+    /// citation of a long page should take the reader.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section_url: Option<String>,
     /// BM25 score, rounded to 3 decimals.
     pub score: f32,
 }

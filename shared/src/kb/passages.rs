@@ -8,6 +8,9 @@
 //! gives each passage the path of headings it sits under; the index uses
 //! [`split_passages`], which packs across headings (see there why).
 
+use std::borrow::Cow;
+use std::ops::Range;
+
 /// Content longer than this (in characters) is split; passages stay within it.
 pub const PASSAGE_MAX_CHARS: usize = 1200;
 
@@ -28,7 +31,7 @@ pub fn split_passages(content: &str) -> Vec<String> {
     // whose BM25 length normalisation favoured them, and cost the docs-site dev set
     // 0.889 → 0.871 nDCG@10. The sections stay available ([`split_sections`]).
     let content = content.trim();
-    if content.chars().count() <= PASSAGE_MAX_CHARS {
+    if HeadingIds::of(content).visible_len(content) <= PASSAGE_MAX_CHARS {
         return vec![content.to_owned()];
     }
     pack(content)
@@ -48,16 +51,17 @@ pub fn passage_spans(content: &str) -> Vec<std::ops::Range<usize>> {
         start..start + s.len()
     };
     let trimmed = content.trim();
-    if trimmed.chars().count() <= PASSAGE_MAX_CHARS {
+    let ids = HeadingIds::of(trimmed);
+    if ids.visible_len(trimmed) <= PASSAGE_MAX_CHARS {
         return vec![span(trimmed)];
     }
     // The grouping of `pack`, counting what it would join.
     let mut out = Vec::new();
     let mut current: Option<(std::ops::Range<usize>, usize)> = None;
-    for piece in pieces(trimmed) {
-        let piece_len = piece.chars().count();
+    for piece in pieces(trimmed, &ids) {
+        let piece_len = ids.visible_len(piece);
         let piece = span(piece.trim());
-        let piece_chars = content[piece.clone()].chars().count();
+        let piece_chars = ids.visible_len(&content[piece.clone()]);
         current = match current.take() {
             Some((cur, len)) if len + 1 + piece_len > PASSAGE_MAX_CHARS => {
                 out.push(cur);
@@ -77,7 +81,7 @@ pub fn passage_spans(content: &str) -> Vec<std::ops::Range<usize>> {
 pub fn split_sections(content: &str) -> Vec<Passage> {
     let content = content.trim();
     let sections = sections(content);
-    if content.chars().count() <= PASSAGE_MAX_CHARS {
+    if HeadingIds::of(content).visible_len(content) <= PASSAGE_MAX_CHARS {
         let heading_path = match sections.first() {
             Some((path, text)) if text.trim_start().starts_with('#') => path.clone(),
             _ => Vec::new(),
@@ -97,6 +101,32 @@ pub fn split_sections(content: &str) -> Vec<Passage> {
         }
     }
     out
+}
+
+/// The path of headings, outermost first, that the byte `offset` of Markdown `content`
+/// sits under: a heading whose line starts at `offset` counts (a passage that opens with
+/// its section's heading is in that section). Reads the content only up to `offset`.
+pub fn section_at(content: &str, offset: usize) -> Vec<String> {
+    section_with_ids(content, offset)
+        .into_iter()
+        .map(|(title, _)| title)
+        .collect()
+}
+
+/// [`section_at`], each heading with its id ([`split_heading_id`]) when it has one.
+pub fn section_with_ids(content: &str, offset: usize) -> Vec<(String, Option<String>)> {
+    let mut stack: Vec<(usize, String, Option<String>)> = Vec::new();
+    let lines = fenced_lines(content).filter(|&(_, _, code)| !code);
+    for (at, line, _) in lines {
+        if at > offset {
+            break;
+        }
+        if let Some((level, title, id)) = heading_with_id(line) {
+            stack.retain(|(l, _, _)| *l < level);
+            stack.push((level, title, id.map(str::to_owned)));
+        }
+    }
+    stack.into_iter().map(|(_, t, id)| (t, id)).collect()
 }
 
 /// The content cut before each heading line, with the heading path each part sits under.
@@ -162,8 +192,13 @@ fn path_of(stack: &[(usize, String)]) -> Vec<String> {
 }
 
 /// An ATX heading line: up to three spaces, 1–6 `#`, a space (or nothing), the title
-/// (closing `#`s dropped).
+/// (closing `#`s and an id attribute, [`split_heading_id`], dropped).
 fn heading(line: &str) -> Option<(usize, String)> {
+    heading_with_id(line).map(|(level, title, _)| (level, title))
+}
+
+/// [`heading`], with the heading's id when the line carries one.
+fn heading_with_id(line: &str) -> Option<(usize, String, Option<&str>)> {
     let indent = line.len() - line.trim_start_matches(' ').len();
     if indent > 3 {
         return None;
@@ -176,28 +211,140 @@ fn heading(line: &str) -> Option<(usize, String)> {
     {
         return None;
     }
+    let (after, id) = split_heading_id(after);
     let title = after.trim().trim_end_matches('#').trim_end();
-    Some((level, title.to_owned()))
+    Some((level, title.to_owned(), id))
+}
+
+/// A heading's text and its id, when it ends in an id attribute: `Syntax {#_syntax}`, the
+/// syntax of Pandoc, kramdown and Markdown Extra, which `rag build` writes for a heading
+/// that has an id in the built HTML, so a passage can link to its section. The id is one
+/// word (no space or brace) after ` {#`.
+pub fn split_heading_id(text: &str) -> (&str, Option<&str>) {
+    let trimmed = text.trim_end();
+    let Some(open) = trimmed.strip_suffix('}').and_then(|t| t.rfind(" {#")) else {
+        return (text, None);
+    };
+    let id = &trimmed[open + 3..trimmed.len() - 1];
+    if id.is_empty() || id.contains(|c: char| c.is_whitespace() || c == '{' || c == '}') {
+        return (text, None);
+    }
+    (&trimmed[..open], Some(id))
+}
+
+/// `text` without the id attributes of its heading lines ([`split_heading_id`]; code
+/// lines keep what they say): what is indexed and shown of a passage. Borrowed when there
+/// is none (most text). For a part of a longer text, [`HeadingIds::strip`], which knows
+/// whether the part starts inside a code block.
+pub fn without_heading_ids(text: &str) -> Cow<'_, str> {
+    HeadingIds::of(text).strip(text)
+}
+
+/// Where the id attributes of a text's heading lines (outside code) lie: retrieval reads
+/// a page as if they were not there, so passages are cut where they would be without
+/// them and index the same words.
+#[derive(Debug)]
+pub struct HeadingIds<'a> {
+    /// The text they were found in.
+    text: &'a str,
+    /// Byte ranges of each ` {#id}` (with any space after it), in order.
+    ranges: Vec<Range<usize>>,
+}
+
+impl<'a> HeadingIds<'a> {
+    /// The ids of `text`'s heading lines.
+    pub fn of(text: &'a str) -> Self {
+        let mut ranges = Vec::new();
+        // Most text has none: one scan for the marker, no line walk.
+        if text.contains(" {#") {
+            for (at, line, code) in fenced_lines(text) {
+                if !code && line.contains(" {#") {
+                    if let Some((_, _, Some(_))) = heading_with_id(line) {
+                        ranges.push(at + split_heading_id(line).0.len()..at + line.len());
+                    }
+                }
+            }
+        }
+        Self { text, ranges }
+    }
+
+    /// The ids that lie wholly inside `part`.
+    fn within(&self, part: &str) -> &[Range<usize>] {
+        let Some(at) = place(self.text, part).filter(|_| !self.ranges.is_empty()) else {
+            return &[];
+        };
+        let first = self.ranges.partition_point(|r| r.start < at.start);
+        let last = self.ranges.partition_point(|r| r.end <= at.end);
+        &self.ranges[first..last.max(first)]
+    }
+
+    /// `part`, a slice of `text` (else it comes back as it is), without its heading
+    /// lines' ids, read with the code fences of `text` up to its end: a passage may start
+    /// inside a code block whose opening fence it does not hold.
+    pub fn strip_in<'b>(text: &str, part: &'b str) -> Cow<'b, str> {
+        match place(text, part) {
+            Some(at) => HeadingIds::of(&text[..at.end]).strip(part),
+            None => Cow::Borrowed(part),
+        }
+    }
+
+    /// `part`, a slice of the text, without the ids inside it.
+    pub fn strip<'b>(&self, part: &'b str) -> Cow<'b, str> {
+        let ids = self.within(part);
+        let Some(at) = place(self.text, part).filter(|_| !ids.is_empty()) else {
+            return Cow::Borrowed(part);
+        };
+        let mut out = String::with_capacity(part.len());
+        let mut copied = 0;
+        for id in ids {
+            out.push_str(&part[copied..id.start - at.start]);
+            copied = id.end - at.start;
+        }
+        out.push_str(&part[copied..]);
+        Cow::Owned(out)
+    }
+
+    /// Characters of `part`, a slice of the text, without its ids.
+    fn visible_len(&self, part: &str) -> usize {
+        let ids: usize = self
+            .within(part)
+            .iter()
+            .map(|r| self.text[r.clone()].chars().count())
+            .sum();
+        part.chars().count() - ids
+    }
+}
+
+/// Where `part` lies in `text`, when it is a slice of it; `None` for other memory.
+fn place(text: &str, part: &str) -> Option<Range<usize>> {
+    let start = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    (start + part.len() <= text.len()).then(|| start..start + part.len())
 }
 
 /// Packs content into passages within the limit, cutting on paragraphs, then sentences,
 /// then words.
 fn pack(content: &str) -> Vec<String> {
     let content = content.trim();
-    if content.chars().count() <= PASSAGE_MAX_CHARS {
+    let ids = HeadingIds::of(content);
+    if ids.visible_len(content) <= PASSAGE_MAX_CHARS {
         return vec![content.to_owned()];
     }
     let mut out: Vec<String> = Vec::new();
     let mut current = String::new();
-    for piece in pieces(content) {
-        let (cur_len, piece_len) = (current.chars().count(), piece.chars().count());
+    // Characters of `current` as passages count them.
+    let mut cur_len = 0;
+    for piece in pieces(content, &ids) {
+        let piece_len = ids.visible_len(piece);
         if cur_len > 0 && cur_len + 1 + piece_len > PASSAGE_MAX_CHARS {
             out.push(std::mem::take(&mut current));
+            cur_len = 0;
         }
         if !current.is_empty() {
             current.push(if piece.starts_with('\n') { '\n' } else { ' ' });
+            cur_len += 1;
         }
         current.push_str(piece.trim());
+        cur_len += ids.visible_len(piece.trim());
     }
     if !current.trim().is_empty() {
         out.push(current);
@@ -207,10 +354,10 @@ fn pack(content: &str) -> Vec<String> {
 
 /// Cuts content into pieces no longer than the limit: paragraphs, or sentences of an
 /// over-long paragraph, or words of an over-long sentence, or hard cuts of a huge word.
-fn pieces(content: &str) -> Vec<&str> {
+fn pieces<'a>(content: &'a str, ids: &HeadingIds<'_>) -> Vec<&'a str> {
     let mut out = Vec::new();
     for para in content.split("\n\n").filter(|p| !p.trim().is_empty()) {
-        if para.chars().count() <= PASSAGE_MAX_CHARS {
+        if ids.visible_len(para) <= PASSAGE_MAX_CHARS {
             out.push(para);
             continue;
         }
@@ -364,5 +511,119 @@ mod tests {
         assert!(split_sections("#hashtag is not a heading")[0]
             .heading_path
             .is_empty());
+    }
+
+    #[test]
+    fn an_offset_sits_under_the_headings_before_it_and_the_one_it_opens() {
+        let content = "Intro.\n\n# Git config\n\n## Files\n\nRead from three files.\n\n\
+                       ```\n# not a heading\n```\n\n### Syntax\n\nKeys and values.\n\n## Variables\n\nMany.";
+        let at = |s: &str| content.find(s).unwrap();
+        assert!(section_at(content, 0).is_empty());
+        assert_eq!(
+            section_at(content, at("Read from")),
+            ["Git config", "Files"]
+        );
+        // The code line is no heading.
+        assert_eq!(section_at(content, at("```") + 5), ["Git config", "Files"]);
+        // A passage opening with a heading is in that heading's section.
+        assert_eq!(
+            section_at(content, at("### Syntax")),
+            ["Git config", "Files", "Syntax"]
+        );
+        // A heading of the same level closes the one before, a deeper one with it.
+        assert_eq!(section_at(content, at("Many")), ["Git config", "Variables"]);
+        assert_eq!(
+            section_at(content, content.len()),
+            ["Git config", "Variables"]
+        );
+    }
+    #[test]
+    fn a_heading_id_is_read_and_left_out_of_the_heading_and_the_text() {
+        assert_eq!(
+            split_heading_id("Syntax {#_syntax}"),
+            ("Syntax", Some("_syntax"))
+        );
+        assert_eq!(
+            split_heading_id("Syntax {#_syntax}  "),
+            ("Syntax", Some("_syntax"))
+        );
+        // Not an id: no space before it, a space inside it, empty, or not at the end.
+        for text in [
+            "Syntax{#a}",
+            "Syntax {#a b}",
+            "Syntax {#}",
+            "Syntax {#a} more",
+            "a {b}",
+        ] {
+            assert_eq!(split_heading_id(text), (text, None), "{text}");
+        }
+        assert_eq!(
+            section_with_ids("# Git config {#top}\n\n## Files\n\nText.", 30),
+            [
+                ("Git config".to_owned(), Some("top".to_owned())),
+                ("Files".to_owned(), None)
+            ]
+        );
+        // Only heading lines lose it: prose and code keep theirs.
+        let text =
+            "## Syntax {#_syntax}\r\nWrite {#x} in prose.\n```\nprint('{#y}')\n```\n### Keys {#k}";
+        assert_eq!(
+            without_heading_ids(text),
+            "## Syntax\r\nWrite {#x} in prose.\n```\nprint('{#y}')\n```\n### Keys"
+        );
+        // A passage cut inside a code block reads its lines as the whole content does:
+        // the code's example of the syntax stays, the heading after the code loses its id.
+        let content = format!(
+            "```\n{}## Header {{#labelid}}\n```\n\n## After {{#after}}\n\nText.",
+            "x = 1\n".repeat(300)
+        );
+        let spans = passage_spans(&content);
+        let last = &content[spans.last().unwrap().clone()];
+        assert!(!last.starts_with("```"), "{last}");
+        assert_eq!(
+            HeadingIds::strip_in(&content, last),
+            last.replace("## After {#after}", "## After")
+        );
+        assert!(HeadingIds::strip_in(&content, last).contains("## Header {#labelid}"));
+        // Text that is no part of it comes back as it is.
+        assert_eq!(HeadingIds::strip_in(&content, "## X {#x}"), "## X {#x}");
+        assert!(matches!(
+            without_heading_ids("No ids here."),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn heading_ids_do_not_move_where_a_page_is_cut() {
+        let para = |n: usize| format!("Sentence number {n} of the page says something. ").repeat(9);
+        let mut plain = String::from("# Page");
+        let mut with_ids = String::from("# Page {#page}");
+        for n in 0..12 {
+            plain.push_str(&format!("\n\n## Part {n}\n\n{}", para(n)));
+            with_ids.push_str(&format!(
+                "\n\n## Part {n} {{#part-{n}-with-a-long-generated-id}}\n\n{}",
+                para(n)
+            ));
+        }
+        let cut = |c: &str| -> Vec<String> {
+            passage_spans(c)
+                .into_iter()
+                .map(|r| without_heading_ids(&c[r]).into_owned())
+                .collect()
+        };
+        let plain_spans = cut(&plain);
+        assert!(plain_spans.len() > 3);
+        assert_eq!(cut(&with_ids), plain_spans);
+        assert_eq!(
+            split_passages(&with_ids).len(),
+            split_passages(&plain).len()
+        );
+        // Content just under the limit stays whole with its ids.
+        let short = format!("# Page {{#{}}}\n\n{}", "x".repeat(60), "word ".repeat(235));
+        assert!(
+            HeadingIds::of(&short).visible_len(&short) <= PASSAGE_MAX_CHARS
+                && short.chars().count() > PASSAGE_MAX_CHARS
+        );
+        assert_eq!(passage_spans(&short).len(), 1);
     }
 }

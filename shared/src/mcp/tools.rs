@@ -94,7 +94,12 @@ pub(super) fn list() -> Value {
                             "title": {"type": "string"},
                             "url": {"type": "string"},
                             "score": {"type": "number"},
-                            "snippet": {"type": "string"}
+                            "snippet": {"type": "string"},
+                            "section": {"type": "array", "items": {"type": "string"},
+                                "description": "Headings the snippet's passage sits under on its page, outermost first."},
+                            "section_url": {"type": "string",
+                                "description": "Link to that section of the page."},
+                            "alternates": {"type": "array", "items": {"type": "string"}}
                         },
                         "required": ["id", "type", "title", "score", "snippet"]
                     }},

@@ -39,9 +39,10 @@ pub use refers_back::refers_back;
 pub use request::{SearchCall, SearchRequest, MAX_BATCH};
 
 use crate::error::{Error, Result};
-use crate::kb::{passage_spans, Document, KnowledgeBase};
+use crate::kb::{passage_spans, Document, HeadingIds, KnowledgeBase};
 use crate::retrieval::{DocScore, QueryTerm, Ranked, Retriever};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::time::Instant;
 
 /// Longest accepted query, in characters.
@@ -200,9 +201,19 @@ impl SearchIndex {
         &self.version
     }
 
-    /// The text of a ranked hit's passage: the content passage for pages, the summary or
+    /// The text of a ranked hit's passage: the content passage for pages (without its
+    /// headings' id attributes, [`crate::kb::split_heading_id`]), the summary or
     /// description otherwise.
-    pub fn passage_text(&self, hit: &Ranked) -> &str {
+    pub fn passage_text(&self, hit: &Ranked) -> Cow<'_, str> {
+        let raw = self.raw_passage(hit);
+        match self.kb.documents[hit.doc as usize].content.as_deref() {
+            Some(content) => HeadingIds::strip_in(content, raw),
+            None => Cow::Borrowed(raw),
+        }
+    }
+
+    /// The passage's text as the content holds it.
+    fn raw_passage(&self, hit: &Ranked) -> &str {
         let doc = &self.kb.documents[hit.doc as usize];
         let passage = match &self.chunks[hit.doc as usize] {
             Chunks::Whole if hit.passage == 0 => doc.content.as_deref().map(str::trim),
@@ -220,6 +231,43 @@ impl SearchIndex {
             .as_deref()
             .or(doc.description.as_deref())
             .unwrap_or("")
+    }
+
+    /// Where on its page a ranked hit's passage starts: the headings it sits under,
+    /// outermost first, and a link to the innermost of them that has an id (passages are
+    /// packed across headings, so one may run on into the next section, whose heading line
+    /// it then holds). Empty for a passage that is its page's whole content or its
+    /// summary. A first heading that only repeats the page's title (the `# Title` a built
+    /// page opens with) is left out, so the path says where on the page the passage is,
+    /// not again which page.
+    pub fn passage_section(&self, hit: &Ranked) -> Section {
+        let doc = &self.kb.documents[hit.doc as usize];
+        let (Chunks::Split(spans), Some(content)) =
+            (&self.chunks[hit.doc as usize], doc.content.as_deref())
+        else {
+            return Section::default();
+        };
+        let Some(span) = spans.get(hit.passage as usize) else {
+            return Section::default();
+        };
+        let mut path = crate::kb::section_with_ids(content, span.start as usize);
+        if path
+            .first()
+            .is_some_and(|(h, _)| h.trim().eq_ignore_ascii_case(doc.display_title().trim()))
+        {
+            path.remove(0);
+        }
+        let id = path.iter().rev().find_map(|(_, id)| id.as_deref());
+        let url = match (doc.link(), id) {
+            (Some(link), Some(id)) if !link.contains('#') => {
+                Some(format!("{link}#{}", fragment(id)))
+            }
+            _ => None,
+        };
+        Section {
+            headings: path.into_iter().map(|(h, _)| h).collect(),
+            url,
+        }
     }
 
     /// Runs a query: analysis, expansion and BM25 ranking (no recogniser, no filters).
@@ -387,13 +435,16 @@ impl SearchIndex {
 
     fn hit(&self, r: &Ranked) -> SearchHit {
         let doc: &Document = &self.kb.documents[r.doc as usize];
+        let section = self.passage_section(r);
         SearchHit {
             id: doc.id.clone(),
             doc_type: doc.doc_type.clone(),
             title: doc.display_title().to_owned(),
             url: doc.link().map(str::to_owned),
             score: (r.score * 1000.0).round() / 1000.0,
-            snippet: snippet(self.passage_text(r)),
+            snippet: snippet(&self.passage_text(r)),
+            section: section.headings,
+            section_url: section.url,
             alternates: doc.alternates.clone(),
         }
     }
@@ -427,15 +478,18 @@ impl Chunks {
         }
     }
 
-    /// The passages' texts (`doc` is the document they were cut from).
-    fn passages<'a>(&'a self, doc: &'a Document) -> Vec<&'a str> {
+    /// The passages' texts as they are indexed, without their headings' ids (`doc` is the
+    /// document they were cut from).
+    fn passages<'a>(&'a self, doc: &'a Document) -> Vec<Cow<'a, str>> {
         let content = doc.content.as_deref().unwrap_or("");
+        let ids = HeadingIds::of(content);
         match self {
             Self::None => Vec::new(),
-            Self::Whole => vec![content.trim()],
+            Self::Whole => vec![ids.strip(content.trim())],
             Self::Split(spans) => spans
                 .iter()
                 .filter_map(|s| content.get(s.start as usize..s.end as usize))
+                .map(|p| ids.strip(p))
                 .collect(),
         }
     }
@@ -532,7 +586,7 @@ fn repeats_title(paragraph: &str, title: &str) -> bool {
 /// The texts retrieval indexes for one document: its metadata alone, or, with content,
 /// metadata + first passage and then each further passage under the title (so a passage
 /// found on its own still names its page).
-fn index_texts(doc: &Document, chunks: &[&str]) -> Vec<String> {
+fn index_texts(doc: &Document, chunks: &[Cow<'_, str>]) -> Vec<String> {
     let meta = doc.metadata_text();
     if chunks.is_empty() {
         return vec![meta];
@@ -603,6 +657,31 @@ pub struct BatchResponse {
     pub results: Vec<SearchResponse>,
 }
 
+/// Where on its page a passage is ([`SearchIndex::passage_section`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Section {
+    /// The headings it starts under, outermost first; empty for a whole page.
+    pub headings: Vec<String>,
+    /// The page's link to the innermost of them with an id (`…/git-config.html#_syntax`).
+    pub url: Option<String>,
+}
+
+/// An id as a URL fragment: what a fragment may not hold unescaped, percent-encoded
+/// (ids are written as the HTML had them; a space, a quote or `%` must not end the link
+/// or read as an escape).
+fn fragment(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for b in id.bytes() {
+        let keep = b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/?".contains(&b);
+        if keep {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// One search hit.
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchHit {
@@ -620,6 +699,13 @@ pub struct SearchHit {
     pub score: f32,
     /// The start of the best passage.
     pub snippet: String,
+    /// The headings the best passage starts under on its page, outermost first
+    /// ([`SearchIndex::passage_section`]); left out when the passage is the whole page.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub section: Vec<String>,
+    /// The page's link to that section, when one of its headings has an id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section_url: Option<String>,
     /// Other versions of the same page (knowledge-base `alternates`), if any.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub alternates: Vec<String>,
@@ -666,6 +752,90 @@ mod tests {
             Some("https://github.com/EvolvingLMMs-Lab/LLaVA-OneVision-1.5")
         );
         assert_eq!(h.snippet, "A multimodal model.");
+    }
+
+    #[test]
+    fn a_hit_deep_in_a_long_page_names_the_section_of_its_passage() {
+        let filler = "Other words fill this part of the page. ".repeat(40);
+        let kb = KnowledgeBase::from_value(&serde_json::json!([
+            {"id": "guide", "type": "page", "title": "User guide", "content": format!(
+                "# User guide\n\n{filler}\n\n## Branches\n\n{filler}\n\n### Merging\n\n{filler}\n\n\
+                 A fast-forward merge moves the branch pointer.")},
+            {"id": "short", "type": "page", "title": "Merge", "content": "Merging joins histories."}
+        ]))
+        .unwrap();
+        let r = SearchIndex::new(kb, "t").search("fast-forward merge", 2, 0.0);
+        let json = serde_json::to_value(&r.hits).unwrap();
+        let guide = json
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["id"] == "guide")
+            .unwrap();
+        assert_eq!(guide["section"], serde_json::json!(["Branches", "Merging"]));
+        // A page shown whole has no section to name.
+        let short = json
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["id"] == "short")
+            .unwrap();
+        assert!(short.get("section").is_none(), "{short}");
+    }
+
+    #[test]
+    fn a_hit_links_to_its_section_and_ranks_as_the_page_without_ids_does() {
+        let filler = "Other words fill this part of the page. ".repeat(40);
+        let page = |ids: bool| {
+            let id = |s: &str| {
+                if ids {
+                    format!(" {{#{s}}}")
+                } else {
+                    String::new()
+                }
+            };
+            format!(
+                "# User guide{}\n\n{filler}\n\n## Branches{}\n\n{filler}\n\n\
+                 ### Merging\n\n{filler}\n\nA fast-forward merge moves the branch pointer.",
+                id("top"),
+                id("branches"),
+            )
+        };
+        let kb = |ids: bool| {
+            KnowledgeBase::from_value(&serde_json::json!([
+                {"id": "guide", "type": "page", "title": "User guide",
+                 "url": "https://x.test/guide.html", "content": page(ids)},
+                {"id": "merge", "type": "page", "title": "Merge", "content": "Merging joins histories."}
+            ]))
+            .unwrap()
+        };
+        let (with, without) = (
+            SearchIndex::new(kb(true), "t"),
+            SearchIndex::new(kb(false), "t"),
+        );
+        let q = "fast-forward merge branch";
+        let (a, b) = (with.search(q, 2, 0.0), without.search(q, 2, 0.0));
+        let guide = a.hits.iter().find(|h| h.id == "guide").unwrap();
+        assert_eq!(guide.section, ["Branches", "Merging"]);
+        // Merging has no id: the link goes to the section around it.
+        assert_eq!(
+            guide.section_url.as_deref(),
+            Some("https://x.test/guide.html#branches")
+        );
+        assert!(!guide.snippet.contains("{#"), "{}", guide.snippet);
+        let plain = b.hits.iter().find(|h| h.id == "guide").unwrap();
+        assert_eq!(plain.section_url, None);
+        // The ids are no words of the page: the same scores, passages and snippets.
+        let scored = |r: &SearchResponse| {
+            r.hits
+                .iter()
+                .map(|h| (h.id.clone(), h.score.to_bits(), h.snippet.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(scored(&a), scored(&b));
+        let (_, ranked) = with.rank(q, 1, 0.0);
+        assert!(!with.passage_text(&ranked[0]).contains("{#"));
+        assert_eq!(fragment("(part._eq~3f) 100%"), "(part._eq~3f)%20100%25");
     }
 
     #[test]

@@ -50,7 +50,7 @@ fn answers(index: &SearchIndex) -> Vec<String> {
         .iter()
         .map(|q| {
             let (terms, hits) = index.rank(q, 10, 0.0);
-            let ranked: Vec<(u32, u32, u32, &str)> = hits
+            let ranked: Vec<(u32, u32, u32, std::borrow::Cow<'_, str>)> = hits
                 .iter()
                 .map(|h| (h.doc, h.passage, h.score.to_bits(), index.passage_text(h)))
                 .collect();
