@@ -77,20 +77,19 @@ pub(crate) fn extract(html: &str, url: &str) -> Result<Page, Skip> {
     let scope = main_content(&doc);
     let root = scope.root;
     let bodies = pagefind::bodies(&doc);
-    let content = if bodies.is_empty() {
-        render(&scope, true)
+    let (content, anchors) = if bodies.is_empty() {
+        render_with_anchors(&scope, true)
     } else {
         // Pagefind indexes no attribute a page does not ask it to, alt text included: its
         // bodies are read as it reads them.
-        let parts: Vec<String> = bodies
+        let parts: Vec<(String, Vec<(String, String)>)> = bodies
             .iter()
-            .map(|b| render(&Scope::of(*b, false), false))
+            .map(|b| render_with_anchors(&Scope::of(*b, false), false))
+            .filter(|(p, _)| !p.is_empty())
             .collect();
-        parts
-            .into_iter()
-            .filter(|p| !p.is_empty())
-            .collect::<Vec<_>>()
-            .join("\n\n")
+        let anchors = parts.iter().flat_map(|(_, a)| a.iter().cloned()).collect();
+        let text = parts.into_iter().map(|(p, _)| p).collect::<Vec<_>>();
+        (text.join("\n\n"), anchors)
     };
     if content.trim().is_empty() {
         return Err(Skip::Empty);
@@ -153,6 +152,7 @@ pub(crate) fn extract(html: &str, url: &str) -> Result<Page, Skip> {
         pagefind_body: !bodies.is_empty(),
         head_title,
         h1_sections,
+        anchors,
         ..Page::default()
     };
     pagefind::apply(pagefind::read(&doc), &mut page);
@@ -444,12 +444,21 @@ fn skipped(el: &scraper::node::Element, fallback: bool) -> bool {
 /// and, with `alt_text`, an image's alt text where it stands. Walks the tree iteratively,
 /// so deeply nested markup cannot exhaust the stack.
 fn render(scope: &Scope<'_>, alt_text: bool) -> String {
+    render_with_anchors(scope, alt_text).0
+}
+
+/// [`render`], and each heading line written with the id a link to its section takes
+/// ([`anchor_of`]), in order.
+fn render_with_anchors(scope: &Scope<'_>, alt_text: bool) -> (String, Vec<(String, String)>) {
     let mut out = Writer::default();
     for edge in scope.edges(|_| {}) {
         match edge {
             Edge::Open(node) => match node.value() {
                 Node::Element(el) => {
                     out.open(el.name());
+                    if heading_level(el.name()).is_some() {
+                        out.anchor = ElementRef::wrap(node).and_then(anchor_of);
+                    }
                     // An image's alt text stands for it, as a screen reader reads it
                     // (Doxygen draws the word LaTeX as an image in running text).
                     let image = alt_text && el.name() == "img";
@@ -469,7 +478,77 @@ fn render(scope: &Scope<'_>, alt_text: bool) -> String {
             }
         }
     }
-    out.finish()
+    let anchors = std::mem::take(&mut out.anchors);
+    (out.finish(), anchors)
+}
+
+/// The id a link to the section a heading opens takes, as generators mark it: the
+/// heading's own `id` (asciidoc, MkDocs, rustdoc, qdoc); an anchor inside it, named (`<a
+/// id>`, `<a name>`: Doxygen, gtk-doc, Node.js) or a permalink to this page's fragment
+/// (Sphinx's `¶`); an empty anchor just before it (`<a name="x"></a><h2>`, older
+/// Texinfo and qdoc); or the element it opens (`<section id>` of Sphinx, DocBook's `<div
+/// class="sect1" id>` a few wrappers up).
+fn anchor_of(h: ElementRef<'_>) -> Option<String> {
+    let usable = |id: &str| {
+        let id = id.trim();
+        let fits = !id.is_empty()
+            && !id.contains(|c: char| c.is_whitespace() || matches!(c, '{' | '}' | '%'));
+        fits.then(|| id.to_owned())
+    };
+    if let Some(id) = h.value().attr("id").and_then(usable) {
+        return Some(id);
+    }
+    let inside = || {
+        h.descendants()
+            .filter_map(ElementRef::wrap)
+            .map(|e| e.value())
+    };
+    // An anchor, not any element with an id (rustdoc's title holds a copy button's).
+    let named = inside()
+        .filter(|e| matches!(e.name(), "a" | "span"))
+        .find_map(|e| {
+            let name = (e.name() == "a").then(|| e.attr("name")).flatten();
+            e.attr("id").or(name).and_then(usable)
+        });
+    let permalink = || {
+        inside()
+            .filter(|e| e.name() == "a")
+            .find_map(|e| e.attr("href")?.strip_prefix('#').and_then(usable))
+    };
+    if let Some(id) = named.or_else(permalink) {
+        return Some(id);
+    }
+    // An empty element with an id just before it.
+    let before = h
+        .prev_siblings()
+        .find(|n| !matches!(n.value(), Node::Text(t) if t.trim().is_empty()))
+        .and_then(ElementRef::wrap)
+        .filter(|e| e.text().all(|t| t.trim().is_empty()));
+    if let Some(id) = before.and_then(|e| {
+        let v = e.value();
+        v.attr("id").or(v.attr("name")).and_then(usable)
+    }) {
+        return Some(id);
+    }
+    // The element the heading opens: each wrapper up whose first child it is.
+    let mut node = *h;
+    for _ in 0..5 {
+        let parent = node.parent()?;
+        let first = parent.children().find(|c| match c.value() {
+            Node::Element(_) => true,
+            Node::Text(t) => !t.trim().is_empty(),
+            _ => false,
+        });
+        if first.map(|f| f.id()) != Some(node.id()) {
+            return None;
+        }
+        let id = parent.value().as_element().and_then(|e| e.attr("id"));
+        if let Some(id) = id.and_then(usable) {
+            return Some(id);
+        }
+        node = parent;
+    }
+    None
 }
 
 /// Whether an image's alt text is only its file's name or path, which some generators
@@ -495,6 +574,10 @@ struct Writer {
     pre_start: usize,
     /// The level of the heading being written, if any.
     heading: Option<usize>,
+    /// The id of the heading being written, if it has one.
+    anchor: Option<String>,
+    /// Each heading line written with an id, and the id, in order.
+    anchors: Vec<(String, String)>,
 }
 
 impl Writer {
@@ -528,9 +611,13 @@ impl Writer {
                 // A heading repeated with nothing between is said once (Erlang/OTP's pages
                 // carry their title in a top bar and again over the content).
                 if self.blocks.last() != Some(&heading) {
+                    if let Some(id) = self.anchor.take() {
+                        self.anchors.push((heading.clone(), id));
+                    }
                     self.blocks.push(heading);
                 }
             }
+            self.anchor = None;
             self.current.clear();
         } else if BLOCKS.contains(&name) {
             // The block ends while still inside `<pre>`, so its whitespace is kept.
@@ -1005,6 +1092,84 @@ a = 1
         assert_eq!(
             extract(html, "https://ex.org/a/").unwrap().url,
             "https://ex.org/a/"
+        );
+    }
+    /// The (heading line, id) pairs of `html`'s main text.
+    fn anchors(html: &str) -> Vec<(String, String)> {
+        extract(html, "https://x.test/p.html").unwrap().anchors
+    }
+
+    #[test]
+    fn a_heading_takes_the_id_its_generator_marks_its_section_with() {
+        let html = r##"<html><body><main>
+            <h1 id="own">Own id</h1><p>a</p>
+            <h2><a class="anchor" id="inner"></a>Anchor inside</h2><p>b</p>
+            <h2><a name="named"></a>Named anchor</h2><p>c</p>
+            <h2>Permalink<a class="headerlink" href="#perma">¶</a></h2><p>d</p>
+            <a name="before"></a>
+            <h2>Anchor before</h2><p>e</p>
+            <section id="wrapper"><h2>Section opened</h2><p>f</p></section>
+            <div class="sect1" id="docbook"><div class="titlepage"><div><div>
+              <h2 class="title">Wrapped deep</h2></div></div></div><p>g</p></div>
+            <div id="not-first"><p>h</p><h2>Not the first</h2></div>
+            <h2>Copy<button id="copy-path">copy</button></h2><p>i</p>
+            <h2>No id</h2><p>j</p>
+            <h2 id="has space">Bad id</h2><p>k</p>
+            </main></body></html>"##;
+        let got = anchors(html);
+        let want = [
+            ("# Own id", "own"),
+            ("## Anchor inside", "inner"),
+            ("## Named anchor", "named"),
+            ("## Permalink", "perma"),
+            ("## Anchor before", "before"),
+            ("## Section opened", "wrapper"),
+            ("## Wrapped deep", "docbook"),
+        ];
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|(l, i)| (l.to_string(), i.to_string()))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn real_generators_headings_keep_their_ids() {
+        let fixture = |name: &str| {
+            let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
+            anchors(&std::fs::read_to_string(path).unwrap())
+        };
+        let has = |got: &[(String, String)], line: &str, id: &str| {
+            assert!(
+                got.iter().any(|(l, i)| l == line && i == id),
+                "{line} {{#{id}}} not in {got:?}"
+            );
+        };
+        // qdoc: the id on the heading.
+        has(
+            &fixture("noise/qdoc-class.html"),
+            "## Properties",
+            "properties",
+        );
+        // rustdoc: the id on the heading, a permalink inside it.
+        let rust = fixture("noise/rustdoc-trait.html");
+        has(
+            &rust,
+            "## Required Associated Types",
+            "required-associated-types",
+        );
+        assert!(rust.iter().all(|(_, i)| i != "copy-path"), "{rust:?}");
+        // mdBook: the id on the heading.
+        has(
+            &fixture("noise/mdbook-example.html"),
+            "# Argument parsing",
+            "argument-parsing",
+        );
+        // Doxygen: an empty anchor inside the heading.
+        let doxygen = fixture("sites/doxygen/setup.html");
+        assert!(
+            doxygen.iter().any(|(_, i)| i == "setup_step0"),
+            "{doxygen:?}"
         );
     }
 }

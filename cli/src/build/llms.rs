@@ -404,7 +404,8 @@ fn full_entry(doc: &Document) -> String {
         // The page's own `# Title` line repeats the heading above.
         let content = content.trim();
         let first = content.lines().next().unwrap_or("");
-        let body = if first.trim() == format!("# {title}") {
+        let (shown, _) = shared::kb::split_heading_id(first.trim());
+        let body = if shown == format!("# {title}") {
             content[first.len()..].trim_start()
         } else {
             content

@@ -71,6 +71,11 @@ pub(crate) struct Page {
     /// How many other pages of the site link to it (see [`super::links`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) linked_from: Option<u32>,
+    /// Heading lines of the content as extracted and the ids the HTML gave them, in order:
+    /// written into the entry's content as `{#id}` attributes once every stage that reads
+    /// the text is done ([`Page::to_entry`]), so links can go to a passage's section.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) anchors: Vec<(String, String)>,
     /// The signature near-duplicates are found by, when made at extraction (it is of the
     /// title and content as extracted: neither changes before duplicates are collapsed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -105,7 +110,10 @@ impl Page {
         if let Some(n) = self.linked_from {
             e.set("linked_from", n.into());
         }
-        e.set_str("content", Some(self.content.as_str()));
+        e.set_str(
+            "content",
+            Some(&with_heading_ids(&self.content, &self.anchors)),
+        );
         for (k, values) in &self.fields {
             let value = match values.as_slice() {
                 [] => continue,
@@ -117,6 +125,44 @@ impl Page {
         }
         e
     }
+}
+
+/// `content` with each heading line that `anchors` names (in order; lines the stages
+/// after extraction dropped are passed over) ending in its id attribute, ` {#id}`, the
+/// syntax [`shared::kb::split_heading_id`] reads. A heading longer than a passage (an
+/// Erlang/OTP type's whole definition) gets none: passages would cut it, and the piece
+/// holding its end would not read as a heading, so its id would be indexed as words.
+fn with_heading_ids(content: &str, anchors: &[(String, String)]) -> String {
+    if anchors.is_empty() {
+        return content.to_owned();
+    }
+    let mut out = String::with_capacity(content.len() + anchors.len() * 16);
+    let mut copied = 0;
+    let mut next = 0;
+    for (at, line, code) in shared::kb::fenced_lines(content) {
+        if code || !line.starts_with('#') {
+            continue;
+        }
+        let Some(found) = anchors[next..].iter().position(|(l, _)| l == line) else {
+            continue;
+        };
+        if line.chars().count() > shared::kb::PASSAGE_MAX_CHARS {
+            next += found + 1;
+            continue;
+        }
+        let id = &anchors[next + found].1;
+        next += found + 1;
+        out.push_str(&content[copied..at + line.len()]);
+        out.push_str(" {#");
+        out.push_str(id);
+        out.push('}');
+        copied = at + line.len();
+        if next == anchors.len() {
+            break;
+        }
+    }
+    out.push_str(&content[copied..]);
+    out
 }
 
 /// A folder of at least this many pages may have a layout of its own (chrome, a name in
@@ -220,5 +266,54 @@ mod tests {
             "https://ex.org/a%09b%7Cc/caf%C3%A9/笔记/"
         );
         assert_eq!(url_path(&url), "/guide/Installing%20and%20Testing.html");
+    }
+    #[test]
+    fn heading_ids_are_written_into_the_entry_s_content_where_their_lines_still_are() {
+        let page = Page {
+            url: "https://x.test/p".into(),
+            title: "P".into(),
+            content: "# P\n\n## Files\n\nText.\n\n```\n## Files\n```\n\n## Gone later\n\n\
+                      ## Syntax\n\nMore."
+                .into(),
+            anchors: [
+                ("## Files", "files"),
+                ("## Dropped", "x"),
+                ("## Syntax", "syntax"),
+            ]
+            .iter()
+            .map(|(l, i)| (l.to_string(), i.to_string()))
+            .collect(),
+            ..Page::default()
+        };
+        let entry = serde_json::to_value(page.to_entry()).unwrap();
+        // The code line that reads like a heading is not one; a line a later stage dropped
+        // ("## Dropped") is passed over; a heading without an id keeps none.
+        assert_eq!(
+            entry["content"],
+            "# P\n\n## Files {#files}\n\nText.\n\n```\n## Files\n```\n\n## Gone later\n\n\
+             ## Syntax {#syntax}\n\nMore."
+        );
+        let read = shared::kb::headings(entry["content"].as_str().unwrap())
+            .map(|(_, _, t)| t)
+            .collect::<Vec<_>>();
+        assert_eq!(read, ["P", "Files", "Gone later", "Syntax"]);
+    }
+    #[test]
+    fn a_heading_longer_than_a_passage_gets_no_id() {
+        let long = format!("### {}", "type_spec() | ".repeat(100));
+        let page = Page {
+            url: "https://x.test/p".into(),
+            title: "P".into(),
+            content: format!("# P\n\n{long}\n\nText.\n\n## Short\n\nMore."),
+            anchors: vec![
+                (long.clone(), "type-spec".into()),
+                ("## Short".into(), "short".into()),
+            ],
+            ..Page::default()
+        };
+        let entry = serde_json::to_value(page.to_entry()).unwrap();
+        let content = entry["content"].as_str().unwrap();
+        assert!(!content.contains("{#type-spec}"), "{content}");
+        assert!(content.ends_with("## Short {#short}\n\nMore."), "{content}");
     }
 }

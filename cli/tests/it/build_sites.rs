@@ -133,12 +133,13 @@ fn a_hugo_site_gives_its_pages_main_text_headings_and_metadata() {
         content.starts_with("# First post: BM25 by hand\n\nBM25 scores a document"),
         "{content}"
     );
+    // Hugo gives each heading an id; the heading line carries it, for links to its section.
     assert!(
-        content.contains("\n\n## Saturation\n\nThe k1 parameter"),
+        content.contains("\n\n## Saturation {#saturation}\n\nThe k1 parameter"),
         "{content}"
     );
     assert!(
-        content.contains("\n\n### Length normalisation\n\n"),
+        content.contains("\n\n### Length normalisation {#length-normalisation}\n\n"),
         "{content}"
     );
     for chrome in [
@@ -182,8 +183,9 @@ fn a_mkdocs_site_under_a_base_path_gives_its_pages() {
     assert_eq!(setup["lang"], "en");
     assert_eq!(
         setup["content"],
-        "# Setup\n\nInstall the tool before the first run.\n\n## Requirements\n\n\
-         A recent Rust toolchain and Python 3.\n\n## Configuration\n\nPut every option in rag.toml."
+        "# Setup {#setup}\n\nInstall the tool before the first run.\n\n\
+         ## Requirements {#requirements}\n\nA recent Rust toolchain and Python 3.\n\n\
+         ## Configuration {#configuration}\n\nPut every option in rag.toml."
     );
     assert_eq!(doc(&kb, "page_manual")["title"], "Welcome to the manual");
 }
@@ -214,7 +216,7 @@ fn a_docusaurus_blog_s_index_and_tag_pages_are_left_out_as_listings() {
     );
     // Each heading ends in a zero-width space inside its anchor link; it is not text.
     let intro = doc(&kb, "page_docs_intro")["content"].as_str().unwrap();
-    assert!(intro.contains("\n## Install\n"), "{intro}");
+    assert!(intro.contains("\n## Install {#install}\n"), "{intro}");
     assert!(!intro.contains('\u{200b}'), "{intro}");
 }
 
@@ -283,6 +285,50 @@ fn a_doxygen_manual_names_its_pages_by_title_not_by_their_first_section() {
         .to_owned();
     assert!(settings.contains("# Format"), "{settings}");
     assert!(settings.contains("# Project options"), "{settings}");
+}
+
+#[test]
+fn a_search_hit_deep_in_a_long_built_page_links_to_its_section() {
+    let dir = scratch("sections");
+    let filler = "<p>Other words fill this part of the manual page.</p>".repeat(40);
+    let page = format!(
+        "<html><head><title>Manual</title></head><body><main><h1>Manual</h1>{filler}\
+         <div class=\"sect1\"><h2 id=\"_branches\">Branches</h2>{filler}\
+         <h3>Merging</h3>{filler}<p>A fast-forward merge moves the branch pointer.</p></div>\
+         </main></body></html>"
+    );
+    std::fs::create_dir_all(dir.join("site")).unwrap();
+    dir.file("site/manual.html", &page);
+    let out = build_site(&dir, &dir.join("site"), "https://docs.example.org/");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let kb: Value = serde_json::from_slice(&std::fs::read(dir.join("kb.json")).unwrap()).unwrap();
+    let content = doc(&kb, "page_manual")["content"].as_str().unwrap();
+    assert!(
+        content.contains("\n## Branches {#_branches}\n"),
+        "{content}"
+    );
+    let out = rag(
+        &dir,
+        &[
+            "search",
+            "--kb",
+            "kb.json",
+            "--json",
+            "-k",
+            "1",
+            "fast-forward merge",
+        ],
+    );
+    let body: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hit = &body["hits"][0];
+    assert_eq!(hit["id"], "page_manual");
+    assert_eq!(hit["section"], serde_json::json!(["Branches", "Merging"]));
+    // Merging has no id of its own: the link goes to the section it is in.
+    assert_eq!(
+        hit["section_url"],
+        "https://docs.example.org/manual.html#_branches"
+    );
+    assert!(!hit["snippet"].as_str().unwrap().contains("{#"), "{hit}");
 }
 
 #[test]
