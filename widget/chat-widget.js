@@ -202,6 +202,7 @@
     '.src{margin-top:8px;border-top:1px solid var(--bd);padding-top:6px;font-size:13px}',
     '.src h3{font-size:13px;margin:0 0 4px;color:var(--mu)}',
     '.src ol{margin:0;padding-left:22px}',
+    '.src .sec{color:var(--mu)}',
     '.note{font-size:13px;color:var(--mu);margin-top:6px;font-style:italic}',
     '.err{background:#fef2f2;color:#991b1b;border:1px solid #fecaca}',
     '.err .note{color:#991b1b}',
@@ -332,10 +333,15 @@
     if (last < text.length) parent.appendChild(document.createTextNode(text.slice(last)));
   }
 
+  // Where a source links: the section of a long page its passage is from, else the page.
+  function sourceUrl(s) {
+    return (s.section_url && safeUrl(s.section_url)) || (s.url && safeUrl(s.url));
+  }
+
   // A [n] marker links to source n (its URL) when the sources event listed it.
   function citation(n, raw, sources) {
     var s = (sources || []).filter(function (x) { return x.n === n; })[0];
-    var href = s && s.url && safeUrl(s.url);
+    var href = s && sourceUrl(s);
     if (!s) return document.createTextNode(raw);
     var a = href ? link(href, raw) : el('span', null, raw);
     a.className = 'cite';
@@ -441,9 +447,12 @@
       var box = el('div', 'src'), ol = el('ol');
       box.appendChild(el('h3', null, T.sources));
       m.sources.forEach(function (s) {
-        var li = el('li'), href = s.url && safeUrl(s.url);
+        var li = el('li'), href = sourceUrl(s);
         li.value = s.n;
         li.appendChild(href ? link(href, s.title || href) : document.createTextNode(s.title || s.id || ''));
+        // A passage of a long page names the section it is from (its innermost heading).
+        var sec = Array.isArray(s.section) && s.section[s.section.length - 1];
+        if (sec) li.appendChild(el('span', 'sec', ' › ' + sec));
         ol.appendChild(li);
       });
       box.appendChild(ol);

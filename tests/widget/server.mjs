@@ -33,7 +33,8 @@ export const widgetDir = path.resolve(here, '../../widget');
 
 export const SOURCES = [
   { n: 1, id: 'partial-fc', type: 'publication', title: 'Partial FC: Training 10 Million Identities on a Single Machine', url: 'https://arxiv.org/abs/2010.05222', score: 7.512 },
-  { n: 2, id: 'insightface', type: 'project', title: 'InsightFace', url: 'https://github.com/deepinsight/insightface', score: 3.2 },
+  { n: 2, id: 'insightface', type: 'page', title: 'InsightFace', url: 'https://github.com/deepinsight/insightface',
+    section: ['Model zoo', 'Recognition'], section_url: 'https://github.com/deepinsight/insightface#recognition', score: 3.2 },
 ];
 
 export const ANSWER = [
@@ -65,7 +66,8 @@ export const SPOOF_ANSWER = [
 ].join('\n');
 
 const XSS_SOURCES = [
-  { n: 1, id: 'x', type: 'project', title: '<img src=x onerror="window.__xss=3">', url: 'javascript:alert(7)', score: 1 },
+  { n: 1, id: 'x', type: 'project', title: '<img src=x onerror="window.__xss=3">', url: 'javascript:alert(7)', score: 1,
+    section: ['<img src=x onerror="window.__xss=4">'], section_url: 'javascript:alert(8)' },
 ];
 
 const sse = (event, data) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;

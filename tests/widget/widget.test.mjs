@@ -100,11 +100,18 @@ test('streams an answer to "请介绍一下 Partial FC" with its sources', async
   assert.equal(await links.first().getAttribute('href'), SOURCES[0].url);
   assert.equal(await links.first().getAttribute('target'), '_blank');
   assert.equal(await links.first().getAttribute('rel'), 'noopener noreferrer');
+  // A passage of a long page names its section (the innermost heading) beside the link.
+  const items = answer.locator('.src li');
+  assert.equal(await items.first().textContent(), SOURCES[0].title);
+  assert.equal(await items.nth(1).textContent(), 'InsightFace › Recognition');
+  assert.equal(await items.nth(1).locator('a').textContent(), 'InsightFace');
   // [n] markers link to the sources.
   const cites = answer.locator('a.cite');
   assert.equal(await cites.count(), 2);
   assert.equal(await cites.first().getAttribute('href'), SOURCES[0].url);
-  assert.equal(await cites.nth(1).getAttribute('href'), SOURCES[1].url);
+  // A source with a section links there, from its marker and from the list.
+  assert.equal(await cites.nth(1).getAttribute('href'), SOURCES[1].section_url);
+  assert.equal(await links.nth(1).getAttribute('href'), SOURCES[1].section_url);
   // The session id from the sources event is sent with the next question.
   const before = server.requests.length;
   await ask(page, 'And ArcFace?');
@@ -137,6 +144,7 @@ test('HTML, scripts and javascript: links from the model or KB stay inert', asyn
   // The payloads are shown as text ...
   assert.ok(text.includes('<img src=x onerror="window.__xss=1;alert(1)">'));
   assert.ok(text.includes('<script>window.__xss=2</script>'));
+  assert.ok(text.includes('› <img src=x onerror="window.__xss=4">'), 'a section is text');
   // ... and never became elements or ran.
   const found = await page.evaluate((sel) => {
     const root = document.querySelector(sel).shadowRoot;
