@@ -234,8 +234,8 @@ pub fn split_heading_id(text: &str) -> (&str, Option<&str>) {
 
 /// `text` without the id attributes of its heading lines ([`split_heading_id`]; code
 /// lines keep what they say): what is indexed and shown of a passage. Borrowed when there
-/// is none (most text). For a part of a longer text, [`HeadingIds::strip`], which knows
-/// whether the part starts inside a code block.
+/// is none (most text). For a part of a longer text, [`HeadingIds::strip_in`], which
+/// knows whether the part starts inside a code block.
 pub fn without_heading_ids(text: &str) -> Cow<'_, str> {
     HeadingIds::of(text).strip(text)
 }
