@@ -115,18 +115,144 @@ pub fn section_at(content: &str, offset: usize) -> Vec<String> {
 
 /// [`section_at`], each heading with its id ([`split_heading_id`]) when it has one.
 pub fn section_with_ids(content: &str, offset: usize) -> Vec<(String, Option<String>)> {
-    let mut stack: Vec<(usize, String, Option<String>)> = Vec::new();
-    let lines = fenced_lines(content).filter(|&(_, _, code)| !code);
-    for (at, line, _) in lines {
-        if at > offset {
-            break;
+    // A heading's `#` may stand three spaces into a line that starts at `offset`.
+    let end = boundary(content, offset.saturating_add(4));
+    section_of_marks(content, &heading_marks(content, end), offset)
+}
+
+/// A heading line of some content, outside code: where its line starts, its level and
+/// where its id attribute lies, if it has one. What a search hit's section is read from,
+/// kept per page so a hit does not read the page again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeadingMark {
+    /// Byte offset of the line.
+    pub at: u32,
+    /// 1 to 6.
+    pub level: u8,
+    /// Byte range of the ` {#id}` at its end.
+    pub id: Option<Range<u32>>,
+}
+
+/// The heading lines of `content` that start before `end` (outside fenced code).
+pub fn heading_marks(content: &str, end: usize) -> Vec<HeadingMark> {
+    heading_lines(content, 0..boundary(content, end))
+        .into_iter()
+        .filter_map(|(at, line)| {
+            let (level, _, id) = heading_with_id(line)?;
+            let id =
+                id.map(|_| (at + split_heading_id(line).0.len()) as u32..(at + line.len()) as u32);
+            Some(HeadingMark {
+                at: at as u32,
+                level: level as u8,
+                id,
+            })
+        })
+        .collect()
+}
+
+/// [`section_with_ids`] from the content's [`heading_marks`].
+pub fn section_of_marks(
+    content: &str,
+    marks: &[HeadingMark],
+    offset: usize,
+) -> Vec<(String, Option<String>)> {
+    let mut stack: Vec<&HeadingMark> = Vec::new();
+    for mark in marks.iter().take_while(|m| m.at as usize <= offset) {
+        stack.retain(|m| m.level < mark.level);
+        stack.push(mark);
+    }
+    stack
+        .into_iter()
+        .filter_map(|m| {
+            let line = content.get(m.at as usize..)?;
+            let line = &line[..line.find('\n').unwrap_or(line.len())];
+            let (_, title, id) = heading_with_id(line.strip_suffix('\r').unwrap_or(line))?;
+            Some((title, id.map(str::to_owned)))
+        })
+        .collect()
+}
+
+/// The lines of `text` that start in `within` and may be ATX headings (a `#` after at
+/// most three spaces), outside fenced code, as (byte offset, the line without its line
+/// break). Reads only the fence markers before them and the `#`s in `within`, not every
+/// line: a search hit's section is found this way on pages of thousands of lines.
+fn heading_lines(text: &str, within: Range<usize>) -> Vec<(usize, &str)> {
+    let code = code_blocks(text, within.end);
+    let mut out: Vec<(usize, &str)> = Vec::new();
+    let mut block = 0;
+    for (i, _) in text[within.clone()].match_indices('#') {
+        let at = within.start + i;
+        let start = line_start(text, at);
+        let indent = &text[start..at];
+        if indent.len() > 3 || indent.bytes().any(|b| b != b' ') {
+            continue;
         }
-        if let Some((level, title, id)) = heading_with_id(line) {
-            stack.retain(|(l, _, _)| *l < level);
-            stack.push((level, title, id.map(str::to_owned)));
+        if out.last().is_some_and(|&(s, _)| s == start) {
+            continue;
+        }
+        while code.get(block).is_some_and(|b| b.end <= start) {
+            block += 1;
+        }
+        if code.get(block).is_some_and(|b| b.start <= start) {
+            continue;
+        }
+        let line = &text[start..text[start..].find('\n').map_or(text.len(), |e| start + e)];
+        out.push((start, line.strip_suffix('\r').unwrap_or(line)));
+    }
+    out
+}
+
+/// Where the fenced code blocks that start before `end` lie in `text` (from the opening
+/// fence line to the end of the closing one, or of the text), read as [`fenced_lines`]
+/// reads them but looking only at the lines that hold a fence marker.
+fn code_blocks(text: &str, end: usize) -> Vec<Range<usize>> {
+    // A single character is searched for fast (a three-character pattern is not).
+    let mut fences: Vec<usize> = ['`', '~']
+        .iter()
+        .flat_map(|&mark| text[..end].match_indices(mark).map(|(i, _)| i))
+        .filter(|&at| text[at..].starts_with("```") || text[at..].starts_with("~~~"))
+        .filter_map(|at| {
+            let start = line_start(text, at);
+            text[start..at]
+                .chars()
+                .all(char::is_whitespace)
+                .then_some(start)
+        })
+        .collect();
+    fences.sort_unstable();
+    fences.dedup();
+    let mut out = Vec::new();
+    let mut open: Option<(usize, &str)> = None;
+    for start in fences {
+        let marker = &text[start..].trim_start()[..3];
+        match open {
+            Some((from, fence)) if marker == fence => {
+                let end = text[start..]
+                    .find('\n')
+                    .map_or(text.len(), |e| start + e + 1);
+                out.push(from..end);
+                open = None;
+            }
+            Some(_) => {}
+            None => open = Some((start, marker)),
         }
     }
-    stack.into_iter().map(|(_, t, id)| (t, id)).collect()
+    out.extend(open.map(|(from, _)| from..text.len()));
+    out
+}
+
+/// `at`, or the next character boundary of `text` after it (its length at most).
+fn boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
+}
+
+/// Where the line holding byte `at` starts.
+fn line_start(text: &str, at: usize) -> usize {
+    text[..at].rfind('\n').map_or(0, |i| i + 1)
 }
 
 /// The content cut before each heading line, with the heading path each part sits under.
@@ -254,14 +380,19 @@ pub struct HeadingIds<'a> {
 impl<'a> HeadingIds<'a> {
     /// The ids of `text`'s heading lines.
     pub fn of(text: &'a str) -> Self {
+        Self::within_range(text, 0..text.len())
+    }
+
+    /// The ids of the heading lines that start in `range` of `text` (whose code fences
+    /// are read from its start).
+    fn within_range(text: &'a str, range: Range<usize>) -> Self {
         let mut ranges = Vec::new();
         // Most text has none: one scan for the marker, no line walk.
-        if text.contains(" {#") {
-            for (at, line, code) in fenced_lines(text) {
-                if !code && line.contains(" {#") {
-                    if let Some((_, _, Some(_))) = heading_with_id(line) {
-                        ranges.push(at + split_heading_id(line).0.len()..at + line.len());
-                    }
+        if text[range.clone()].contains(" {#") {
+            for (at, line) in heading_lines(text, range) {
+                if let (true, Some((_, _, Some(_)))) = (line.contains(" {#"), heading_with_id(line))
+                {
+                    ranges.push(at + split_heading_id(line).0.len()..at + line.len());
                 }
             }
         }
@@ -278,12 +409,33 @@ impl<'a> HeadingIds<'a> {
         &self.ranges[first..last.max(first)]
     }
 
+    /// `part`, a slice of `text` (else it comes back as it is), without the ids of the
+    /// heading lines among `marks` (the [`heading_marks`] of `text`) that start in it.
+    pub fn strip_marked<'b>(text: &str, marks: &[HeadingMark], part: &'b str) -> Cow<'b, str> {
+        let Some(at) = place(text, part) else {
+            return Cow::Borrowed(part);
+        };
+        let first = marks.partition_point(|m| (m.at as usize) < at.start);
+        let last = marks.partition_point(|m| (m.at as usize) < at.end);
+        HeadingIds::of_marks(text, &marks[first..last.max(first)]).strip(part)
+    }
+
+    /// The ids among `marks`, the [`heading_marks`] of `text`.
+    pub fn of_marks(text: &'a str, marks: &[HeadingMark]) -> Self {
+        let ranges = marks
+            .iter()
+            .filter_map(|m| m.id.clone())
+            .map(|r| r.start as usize..r.end as usize)
+            .collect();
+        Self { text, ranges }
+    }
+
     /// `part`, a slice of `text` (else it comes back as it is), without its heading
     /// lines' ids, read with the code fences of `text` up to its end: a passage may start
     /// inside a code block whose opening fence it does not hold.
     pub fn strip_in<'b>(text: &str, part: &'b str) -> Cow<'b, str> {
-        match place(text, part) {
-            Some(at) => HeadingIds::of(&text[..at.end]).strip(part),
+        match place(text, part).filter(|_| part.contains(" {#")) {
+            Some(at) => HeadingIds::within_range(text, at).strip(part),
             None => Cow::Borrowed(part),
         }
     }
@@ -625,5 +777,46 @@ mod tests {
                 && short.chars().count() > PASSAGE_MAX_CHARS
         );
         assert_eq!(passage_spans(&short).len(), 1);
+    }
+    /// [`section_with_ids`] and [`HeadingIds`] read every line, as [`fenced_lines`] does.
+    fn sections_line_by_line(content: &str, offset: usize) -> Vec<(String, Option<String>)> {
+        let mut stack: Vec<(usize, String, Option<String>)> = Vec::new();
+        for (at, line, code) in fenced_lines(content) {
+            if at > offset {
+                break;
+            }
+            if let (false, Some((level, title, id))) = (code, heading_with_id(line)) {
+                stack.retain(|(l, _, _)| *l < level);
+                stack.push((level, title, id.map(str::to_owned)));
+            }
+        }
+        stack.into_iter().map(|(_, t, id)| (t, id)).collect()
+    }
+
+    #[test]
+    fn headings_found_by_their_marks_are_those_every_line_gives() {
+        let texts = [
+            "# Top {#top}\n\nText with a # inside and C# too.\n\n## A {#a}\r\n\nx\n   ### Indented {#i}\n    #### Four spaces is code\n",
+            "```\n# not a heading {#no}\n~~~\n# still code\n```\n## After {#after}\n~~~ rust\n```\n# code\n~~~\n#hashtag\n# Real\n",
+            "Intro\n\n  ```\n## in indented fence {#x}\n  ```\n## Out {#out}\n```\nunclosed\n# code {#c}",
+            "# 标题 {#zh}\n\n中文内容。\n\n## 小节 {#sub}\n\n更多。",
+            "##Not a heading\n## Empty {#}\n## Spaced {#a b}\n# Closing ## {#closed}\n####### seven",
+        ];
+        for text in texts {
+            for offset in (0..=text.len()).filter(|&i| text.is_char_boundary(i)) {
+                assert_eq!(
+                    section_with_ids(text, offset),
+                    sections_line_by_line(text, offset),
+                    "{text:?} at {offset}"
+                );
+            }
+            let by_lines: Vec<Range<usize>> = fenced_lines(text)
+                .filter(|&(_, line, code)| {
+                    !code && heading_with_id(line).is_some_and(|h| h.2.is_some())
+                })
+                .map(|(at, line, _)| at + split_heading_id(line).0.len()..at + line.len())
+                .collect();
+            assert_eq!(HeadingIds::of(text).ranges, by_lines, "{text:?}");
+        }
     }
 }

@@ -39,10 +39,15 @@ pub use refers_back::refers_back;
 pub use request::{SearchCall, SearchRequest, MAX_BATCH};
 
 use crate::error::{Error, Result};
-use crate::kb::{passage_spans, Document, HeadingIds, KnowledgeBase};
+use crate::kb::{
+    heading_marks, passage_spans, section_of_marks, Document, HeadingIds, HeadingMark,
+    KnowledgeBase,
+};
 use crate::retrieval::{DocScore, QueryTerm, Ranked, Retriever};
 use serde::Serialize;
 use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 /// Longest accepted query, in characters.
@@ -69,7 +74,16 @@ pub struct SearchIndex {
     prebuilt: bool,
     /// Bytes of what it was read from: the prebuilt index, or the JSON (0: built in memory).
     source_bytes: u64,
+    /// The heading lines of the pages hits were shown from, by document: a page's
+    /// headings are read once per warm function, not once per hit (on a manual of
+    /// thousands of lines a read cost more than ranking the query). Boxed: the index is
+    /// held beside plain rankers, and stays their size.
+    marks: Box<Mutex<HashMap<u32, Arc<[HeadingMark]>>>>,
 }
+
+/// Pages whose heading lines [`SearchIndex`] keeps at most (the cache is emptied when
+/// full): a few hundred bytes a page, against a warm function's requests.
+const MARKS_CACHED: usize = 1024;
 
 /// How a query is answered: ranked as it is, or as a filtered (and maybe ordered) listing.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,6 +132,7 @@ impl SearchIndex {
             version,
             prebuilt: true,
             source_bytes: 0,
+            marks: Box::default(),
         }
     }
 
@@ -150,6 +165,7 @@ impl SearchIndex {
             version,
             prebuilt: false,
             source_bytes: 0,
+            marks: Box::default(),
         }
     }
 
@@ -207,9 +223,25 @@ impl SearchIndex {
     pub fn passage_text(&self, hit: &Ranked) -> Cow<'_, str> {
         let raw = self.raw_passage(hit);
         match self.kb.documents[hit.doc as usize].content.as_deref() {
-            Some(content) => HeadingIds::strip_in(content, raw),
-            None => Cow::Borrowed(raw),
+            Some(content) if raw.contains(" {#") => {
+                HeadingIds::strip_marked(content, &self.heading_marks(hit.doc, content), raw)
+            }
+            _ => Cow::Borrowed(raw),
         }
+    }
+
+    /// Document `doc`'s heading lines (`content` is its content).
+    fn heading_marks(&self, doc: u32, content: &str) -> Arc<[HeadingMark]> {
+        let mut cache = self.marks.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(marks) = cache.get(&doc) {
+            return Arc::clone(marks);
+        }
+        if cache.len() >= MARKS_CACHED {
+            cache.clear();
+        }
+        let marks: Arc<[HeadingMark]> = heading_marks(content, content.len()).into();
+        cache.insert(doc, Arc::clone(&marks));
+        marks
     }
 
     /// The passage's text as the content holds it.
@@ -250,7 +282,8 @@ impl SearchIndex {
         let Some(span) = spans.get(hit.passage as usize) else {
             return Section::default();
         };
-        let mut path = crate::kb::section_with_ids(content, span.start as usize);
+        let marks = self.heading_marks(hit.doc, content);
+        let mut path = section_of_marks(content, &marks, span.start as usize);
         if path
             .first()
             .is_some_and(|(h, _)| h.trim().eq_ignore_ascii_case(doc.display_title().trim()))
