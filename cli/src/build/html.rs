@@ -518,7 +518,8 @@ fn anchor_of(h: ElementRef<'_>) -> Option<String> {
     if let Some(id) = named.or_else(permalink) {
         return Some(id);
     }
-    // An empty element with an id just before it.
+    // An empty element with an id just before it, or an empty permalink (rustdoc's
+    // `<a href="#method.clone" class="anchor"></a><h4>`, whose own link goes to the trait).
     let before = h
         .prev_siblings()
         .find(|n| !matches!(n.value(), Node::Text(t) if t.trim().is_empty()))
@@ -526,7 +527,11 @@ fn anchor_of(h: ElementRef<'_>) -> Option<String> {
         .filter(|e| e.text().all(|t| t.trim().is_empty()));
     if let Some(id) = before.and_then(|e| {
         let v = e.value();
-        v.attr("id").or(v.attr("name")).and_then(usable)
+        let link = (v.name() == "a").then(|| v.attr("href")?.strip_prefix('#'));
+        v.attr("id")
+            .or(v.attr("name"))
+            .or(link.flatten())
+            .and_then(usable)
     }) {
         return Some(id);
     }
@@ -1108,6 +1113,8 @@ a = 1
             <h2>Permalink<a class="headerlink" href="#perma">¶</a></h2><p>d</p>
             <a name="before"></a>
             <h2>Anchor before</h2><p>e</p>
+            <a href="#self" class="anchor"></a><h3>Permalink before <a href="other.html#x">x</a></h3>
+            <p>e2</p>
             <section id="wrapper"><h2>Section opened</h2><p>f</p></section>
             <div class="sect1" id="docbook"><div class="titlepage"><div><div>
               <h2 class="title">Wrapped deep</h2></div></div></div><p>g</p></div>
@@ -1123,6 +1130,7 @@ a = 1
             ("## Named anchor", "named"),
             ("## Permalink", "perma"),
             ("## Anchor before", "before"),
+            ("### Permalink before x", "self"),
             ("## Section opened", "wrapper"),
             ("## Wrapped deep", "docbook"),
         ];
@@ -1159,6 +1167,12 @@ a = 1
             "required-associated-types",
         );
         assert!(rust.iter().all(|(_, i)| i != "copy-path"), "{rust:?}");
+        // rustdoc: an empty permalink just before an impl's heading.
+        assert!(
+            rust.iter()
+                .any(|(l, i)| l.starts_with("### impl FromStr for IpAddr") && i == "impl-FromStr"),
+            "{rust:?}"
+        );
         // mdBook: the id on the heading.
         has(
             &fixture("noise/mdbook-example.html"),
