@@ -33,9 +33,8 @@ pub use file::FileKbSource;
 pub use hash::{content_hash, ContentHasher};
 pub use memory::MemoryKbSource;
 pub use passages::{
-    fenced_lines, heading_marks, headings, passage_spans, section_at, section_of_marks,
-    section_with_ids, split_heading_id, split_passages, split_sections, without_heading_ids,
-    HeadingIds, HeadingMark, Passage, PASSAGE_MAX_CHARS,
+    fenced_lines, heading_marks, headings, passage_spans, section_of_marks, split_heading_id,
+    split_passages, split_sections, HeadingIds, HeadingMark, Passage, PASSAGE_MAX_CHARS,
 };
 pub use s3::S3KbSource;
 pub(crate) use source::unquote_etag;

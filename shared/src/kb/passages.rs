@@ -103,23 +103,6 @@ pub fn split_sections(content: &str) -> Vec<Passage> {
     out
 }
 
-/// The path of headings, outermost first, that the byte `offset` of Markdown `content`
-/// sits under: a heading whose line starts at `offset` counts (a passage that opens with
-/// its section's heading is in that section). Reads the content only up to `offset`.
-pub fn section_at(content: &str, offset: usize) -> Vec<String> {
-    section_with_ids(content, offset)
-        .into_iter()
-        .map(|(title, _)| title)
-        .collect()
-}
-
-/// [`section_at`], each heading with its id ([`split_heading_id`]) when it has one.
-pub fn section_with_ids(content: &str, offset: usize) -> Vec<(String, Option<String>)> {
-    // A heading's `#` may stand three spaces into a line that starts at `offset`.
-    let end = boundary(content, offset.saturating_add(4));
-    section_of_marks(content, &heading_marks(content, end), offset)
-}
-
 /// A heading line of some content, outside code: where its line starts, its level and
 /// where its id attribute lies, if it has one. What a search hit's section is read from,
 /// kept per page so a hit does not read the page again.
@@ -150,7 +133,10 @@ pub fn heading_marks(content: &str, end: usize) -> Vec<HeadingMark> {
         .collect()
 }
 
-/// [`section_with_ids`] from the content's [`heading_marks`].
+/// The path of headings, outermost first, that the byte `offset` of Markdown `content`
+/// sits under, each with its id ([`split_heading_id`]) when it has one; `marks` are the
+/// content's [`heading_marks`]. A heading whose line starts at `offset` counts (a passage
+/// that opens with its section's heading is in that section).
 pub fn section_of_marks(
     content: &str,
     marks: &[HeadingMark],
@@ -358,14 +344,6 @@ pub fn split_heading_id(text: &str) -> (&str, Option<&str>) {
     (&trimmed[..open], Some(id))
 }
 
-/// `text` without the id attributes of its heading lines ([`split_heading_id`]; code
-/// lines keep what they say): what is indexed and shown of a passage. Borrowed when there
-/// is none (most text). For a part of a longer text, [`HeadingIds::strip_in`], which
-/// knows whether the part starts inside a code block.
-pub fn without_heading_ids(text: &str) -> Cow<'_, str> {
-    HeadingIds::of(text).strip(text)
-}
-
 /// Where the id attributes of a text's heading lines (outside code) lie: retrieval reads
 /// a page as if they were not there, so passages are cut where they would be without
 /// them and index the same words.
@@ -378,25 +356,13 @@ pub struct HeadingIds<'a> {
 }
 
 impl<'a> HeadingIds<'a> {
-    /// The ids of `text`'s heading lines.
+    /// The ids of `text`'s heading lines (code lines keep what they say).
     pub fn of(text: &'a str) -> Self {
-        Self::within_range(text, 0..text.len())
-    }
-
-    /// The ids of the heading lines that start in `range` of `text` (whose code fences
-    /// are read from its start).
-    fn within_range(text: &'a str, range: Range<usize>) -> Self {
-        let mut ranges = Vec::new();
         // Most text has none: one scan for the marker, no line walk.
-        if text[range.clone()].contains(" {#") {
-            for (at, line) in heading_lines(text, range) {
-                if let (true, Some((_, _, Some(_)))) = (line.contains(" {#"), heading_with_id(line))
-                {
-                    ranges.push(at + split_heading_id(line).0.len()..at + line.len());
-                }
-            }
+        if !text.contains(" {#") {
+            return Self::of_marks(text, &[]);
         }
-        Self { text, ranges }
+        Self::of_marks(text, &heading_marks(text, text.len()))
     }
 
     /// The ids that lie wholly inside `part`.
@@ -421,23 +387,13 @@ impl<'a> HeadingIds<'a> {
     }
 
     /// The ids among `marks`, the [`heading_marks`] of `text`.
-    pub fn of_marks(text: &'a str, marks: &[HeadingMark]) -> Self {
+    fn of_marks(text: &'a str, marks: &[HeadingMark]) -> Self {
         let ranges = marks
             .iter()
             .filter_map(|m| m.id.clone())
             .map(|r| r.start as usize..r.end as usize)
             .collect();
         Self { text, ranges }
-    }
-
-    /// `part`, a slice of `text` (else it comes back as it is), without its heading
-    /// lines' ids, read with the code fences of `text` up to its end: a passage may start
-    /// inside a code block whose opening fence it does not hold.
-    pub fn strip_in<'b>(text: &str, part: &'b str) -> Cow<'b, str> {
-        match place(text, part).filter(|_| part.contains(" {#")) {
-            Some(at) => HeadingIds::within_range(text, at).strip(part),
-            None => Cow::Borrowed(part),
-        }
     }
 
     /// `part`, a slice of the text, without the ids inside it.
@@ -543,6 +499,27 @@ fn split_inclusive_any<'a>(text: &'a str, ends: &[char]) -> Vec<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The headings `offset` of `content` sits under, as a search hit reads them.
+    fn section_at(content: &str, offset: usize) -> Vec<String> {
+        section_with_ids(content, offset)
+            .into_iter()
+            .map(|(title, _)| title)
+            .collect()
+    }
+
+    fn section_with_ids(content: &str, offset: usize) -> Vec<(String, Option<String>)> {
+        section_of_marks(content, &heading_marks(content, content.len()), offset)
+    }
+
+    /// `part` of `text` as a search hit shows it.
+    fn strip_in<'b>(text: &str, part: &'b str) -> Cow<'b, str> {
+        HeadingIds::strip_marked(text, &heading_marks(text, text.len()), part)
+    }
+
+    fn without_heading_ids(text: &str) -> Cow<'_, str> {
+        strip_in(text, text)
+    }
 
     #[test]
     fn fenced_lines_mark_code_and_its_fences_without_line_breaks() {
@@ -733,12 +710,12 @@ mod tests {
         let last = &content[spans.last().unwrap().clone()];
         assert!(!last.starts_with("```"), "{last}");
         assert_eq!(
-            HeadingIds::strip_in(&content, last),
+            strip_in(&content, last),
             last.replace("## After {#after}", "## After")
         );
-        assert!(HeadingIds::strip_in(&content, last).contains("## Header {#labelid}"));
+        assert!(strip_in(&content, last).contains("## Header {#labelid}"));
         // Text that is no part of it comes back as it is.
-        assert_eq!(HeadingIds::strip_in(&content, "## X {#x}"), "## X {#x}");
+        assert_eq!(strip_in(&content, "## X {#x}"), "## X {#x}");
         assert!(matches!(
             without_heading_ids("No ids here."),
             std::borrow::Cow::Borrowed(_)

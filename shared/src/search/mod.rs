@@ -799,21 +799,19 @@ mod tests {
         .unwrap();
         let r = SearchIndex::new(kb, "t").search("fast-forward merge", 2, 0.0);
         let json = serde_json::to_value(&r.hits).unwrap();
-        let guide = json
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|h| h["id"] == "guide")
-            .unwrap();
-        assert_eq!(guide["section"], serde_json::json!(["Branches", "Merging"]));
+        let hit = |id: &str| {
+            json.as_array()
+                .unwrap()
+                .iter()
+                .find(|h| h["id"] == id)
+                .unwrap()
+        };
+        assert_eq!(
+            hit("guide")["section"],
+            serde_json::json!(["Branches", "Merging"])
+        );
         // A page shown whole has no section to name.
-        let short = json
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|h| h["id"] == "short")
-            .unwrap();
-        assert!(short.get("section").is_none(), "{short}");
+        assert!(hit("short").get("section").is_none(), "{}", hit("short"));
     }
 
     #[test]
