@@ -235,7 +235,7 @@ struct Record {
 /// Writes the hash tables (layout in `dict_format.rs`) for both directions:
 /// - `zh.{records,slots}`: every Chinese word of the compiled-in tables of at most
 ///   [`dict_format::MAX_KEY_CHARS`] characters, every prefix of one, and every Chinese
-///   stopword; flagged with whether a longer word extends it, whether it is a stopword,
+///   stopword and every prefix of one; flagged with whether a longer word extends it, whether it is a stopword,
 ///   and the first table holding it, whose raw `t1|t2` value it carries, with the terms
 ///   of each non-empty translation as the query analyzer computes them (consecutive
 ///   duplicates dropped) as `a b|c`, [`dict_format::SAME`] for a translation that is its
@@ -287,6 +287,11 @@ fn dictionaries(out: &Path, lexicons: &[String], reverse: &str) {
         counts.push(count);
     }
     for word in zh_stopwords::ZH_STOPWORDS {
+        // Its prefixes are marked too, or segmentation stops short of a stopword no table
+        // holds (怎么才能 read 怎么 + 才能 "talent", 的时候 read 的 + 时候 "time").
+        for (end, _) in word.char_indices().skip(1) {
+            zh.entry(word[..end].to_owned()).or_default().flags |= dict_format::LONGER;
+        }
         zh.entry((*word).to_owned()).or_default().flags |= dict_format::STOP;
     }
     for (word, cost) in word_costs() {

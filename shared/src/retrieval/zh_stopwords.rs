@@ -142,8 +142,9 @@ pub(crate) const ZH_STOPWORDS: &[&str] = &[
     // Question and filler words of colloquial questions: they say how something is asked,
     // not what about.
     "的话",
+    // 多长时间 "how long a time" is not one: its 时间 is what a question about timing asks
+    // for (how long code took to run).
     "多久",
-    "多长时间",
     "什么时候",
     "几个",
     "几次",
