@@ -74,6 +74,7 @@ pub mod limits;
 pub mod llm;
 pub mod mcp;
 pub mod message;
+pub mod percent;
 pub mod prompt;
 pub mod retrieval;
 pub mod retry;

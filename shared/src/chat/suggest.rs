@@ -98,23 +98,10 @@ pub(super) fn handoff(contact: &str, question: &str) -> Handoff {
     Handoff {
         url: format!(
             "{contact}{joiner}subject={}&body={}",
-            percent_encode(&subject),
-            percent_encode(question)
+            crate::percent::component(&subject),
+            crate::percent::component(question)
         ),
     }
-}
-
-/// Percent-encodes everything but RFC 3986's unreserved characters (UTF-8 bytes).
-fn percent_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() * 3);
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

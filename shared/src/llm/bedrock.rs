@@ -58,7 +58,7 @@ impl BedrockClient {
         let url = format!(
             "{}/model/{}/converse-stream",
             config.base_url,
-            encode_segment(&config.model)
+            crate::percent::component(&config.model)
         );
         Ok(Self {
             http,
@@ -181,20 +181,6 @@ impl LlmClient for BedrockClient {
         let body = body.as_slice();
         transport::stream(&self.config, ConverseDecoder::default, || self.send(body)).await
     }
-}
-
-/// Percent-encodes everything but RFC 3986's unreserved characters, as the SDK encodes a
-/// path label.
-fn encode_segment(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// The conversation as Converse wants it: system prompts apart, then turns that start with

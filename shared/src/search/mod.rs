@@ -293,7 +293,7 @@ impl SearchIndex {
         let id = path.iter().rev().find_map(|(_, id)| id.as_deref());
         let url = match (doc.link(), id) {
             (Some(link), Some(id)) if !link.contains('#') => {
-                Some(format!("{link}#{}", fragment(id)))
+                Some(format!("{link}#{}", crate::percent::fragment(id)))
             }
             _ => None,
         };
@@ -699,22 +699,6 @@ pub struct Section {
     pub url: Option<String>,
 }
 
-/// An id as a URL fragment: what a fragment may not hold unescaped, percent-encoded
-/// (ids are written as the HTML had them; a space, a quote or `%` must not end the link
-/// or read as an escape).
-fn fragment(id: &str) -> String {
-    let mut out = String::with_capacity(id.len());
-    for b in id.bytes() {
-        let keep = b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/?".contains(&b);
-        if keep {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 /// One search hit.
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchHit {
@@ -866,7 +850,6 @@ mod tests {
         assert_eq!(scored(&a), scored(&b));
         let (_, ranked) = with.rank(q, 1, 0.0);
         assert!(!with.passage_text(&ranked[0]).contains("{#"));
-        assert_eq!(fragment("(part._eq~3f) 100%"), "(part._eq~3f)%20100%25");
     }
 
     #[test]

@@ -315,11 +315,11 @@ async fn a_client_without_credentials_is_a_config_error() {
 #[test]
 fn model_ids_and_arns_are_one_encoded_segment() {
     assert_eq!(
-        encode_segment("anthropic.claude-3-haiku-20240307-v1:0"),
+        crate::percent::component("anthropic.claude-3-haiku-20240307-v1:0"),
         "anthropic.claude-3-haiku-20240307-v1%3A0"
     );
     assert_eq!(
-        encode_segment("arn:aws:bedrock:eu-west-1:1:inference-profile/eu.x"),
+        crate::percent::component("arn:aws:bedrock:eu-west-1:1:inference-profile/eu.x"),
         "arn%3Aaws%3Abedrock%3Aeu-west-1%3A1%3Ainference-profile%2Feu.x"
     );
 }
