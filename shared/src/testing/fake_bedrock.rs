@@ -8,21 +8,17 @@
 //! string headers, JSON payload, both CRC32s). The script can also stall, throttle (429
 //! `ThrottlingException`), fail with a 5xx, or send an exception frame mid-stream.
 
-use std::collections::VecDeque;
 use std::io;
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
-use tokio::task::JoinHandle;
 
 use super::http1::{self, Request};
+use super::serve::{wait_for_close, Script, ScriptedServer};
 use crate::llm::{AwsSigning, LlmConfig, LlmProvider};
 use crate::secret::Secret;
 
@@ -115,22 +111,11 @@ pub struct RecordedRequest {
 /// A running fake; stops accepting connections when dropped.
 #[derive(Debug)]
 pub struct FakeBedrock {
-    addr: SocketAddr,
-    state: Arc<State>,
-    accept_task: JoinHandle<()>,
+    server: ScriptedServer<Behavior, RecordedRequest>,
 }
 
-#[derive(Debug)]
-struct State {
-    // std Mutexes: every critical section is a push or a clone, never across an `.await`.
-    script: Mutex<VecDeque<Behavior>>,
-    requests: Mutex<Vec<RecordedRequest>>,
-    disconnects: AtomicUsize,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+/// What the server keeps between connections.
+type State = Script<Behavior, RecordedRequest>;
 
 impl FakeBedrock {
     /// Starts the server on a free port of 127.0.0.1 with this script.
@@ -138,39 +123,27 @@ impl FakeBedrock {
     /// # Panics
     /// If no local port can be bound (a broken test machine).
     pub async fn start(script: Vec<Behavior>) -> FakeBedrock {
-        let state = Arc::new(State {
-            script: Mutex::new(script.into()),
-            requests: Mutex::new(Vec::new()),
-            disconnects: AtomicUsize::new(0),
-        });
-        let (addr, accept_task) =
-            super::serve::serve_local(state.clone(), |socket, state| async move {
-                // A write fails only because the client went away.
-                if handle(socket, &state).await.is_err() {
-                    state.disconnects.fetch_add(1, Ordering::SeqCst);
-                }
-            })
-            .await;
-        FakeBedrock {
-            addr,
-            state,
-            accept_task,
-        }
+        let server = ScriptedServer::start(script, |socket, state| async move {
+            handle(socket, &state).await
+        })
+        .await;
+        FakeBedrock { server }
     }
 
     /// The endpoint to configure (`BEDROCK_ENDPOINT`): `http://127.0.0.1:<port>`.
     pub fn endpoint(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("http://{}", self.server.addr)
     }
 
     /// Every request received so far, signed well or not, in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        lock(&self.state.requests).clone()
+        self.server.requests()
     }
 
     /// How many correctly signed requests arrived (the ones the script answered).
     pub fn accepted(&self) -> usize {
-        lock(&self.state.requests)
+        self.server
+            .requests()
             .iter()
             .filter(|r| r.refused.is_none())
             .count()
@@ -178,7 +151,7 @@ impl FakeBedrock {
 
     /// How many times a client left before its answer was complete.
     pub fn disconnects(&self) -> usize {
-        self.state.disconnects.load(Ordering::SeqCst)
+        self.server.disconnects()
     }
 
     /// The signing credentials the fake accepts.
@@ -225,19 +198,13 @@ impl FakeBedrock {
     }
 }
 
-impl Drop for FakeBedrock {
-    fn drop(&mut self) {
-        self.accept_task.abort();
-    }
-}
-
 async fn handle(mut socket: TcpStream, state: &State) -> io::Result<()> {
     socket.set_nodelay(true)?;
     let Some(request) = http1::read_request(&mut socket).await? else {
         return Ok(());
     };
     let refused = verify(&request).err();
-    lock(&state.requests).push(RecordedRequest {
+    state.record(RecordedRequest {
         path: request.target().to_owned(),
         body: serde_json::from_slice(&request.body).unwrap_or(Value::Null),
         refused: refused.clone(),
@@ -248,14 +215,7 @@ async fn handle(mut socket: TcpStream, state: &State) -> io::Result<()> {
     if !(request.method() == "POST" && request.target().ends_with("/converse-stream")) {
         return write_error(&mut socket, 404, "UnknownOperationException", "").await;
     }
-    let behavior = {
-        let mut script = lock(&state.script);
-        match script.len() {
-            0 => Behavior::status(500),
-            1 => script[0].clone(),
-            _ => script.pop_front().unwrap_or(Behavior::Stall),
-        }
-    };
+    let behavior = state.next(|| Behavior::status(500));
     match behavior {
         Behavior::Stream { chunks, delay } => {
             write_stream_head(&mut socket).await?;
@@ -394,7 +354,7 @@ pub fn verify(request: &Request) -> Result<(), String> {
     let canonical_request = format!(
         "{}\n{}\n\n{canonical_headers}\n{signed_headers}\n{}",
         request.method(),
-        uri_encode(path),
+        crate::percent::path(path),
         hex::encode(Sha256::digest(&request.body)),
     );
     let string_to_sign = format!(
@@ -423,19 +383,6 @@ fn hmac(key: &[u8], data: &[u8]) -> Vec<u8> {
     };
     mac.update(data);
     mac.finalize().into_bytes().to_vec()
-}
-
-/// RFC 3986 encoding of everything but unreserved characters and `/`.
-fn uri_encode(path: &str) -> String {
-    let mut out = String::new();
-    for b in path.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 // ---------------------------------------------------------------- event-stream frames
@@ -553,22 +500,6 @@ async fn finish_chunked(socket: &mut TcpStream) -> io::Result<()> {
     Ok(())
 }
 
-/// Holds the connection open until the client closes it, which counts as a disconnect.
-async fn wait_for_close(socket: &mut TcpStream) -> io::Result<()> {
-    let mut buf = [0u8; 1024];
-    loop {
-        match socket.read(&mut buf).await {
-            Ok(0) | Err(_) => {
-                return Err(io::Error::new(
-                    io::ErrorKind::ConnectionAborted,
-                    "client left",
-                ))
-            }
-            Ok(_) => {}
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -581,6 +512,9 @@ mod tests {
 
     #[test]
     fn uri_encoding_encodes_the_percent_of_an_encoded_path_again() {
-        assert_eq!(uri_encode("/model/a.b-v1%3A0/x"), "/model/a.b-v1%253A0/x");
+        assert_eq!(
+            crate::percent::path("/model/a.b-v1%3A0/x"),
+            "/model/a.b-v1%253A0/x"
+        );
     }
 }

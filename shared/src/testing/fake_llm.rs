@@ -13,18 +13,15 @@
 //! # }
 //! ```
 
-use std::collections::VecDeque;
 use std::io;
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
-use tokio::task::JoinHandle;
 
+use super::serve::{wait_for_close, Script, ScriptedServer};
 use crate::llm::{LlmConfig, LlmProvider};
 use crate::secret::Secret;
 
@@ -152,34 +149,11 @@ impl RecordedRequest {
 /// A running fake provider; stops accepting connections when dropped.
 #[derive(Debug)]
 pub struct FakeLlm {
-    addr: SocketAddr,
-    state: Arc<State>,
-    accept_task: JoinHandle<()>,
+    server: ScriptedServer<Behavior, RecordedRequest>,
 }
 
-#[derive(Debug)]
-struct State {
-    // std Mutexes: every critical section is a push or a clone, never across an `.await`.
-    script: Mutex<VecDeque<Behavior>>,
-    requests: Mutex<Vec<RecordedRequest>>,
-    disconnects: AtomicUsize,
-}
-
-impl State {
-    fn next_behavior(&self) -> Behavior {
-        let mut script = lock(&self.script);
-        match script.len() {
-            0 => Behavior::status(500),
-            1 => script[0].clone(),
-            _ => script.pop_front().unwrap_or(Behavior::Stall),
-        }
-    }
-}
-
-/// Locks a mutex even if a panicking test thread poisoned it (the data is still fine).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+/// What the server keeps between connections.
+type State = Script<Behavior, RecordedRequest>;
 
 impl FakeLlm {
     /// Starts the server on a free port of 127.0.0.1 with this script.
@@ -187,56 +161,36 @@ impl FakeLlm {
     /// # Panics
     /// If no local port can be bound (a broken test machine).
     pub async fn start(script: Vec<Behavior>) -> FakeLlm {
-        let state = Arc::new(State {
-            script: Mutex::new(script.into()),
-            requests: Mutex::new(Vec::new()),
-            disconnects: AtomicUsize::new(0),
-        });
-        let (addr, accept_task) =
-            super::serve::serve_local(state.clone(), |socket, state| async move {
-                // A write fails only because the client went away.
-                if handle(socket, &state).await.is_err() {
-                    state.disconnects.fetch_add(1, Ordering::SeqCst);
-                }
-            })
-            .await;
-        FakeLlm {
-            addr,
-            state,
-            accept_task,
-        }
+        let server = ScriptedServer::start(script, |socket, state| async move {
+            handle(socket, &state).await
+        })
+        .await;
+        FakeLlm { server }
     }
 
     /// The base URL to configure (`http://127.0.0.1:<port>/v1`).
     pub fn base_url(&self) -> String {
-        format!("http://{}/v1", self.addr)
+        format!("http://{}/v1", self.server.addr)
     }
 
     /// Every request received so far, in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        lock(&self.state.requests).clone()
+        self.server.requests()
     }
 
     /// How many requests arrived.
     pub fn request_count(&self) -> usize {
-        lock(&self.state.requests).len()
+        self.server.requests().len()
     }
 
     /// How many times a client closed its connection before the answer was complete.
     pub fn disconnects(&self) -> usize {
-        self.state.disconnects.load(Ordering::SeqCst)
+        self.server.disconnects()
     }
 
     /// Waits up to `timeout` for at least one early client disconnect; true if one came.
     pub async fn wait_for_disconnect(&self, timeout: Duration) -> bool {
-        let deadline = tokio::time::Instant::now() + timeout;
-        while self.disconnects() == 0 {
-            if tokio::time::Instant::now() >= deadline {
-                return false;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        true
+        self.server.wait_for_disconnect(timeout).await
     }
 
     /// A client configuration pointing at this server: key `test-key`, model `fake-model`,
@@ -259,20 +213,14 @@ impl FakeLlm {
     }
 }
 
-impl Drop for FakeLlm {
-    fn drop(&mut self) {
-        self.accept_task.abort();
-    }
-}
-
 /// Serves one connection: read one request, record it, answer per the script.
 async fn handle(mut socket: TcpStream, state: &State) -> io::Result<()> {
     socket.set_nodelay(true)?;
     let Some(request) = read_request(&mut socket).await? else {
         return Ok(());
     };
-    let mut behavior = state.next_behavior();
-    lock(&state.requests).push(request.clone());
+    let mut behavior = state.next(|| Behavior::status(500));
+    state.record(request.clone());
     while let Behavior::Gated { gate, then } = behavior {
         gate.notified().await;
         behavior = *then;
@@ -381,22 +329,6 @@ async fn read_request(socket: &mut TcpStream) -> io::Result<Option<RecordedReque
             .collect(),
         body: serde_json::from_slice(&request.body).unwrap_or(Value::Null),
     }))
-}
-
-/// Holds the connection open until the client closes it, which counts as a disconnect.
-async fn wait_for_close(socket: &mut TcpStream) -> io::Result<()> {
-    let mut buf = [0u8; 1024];
-    loop {
-        match socket.read(&mut buf).await {
-            Ok(0) | Err(_) => {
-                return Err(io::Error::new(
-                    io::ErrorKind::ConnectionAborted,
-                    "client left",
-                ))
-            }
-            Ok(_) => {}
-        }
-    }
 }
 
 async fn write_stream(
