@@ -725,6 +725,18 @@ impl Bm25Index {
         }
     }
 
+    /// Calls `f` with term `t`'s units, ascending, without keeping a packed term's postings
+    /// decoded: for one pass over many terms (every title's words), whose postings a
+    /// question may never need.
+    pub(crate) fn for_each_unit(&self, t: u32, mut f: impl FnMut(u32)) {
+        match &self.postings {
+            Postings::Packed(p) if p.decoded[t as usize].get().is_none() => {
+                p.decode(t as usize, self).0.iter().for_each(|&u| f(u));
+            }
+            _ => self.postings(t).0.iter().for_each(|&u| f(u)),
+        }
+    }
+
     /// Scores every unit matching at least one query term; returns `(unit, score)` for
     /// units with a positive score, in unit order. Unknown terms are ignored.
     pub fn score<'a>(&self, query: impl IntoIterator<Item = (&'a str, f32)>) -> Vec<(u32, f32)> {

@@ -214,6 +214,15 @@ const TITLE_MARK: char = '^';
 /// little about which entry is meant.
 pub const NAMING_SHARE: usize = 8;
 
+/// The factor a document's score takes when the question names it: every distinctive
+/// word of its title (in few documents' titles, [`NAMING_SHARE`], and not a bare number,
+/// as a section's "6.1") is among the query's terms. An API reference's page is named for
+/// its subject (`Timers`, `file`, `ATTACH DATABASE`), and a question that says the whole
+/// name asks about it more surely than one whose words its passages share; a title's
+/// boilerplate (a man page's "Manual Page", in every title) is not distinctive, so it need
+/// not be said. Measured on the real-site dev sets (docs/evaluation.md).
+pub const NAMED_WEIGHT: f32 = 1.15;
+
 /// Query terms being collected: equal terms merged (weights added), at most
 /// [`MAX_QUERY_TERMS`] distinct ones, found by hash so a long query stays linear; and the
 /// query's words, each the set of terms that stand for it, kept flat (three arrays of
@@ -616,6 +625,9 @@ pub struct Retriever {
     /// pairs were made here; for pairs read from a prebuilt index, worked out (one pass over
     /// the postings) the first time a question brings a pair, so loading pays nothing.
     chinese: std::sync::OnceLock<Vec<bool>>,
+    /// Each document's number of distinctive title words ([`NAMED_WEIGHT`]), counted on
+    /// the first question (one pass over the titles' words), so loading pays nothing.
+    title_words: std::sync::OnceLock<Vec<u16>>,
     /// Each Han character → the indexed bigrams holding it (see [`chars`]).
     char_bigrams: CharBigrams,
     /// Documents that mention many things in passing (release notes), ascending: they
@@ -756,6 +768,7 @@ impl Retriever {
             glossary_zh,
             versions,
             chinese,
+            title_words: std::sync::OnceLock::new(),
             demoted: Vec::new(),
             standing: Vec::new(),
         }

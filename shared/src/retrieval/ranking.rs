@@ -18,7 +18,64 @@ impl Retriever {
             let scored = self.score_terms(triples, &mut scratch.score, &mut scratch.chars);
             (scored, fields)
         });
-        self.rank_scored(scored, &fields, DocScore::Passages, k, min_score)
+        let named = self.named_documents(terms.iter().map(|t| t.term.as_str()));
+        self.rank_scored(scored, &fields, &named, DocScore::Passages, k, min_score)
+    }
+
+    /// The documents the query names ([`NAMED_WEIGHT`]), ascending: those every one of
+    /// whose distinctive title words is among `terms`.
+    pub(super) fn named_documents<'t>(&self, terms: impl Iterator<Item = &'t str>) -> Vec<u32> {
+        let totals = self.title_words.get_or_init(|| self.count_title_words());
+        if totals.is_empty() {
+            return Vec::new();
+        }
+        // A document once for each title word of the query it has (a query's terms are
+        // distinct: equal ones were merged).
+        let mut found: Vec<u32> = Vec::new();
+        let mut marked = String::new();
+        for term in terms {
+            marked.clear();
+            marked.push(TITLE_MARK);
+            marked.push_str(term);
+            if let Some(f) = self.fields.term_id(&marked) {
+                if self.distinctive_title_word(f) {
+                    found.extend_from_slice(self.fields.postings(f).0);
+                }
+            }
+        }
+        found.sort_unstable();
+        found
+            .chunk_by(|a, b| a == b)
+            .filter(|run| run.len() >= usize::from(totals[run[0] as usize]))
+            .map(|run| run[0])
+            .collect()
+    }
+
+    /// Whether naming-field term `f` is a title's word that names few documents
+    /// ([`NAMING_SHARE`]) and has a letter (a section's number names nothing).
+    fn distinctive_title_word(&self, f: u32) -> bool {
+        let Ok(term) = std::str::from_utf8(self.fields.terms.term(f)) else {
+            return false;
+        };
+        term.strip_prefix(TITLE_MARK)
+            .is_some_and(|word| word.chars().any(char::is_alphabetic))
+            && self.fields.doc_freq_of(f) * NAMING_SHARE <= self.fields.len()
+    }
+
+    /// Each document's number of distinctive title words: one pass over the naming
+    /// fields' terms. Empty when there are no naming fields.
+    fn count_title_words(&self) -> Vec<u16> {
+        let mut counts = vec![0u16; self.fields.len()];
+        for f in 0..self.fields.terms.len() as u32 {
+            if self.distinctive_title_word(f) {
+                self.fields.for_each_unit(f, |u| {
+                    if let Some(c) = counts.get_mut(u as usize) {
+                        *c = c.saturating_add(1);
+                    }
+                });
+            }
+        }
+        counts
     }
 
     /// Each document's score on its naming fields (its unit of `fields`) for the query's
@@ -72,6 +129,7 @@ impl Retriever {
         &self,
         scored: Vec<(u32, f32)>,
         fields: &[(u32, f32)],
+        named: &[u32],
         scoring: DocScore,
         k: usize,
         min_score: f32,
@@ -129,10 +187,10 @@ impl Retriever {
             best.extend(current.map(|r| with_next(r, &next)));
             best
         };
-        // The three lists (passages, fields, demoted) ascend by document: merge them, a
-        // document matched by its fields alone standing with its first passage.
+        // The four lists (passages, fields, demoted, named) ascend by document: merge them,
+        // a document matched by its fields alone standing with its first passage.
         let mut candidates: Vec<(u32, f32)> = Vec::with_capacity(best.len());
-        let (mut i, mut j, mut d) = (0, 0, 0);
+        let (mut i, mut j, mut d, mut m) = (0, 0, 0, 0);
         while i < best.len() || j < fields.len() {
             let b = best.get(i).map_or(u32::MAX, |r| r.doc);
             let f = fields.get(j).map_or(u32::MAX, |&(d, _)| d);
@@ -154,6 +212,12 @@ impl Retriever {
             }
             if let Some(&standing) = self.standing.get(doc as usize) {
                 score *= standing;
+            }
+            while named.get(m).is_some_and(|&x| x < doc) {
+                m += 1;
+            }
+            if named.get(m) == Some(&doc) {
+                score *= NAMED_WEIGHT;
             }
             if score >= min_score {
                 candidates.push((doc, score));
@@ -262,7 +326,8 @@ impl Retriever {
             let scored = self.score_terms(triples, &mut scratch.score, &mut scratch.chars);
             let covering = min_coverage > 0.0;
             let depth = if covering { k.max(COVERAGE_DEPTH) } else { k };
-            let mut ranked = self.rank_scored(scored, &fields, scoring, depth, min_score);
+            let named = self.named_documents(set.terms.iter().map(|t| t.term.as_str()));
+            let mut ranked = self.rank_scored(scored, &fields, &named, scoring, depth, min_score);
             if covering && !ranked.is_empty() {
                 self.word_weights(
                     set,

@@ -644,6 +644,38 @@ fn a_page_named_for_the_question_beats_the_same_words_deep_in_a_long_page() {
 }
 
 #[test]
+fn a_page_the_question_names_outranks_the_same_text_under_another_name() {
+    let text = || vec!["Timers schedule a callback to run after a delay.".to_string()];
+    let mut pages = vec![
+        ("Timers Manual".to_string(), text()),
+        ("Timers Handbook".to_string(), text()),
+        (
+            "6.1 Alarms Manual".to_string(),
+            vec!["Alarms ring.".to_string()],
+        ),
+    ];
+    // "Manual" and "Topic" are in most titles, as a generator's boilerplate is.
+    pages.extend((0..20).map(|i| (format!("Topic {i} Manual"), vec![format!("Topic {i}.")])));
+    let r = Retriever::build_fielded(pages, &[]);
+    let named = |q: &str| {
+        let (terms, _) = r.search(q, 3, 0.0);
+        r.named_documents(terms.iter().map(|t| t.term.as_str()))
+    };
+    // Said whole, less the boilerplate; "Handbook" is in one title, so it must be said.
+    assert_eq!(named("timers"), [0]);
+    assert_eq!(named("timers handbook"), [0, 1]);
+    // A section's number need not be said; a word of the title alone is not its name.
+    assert_eq!(named("alarms"), [2]);
+    assert!(named("callback").is_empty());
+    assert!(named("topic manual").is_empty());
+    // The two pages match alike but for the name: the named one scores NAMED_WEIGHT more.
+    let (_, hits) = r.search("timers", 2, 0.0);
+    assert_eq!(hits.iter().map(|h| h.doc).collect::<Vec<_>>(), [0, 1]);
+    let ratio = hits[0].score / hits[1].score;
+    assert!((ratio - NAMED_WEIGHT).abs() < 1e-4, "{hits:?}");
+}
+
+#[test]
 fn a_document_gains_nothing_from_passages_past_its_best_few() {
     let answer = "Rebase replays commits onto another base.".to_string();
     let mention = |i: usize| format!("Section {i} mentions commits once.");
