@@ -215,8 +215,9 @@ const TITLE_MARK: char = '^';
 pub const NAMING_SHARE: usize = 8;
 
 /// The factor a document's score takes when the question names it: every distinctive
-/// word of its title (in few documents' titles, [`NAMING_SHARE`], and not a bare number,
-/// as a section's "6.1") is among the query's terms. An API reference's page is named for
+/// word of its title (in few documents' titles, [`NAMING_SHARE`], and neither a bare
+/// number, as a section's "6.1", nor an identifier whose parts are its words, `git-mv`) is
+/// among the query's terms. An API reference's page is named for
 /// its subject (`Timers`, `file`, `ATTACH DATABASE`), and a question that says the whole
 /// name asks about it more surely than one whose words its passages share; a title's
 /// boilerplate (a man page's "Manual Page", in every title) is not distinctive, so it need

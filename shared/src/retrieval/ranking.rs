@@ -52,14 +52,16 @@ impl Retriever {
     }
 
     /// Whether naming-field term `f` is a title's word that names few documents
-    /// ([`NAMING_SHARE`]) and has a letter (a section's number names nothing).
+    /// ([`NAMING_SHARE`]) and has a letter (a section's number names nothing). An
+    /// identifier's whole (`git-revert`) is not one: its parts, title words too, stand for
+    /// it, as a visitor writes it ("git revert", "revert").
     fn distinctive_title_word(&self, f: u32) -> bool {
         let Ok(term) = std::str::from_utf8(self.fields.terms.term(f)) else {
             return false;
         };
-        term.strip_prefix(TITLE_MARK)
-            .is_some_and(|word| word.chars().any(char::is_alphabetic))
-            && self.fields.doc_freq_of(f) * NAMING_SHARE <= self.fields.len()
+        term.strip_prefix(TITLE_MARK).is_some_and(|word| {
+            word.chars().any(char::is_alphabetic) && word.chars().all(char::is_alphanumeric)
+        }) && self.fields.doc_freq_of(f) * NAMING_SHARE <= self.fields.len()
     }
 
     /// Each document's number of distinctive title words: one pass over the naming

@@ -653,6 +653,10 @@ fn a_page_the_question_names_outranks_the_same_text_under_another_name() {
             "6.1 Alarms Manual".to_string(),
             vec!["Alarms ring.".to_string()],
         ),
+        (
+            "git-mv Manual".to_string(),
+            vec!["Move or rename a file.".to_string()],
+        ),
     ];
     // "Manual" and "Topic" are in most titles, as a generator's boilerplate is.
     pages.extend((0..20).map(|i| (format!("Topic {i} Manual"), vec![format!("Topic {i}.")])));
@@ -666,6 +670,9 @@ fn a_page_the_question_names_outranks_the_same_text_under_another_name() {
     assert_eq!(named("timers handbook"), [0, 1]);
     // A section's number need not be said; a word of the title alone is not its name.
     assert_eq!(named("alarms"), [2]);
+    // An identifier is named by its parts, joined or not.
+    assert_eq!(named("git mv"), [3]);
+    assert_eq!(named("git-mv"), [3]);
     assert!(named("callback").is_empty());
     assert!(named("topic manual").is_empty());
     // The two pages match alike but for the name: the named one scores NAMED_WEIGHT more.
