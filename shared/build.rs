@@ -234,8 +234,8 @@ struct Record {
 
 /// Writes the hash tables (layout in `dict_format.rs`) for both directions:
 /// - `zh.{records,slots}`: every Chinese word of the compiled-in tables of at most
-///   [`dict_format::MAX_KEY_CHARS`] characters, every prefix of one, and every Chinese
-///   stopword and every prefix of one; flagged with whether a longer word extends it, whether it is a stopword,
+///   [`dict_format::MAX_KEY_CHARS`] characters, every Chinese stopword, and every prefix
+///   of either; flagged with whether a longer word extends it, whether it is a stopword,
 ///   and the first table holding it, whose raw `t1|t2` value it carries, with the terms
 ///   of each non-empty translation as the query analyzer computes them (consecutive
 ///   duplicates dropped) as `a b|c`, [`dict_format::SAME`] for a translation that is its
