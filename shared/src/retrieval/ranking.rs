@@ -32,15 +32,9 @@ impl Retriever {
         // A document once for each title word of the query it has (a query's terms are
         // distinct: equal ones were merged).
         let mut found: Vec<u32> = Vec::new();
-        let mut marked = String::new();
-        for term in terms {
-            marked.clear();
-            marked.push(TITLE_MARK);
-            marked.push_str(term);
-            if let Some(f) = self.fields.term_id(&marked) {
-                if self.distinctive_title_word(f) {
-                    found.extend_from_slice(self.fields.postings(f).0);
-                }
+        for f in terms.filter_map(|term| self.title_term(term)) {
+            if self.distinctive_title_word(f) {
+                found.extend_from_slice(self.fields.postings(f).0);
             }
         }
         found.sort_unstable();
@@ -51,17 +45,34 @@ impl Retriever {
             .collect()
     }
 
-    /// Whether naming-field term `f` is a title's word that names few documents
-    /// ([`NAMING_SHARE`]) and has a letter (a section's number names nothing). An
-    /// identifier's whole (`git-revert`) is not one: its parts, title words too, stand for
-    /// it, as a visitor writes it ("git revert", "revert").
+    /// The naming-field term that marks `term` in a title ([`TITLE_MARK`]), if any title
+    /// has it.
+    fn title_term(&self, term: &str) -> Option<u32> {
+        let mut marked = String::with_capacity(term.len() + TITLE_MARK.len_utf8());
+        marked.push(TITLE_MARK);
+        marked.push_str(term);
+        self.fields.term_id(&marked)
+    }
+
+    /// Whether naming-field term `f` is in few documents' titles ([`NAMING_SHARE`]): a
+    /// word in more names nothing in particular (model, learning; a generator's "Manual").
+    fn in_few_titles(&self, f: u32) -> bool {
+        self.fields.doc_freq_of(f) * NAMING_SHARE <= self.fields.len()
+    }
+
+    /// Whether naming-field term `f` is a title's word in few titles ([`in_few_titles`])
+    /// with a letter (a section's number names nothing). An identifier's whole
+    /// (`git-revert`) is not one: its parts, title words too, stand for it, as a visitor
+    /// writes it ("git revert", "revert").
+    ///
+    /// [`in_few_titles`]: Retriever::in_few_titles
     fn distinctive_title_word(&self, f: u32) -> bool {
         let Ok(term) = std::str::from_utf8(self.fields.terms.term(f)) else {
             return false;
         };
         term.strip_prefix(TITLE_MARK).is_some_and(|word| {
             word.chars().any(char::is_alphabetic) && word.chars().all(char::is_alphanumeric)
-        }) && self.fields.doc_freq_of(f) * NAMING_SHARE <= self.fields.len()
+        }) && self.in_few_titles(f)
     }
 
     /// Each document's number of distinctive title words: one pass over the naming
@@ -244,16 +255,12 @@ impl Retriever {
     /// question names that entry ("InsightFace 有多少 star"). The title alone: a summary's
     /// words are incidental (a summary's "approach" does not name its paper).
     pub(super) fn names_document(&self, terms: &[u32], doc: u32) -> bool {
-        let n_docs = self.fields.len();
         !terms.is_empty()
             && terms.iter().all(|&t| {
-                let field_term = std::str::from_utf8(self.index.terms.term(t))
+                std::str::from_utf8(self.index.terms.term(t))
                     .ok()
-                    .and_then(|term| self.fields.term_id(&format!("{TITLE_MARK}{term}")));
-                field_term.is_some_and(|f| {
-                    self.fields.doc_freq_of(f) * NAMING_SHARE <= n_docs
-                        && self.fields.contains(f, doc)
-                })
+                    .and_then(|term| self.title_term(term))
+                    .is_some_and(|f| self.in_few_titles(f) && self.fields.contains(f, doc))
             })
     }
 
