@@ -15,6 +15,15 @@ pub(super) fn site(pages: &[&str]) -> Retriever {
     Retriever::build(pages.iter().map(|p| [p.to_string()]), &[])
 }
 
+/// Asserts that `r` ranks document `doc` first for `query`; a failure prints the query's
+/// terms and the hits.
+#[track_caller]
+fn assert_first(r: &Retriever, query: &str, doc: u32) {
+    let (terms, hits) = r.search(query, 3, 0.0);
+    let first = hits.first().map(|h| h.doc);
+    assert_eq!(first, Some(doc), "{query}: {terms:?} {hits:?}");
+}
+
 fn weight(terms: &[QueryTerm], term: &str) -> f32 {
     terms
         .iter()
@@ -104,8 +113,7 @@ fn a_compound_whose_senses_the_site_never_uses_is_translated_by_its_parts() {
     let r = site(&["the mixer has channels", "adjust the volume of the mixer"]);
     let terms = r.analyze_query("调节器怎么写");
     assert!(weight(&terms, "adjust") > 0.0, "{terms:?}");
-    let (_, ranked) = r.search("调节器怎么写", 2, 0.0);
-    assert_eq!(ranked.first().map(|h| h.doc), Some(1), "{ranked:?}");
+    assert_first(&r, "调节器怎么写", 1);
     // A lone character's senses stand for no part: 器 ("device") is not added.
     assert_eq!(weight(&terms, "devic"), 0.0, "{terms:?}");
 }
@@ -121,8 +129,7 @@ fn a_research_word_also_has_its_software_sense_and_the_site_picks() {
     let terms = code.analyze_query("可变的引用");
     assert!(weight(&terms, "refer") > 0.0, "{terms:?}");
     assert_eq!(weight(&terms, "cite"), 0.0, "{terms:?}");
-    let (_, ranked) = code.search("引用", 2, 0.0);
-    assert_eq!(ranked.first().map(|h| h.doc), Some(0), "{ranked:?}");
+    assert_first(&code, "引用", 0);
     let papers = site(&["cite this paper as follows", "our lab and its members"]);
     let terms = papers.analyze_query("引用");
     assert!(weight(&terms, "cite") > 0.0, "{terms:?}");
@@ -139,8 +146,7 @@ fn one_bigram_of_a_compound_in_an_example_string_does_not_make_the_site_write_it
     ]);
     let terms = r.analyze_query("调节器怎么写");
     assert!(weight(&terms, "adjust") > 0.0, "{terms:?}");
-    let (_, ranked) = r.search("调节器怎么写", 2, 0.0);
-    assert_eq!(ranked.first().map(|h| h.doc), Some(1), "{ranked:?}");
+    assert_first(&r, "调节器怎么写", 1);
     // Where the site writes the whole compound, it is the site's own word.
     let r = site(&["用调节器", "adjust the volume of the mixer"]);
     let terms = r.analyze_query("调节器怎么写");
@@ -174,7 +180,7 @@ fn english_questions_find_chinese_pages() {
         "如何安装这个软件：先下载，再安装。",
     ]);
     let (terms, ranked) = r.search("How do I install it?", 2, 0.0);
-    assert_eq!(ranked.first().map(|h| h.doc), Some(1), "{terms:?}");
+    assert_eq!(ranked.first().map(|h| h.doc), Some(1), "{ranked:?}");
     // 安装 is the one Chinese word for "install" this site writes: it takes the whole
     // cross-language weight (one bigram, so no √ split).
     assert!(
@@ -241,11 +247,9 @@ fn a_name_no_dictionary_has_is_matched_as_written() {
         "英国的经济学家研究国籍与移民。",
     ]);
     // 会 is a stopword and 李, 晟 single words: only the name as written finds the page.
-    let (_, hits) = r.search("李会晟的国籍是？", 3, 0.0);
-    assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
+    assert_first(&r, "李会晟的国籍是？", 0);
     // 登基 is nowhere on the site; the name still answers.
-    let (_, hits) = r.search("元英宗何时登基？", 3, 0.0);
-    assert_eq!(hits.first().map(|h| h.doc), Some(1), "{hits:?}");
+    assert_first(&r, "元英宗何时登基？", 1);
 }
 
 #[test]
@@ -256,10 +260,8 @@ fn a_transliterated_name_may_hold_ordinary_characters() {
         "Many settlers arrived from abroad in that century.",
     ]);
     // 胡 and 派 are words of their own ("beard", "faction"), 法 too ("law").
-    let (terms, hits) = r.search("胡格诺派在哪里定居？", 3, 0.0);
-    assert_eq!(hits.first().map(|h| h.doc), Some(0), "{terms:?}");
-    let (terms, hits) = r.search("林迪斯法恩是什么乐队？", 3, 0.0);
-    assert_eq!(hits.first().map(|h| h.doc), Some(1), "{terms:?}");
+    assert_first(&r, "胡格诺派在哪里定居？", 0);
+    assert_first(&r, "林迪斯法恩是什么乐队？", 1);
     // Three characters, one of them ordinary, are too few to be sure of a name: 胡格诺
     // spells Hogan exactly, but 胡 is "beard".
     let r = Retriever::build([["Ben Hogan won the open.".to_string()]], &[]);
@@ -278,8 +280,7 @@ fn a_transliterated_name_of_the_site_answers_on_its_own() {
         "Tickets for the final were sold out in March.",
     ]);
     // 女神 ("goddess") is nowhere on the site, but 卡卡 is its Gaga.
-    let (_, hits) = r.search("女神卡卡唱了什么歌？", 3, 0.0);
-    assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
+    assert_first(&r, "女神卡卡唱了什么歌？", 0);
 }
 
 #[test]
@@ -316,8 +317,7 @@ fn a_long_word_repeated_on_sibling_pages_does_not_drown_the_other_word() {
         "超级市场卖水果。",
         "超级市场在河边。",
     ]);
-    let (_, hits) = r.search("谁在超级市场唱了国歌？", 3, 0.0);
-    assert_eq!(hits.first().map(|h| h.doc), Some(1), "{hits:?}");
+    assert_first(&r, "谁在超级市场唱了国歌？", 1);
 }
 
 #[test]
@@ -328,11 +328,9 @@ fn a_passage_with_more_of_the_words_outranks_one_with_two_of_them_side_by_side()
         "河流很长。",
         "今天天气好。",
     ]);
-    let (_, hits) = r.search("河流污染治理", 3, 0.0);
-    assert_eq!(hits.first().map(|h| h.doc), Some(1), "{hits:?}");
+    assert_first(&r, "河流污染治理", 1);
     // Written together, two words still outrank the same two words apart.
-    let (_, hits) = r.search("河流污染", 3, 0.0);
-    assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
+    assert_first(&r, "河流污染", 0);
 }
 
 #[test]
@@ -555,8 +553,7 @@ fn software_paraphrases_reach_the_words_docs_use() {
         ),
     ];
     for (query, pages) in cases {
-        let (_, hits) = site(pages).search(query, 2, 0.0);
-        assert_eq!(hits.first().map(|h| h.doc), Some(0), "{query}: {hits:?}");
+        assert_first(&site(pages), query, 0);
     }
 }
 
@@ -591,8 +588,7 @@ fn anthem_site(n: usize) -> Retriever {
 fn one_word_rare_on_a_large_site_answers_a_mostly_unknown_question() {
     let large = anthem_site(4 * RARE_PASSAGES);
     // A word the site never uses, and one it has in a single passage.
-    let (_, hits) = large.search("quixotic anthem", 3, 0.0);
-    assert_eq!(hits.first().map(|h| h.doc), Some(0));
+    assert_first(&large, "quixotic anthem", 0);
     // A word on most of its pages is no such evidence.
     assert!(large.search("quixotic effective", 3, 0.0).1.is_empty());
     // Beside two unknown words, the rare one is an incidental match.
@@ -634,13 +630,11 @@ fn stash_site() -> Vec<(String, Vec<String>)> {
 fn a_page_named_for_the_question_beats_the_same_words_deep_in_a_long_page() {
     let pages = stash_site();
     let fielded = Retriever::build_fielded(pages.clone(), &[]);
-    let (_, hits) = fielded.search("stash changes", 2, 0.0);
-    assert_eq!(hits.first().map(|h| h.doc), Some(1), "{hits:?}");
+    assert_first(&fielded, "stash changes", 1);
     // Without the naming fields the long page's best passage wins: the field is
     // what decides it.
     let flat = Retriever::build(pages.into_iter().map(|(_, p)| p), &[]);
-    let (_, hits) = flat.search("stash changes", 2, 0.0);
-    assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
+    assert_first(&flat, "stash changes", 0);
 }
 
 #[test]
@@ -837,8 +831,7 @@ fn a_question_naming_an_entry_returns_it_whatever_else_it_asks() {
         )
     }));
     let fielded = Retriever::build_fielded(docs.clone(), &[]);
-    let (_, hits) = fielded.search("InsightFace 有多少 star", 3, 0.0);
-    assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
+    assert_first(&fielded, "InsightFace 有多少 star", 0);
     // Without naming fields the no-answer rule refuses it.
     let flat = Retriever::build(docs.into_iter().map(|(_, p)| p), &[]);
     assert!(flat.search("InsightFace 有多少 star", 3, 0.0).1.is_empty());
@@ -885,8 +878,7 @@ fn two_words_the_site_writes_as_one_are_joined() {
     // The words still count on their own.
     assert_eq!(weight(&terms, &term_of(&r, "row")), 1.0);
     // ...and the page that writes the joined word comes first.
-    let (_, ranked) = r.search("get the id of the row I just inserted", 3, 0.0);
-    assert_eq!(ranked.first().map(|h| h.doc), Some(1), "{ranked:?}");
+    assert_first(&r, "get the id of the row I just inserted", 1);
 }
 
 #[test]
@@ -924,8 +916,7 @@ fn two_words_find_the_identifier_they_name() {
     ]);
     let terms = r.analyze_query("options of git commit");
     assert_eq!(weight(&terms, "git-commit"), JOINED_WEIGHT, "{terms:?}");
-    let (_, ranked) = r.search("git commit", 2, 0.0);
-    assert_eq!(ranked.first().map(|h| h.doc), Some(1), "{ranked:?}");
+    assert_first(&r, "git commit", 1);
     let terms = r.analyze_query("make two fields unique together");
     assert_eq!(
         weight(&terms, "unique_together"),
@@ -969,6 +960,5 @@ fn a_question_asking_line_by_line_finds_the_page_about_lines() {
         ],
         &[],
     );
-    let (_, hits) = r.search("怎么一行一行地读取文件", 2, 0.0);
-    assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
+    assert_first(&r, "怎么一行一行地读取文件", 0);
 }
