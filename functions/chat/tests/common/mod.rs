@@ -16,8 +16,8 @@ use shared::chat::ChatConfig;
 use shared::store::AuditRecord;
 use shared::testing::FakeLlm;
 use shared::{
-    Config, ConversationStore, KbHandle, LlmClient, LlmConfig, MemoryConversationStore,
-    OpenAiCompatClient, SearchIndex,
+    ChatMessage, Config, ConversationStore, KbHandle, LlmClient, LlmConfig,
+    MemoryConversationStore, OpenAiCompatClient, Role, SearchIndex,
 };
 
 pub const POST_EVENT: &str = include_str!("../data/function_url_post.json");
@@ -301,6 +301,22 @@ pub async fn audit_outcome(store: &MemoryConversationStore, request_id: &str) ->
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     panic!("no audit record for {request_id}");
+}
+
+/// Asserts what a failed model call leaves: session `name`'s only turn is the visitor's
+/// `question`, unanswered, and the request's audit record says `outcome`.
+pub async fn assert_unanswered(
+    state: &AppState,
+    store: &MemoryConversationStore,
+    name: &str,
+    question: &str,
+    outcome: &str,
+) {
+    assert_eq!(
+        store.session_turns(&sid(state, name)),
+        vec![ChatMessage::new(Role::User, question)]
+    );
+    assert_eq!(audit_outcome(store, EVENT_REQUEST_ID).await, outcome);
 }
 
 /// A DynamoDB conversation store on fresh tables of `moto`: the raw client (to read items

@@ -360,14 +360,14 @@ async fn json_answer_is_503_with_the_providers_retry_after_when_every_attempt_is
         2,
         "retried once, after the provider's 2 s"
     );
-    assert_eq!(
-        store.session_turns(&sid(&state, "s-busy")),
-        vec![ChatMessage::new(Role::User, "What is Partial FC?")]
-    );
-    assert_eq!(
-        audit_outcome(&store, EVENT_REQUEST_ID).await,
-        "model_error:status_429"
-    );
+    assert_unanswered(
+        &state,
+        &store,
+        "s-busy",
+        "What is Partial FC?",
+        "model_error:status_429",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -504,11 +504,14 @@ async fn stream_failure(
     let error = &s.events.last().unwrap().data;
     assert_eq!(error["code"], code, "{error}");
     assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()));
-    assert_eq!(
-        store.session_turns(&sid(&state, "s-stream-fail")),
-        vec![ChatMessage::new(Role::User, "What is Partial FC?")]
-    );
-    assert_eq!(audit_outcome(&store, EVENT_REQUEST_ID).await, outcome);
+    assert_unanswered(
+        &state,
+        &store,
+        "s-stream-fail",
+        "What is Partial FC?",
+        outcome,
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -607,14 +610,14 @@ async fn stream_reports_a_429_storm_as_a_model_busy_error_event() {
     let message = error["message"].as_str().unwrap();
     assert!(message.contains("retry in 5 s"), "{message}");
     assert_eq!(fake.request_count(), 3, "one attempt + 2 retries");
-    assert_eq!(
-        store.session_turns(&sid(&state, "s-busy")),
-        vec![ChatMessage::new(Role::User, "What is Partial FC?")]
-    );
-    assert_eq!(
-        audit_outcome(&store, EVENT_REQUEST_ID).await,
-        "model_error:status_429"
-    );
+    assert_unanswered(
+        &state,
+        &store,
+        "s-busy",
+        "What is Partial FC?",
+        "model_error:status_429",
+    )
+    .await;
 }
 
 #[tokio::test]
