@@ -178,8 +178,9 @@ pub(crate) struct Scope<'a> {
     /// Whether `root` is the `<body>` fallback, where the site's header and footer must be
     /// left out too.
     pub(crate) fallback: bool,
-    /// Link sidebars of a fallback body, left out as `<nav>` is (see [`sidebars`]).
-    sidebars: Vec<NodeId>,
+    /// Blocks left out as `<nav>` is: a fallback body's link sidebars ([`sidebars`]) and
+    /// language switchers ([`language_switchers`]).
+    left_out: Vec<NodeId>,
 }
 
 impl<'a> Scope<'a> {
@@ -188,7 +189,16 @@ impl<'a> Scope<'a> {
         Scope {
             root,
             fallback,
-            sidebars: Vec::new(),
+            left_out: Vec::new(),
+        }
+    }
+
+    /// The main text of `root`: [`Scope::of`], its language switchers left out too.
+    fn main(root: ElementRef<'a>, fallback: bool) -> Self {
+        Scope {
+            root,
+            fallback,
+            left_out: language_switchers(root),
         }
     }
 
@@ -196,7 +206,7 @@ impl<'a> Scope<'a> {
     fn leaves_out(&self, node: NodeRef<'_, Node>) -> bool {
         match node.value() {
             Node::Element(el) if node.id() != self.root.id() => {
-                skipped(el, self.fallback) || self.sidebars.contains(&node.id())
+                skipped(el, self.fallback) || self.left_out.contains(&node.id())
             }
             _ => false,
         }
@@ -239,10 +249,10 @@ impl<'a> Scope<'a> {
 /// The element holding the main content (see the module's docs).
 fn main_content(doc: &Html) -> Scope<'_> {
     if let Some(m) = doc.select(&sel("main")).next() {
-        return Scope::of(m, false);
+        return Scope::main(m, false);
     }
     if let Some(m) = doc.select(&sel("[role=main]")).next() {
-        return Scope::of(m, false);
+        return Scope::main(m, false);
     }
     let body = doc.select(&sel("body")).next();
     let articles: Vec<ElementRef<'_>> = doc.select(&sel("article")).collect();
@@ -251,17 +261,74 @@ fn main_content(doc: &Html) -> Scope<'_> {
         // pages: each exported function, under the module's description): the only
         // article is the page's content when it holds most of what the page shows.
         if body.is_none_or(|b| 2 * visible_chars(article, false) >= visible_chars(b, true)) {
-            return Scope::of(article, false);
+            return Scope::main(article, false);
         }
     }
     match body {
-        Some(body) => Scope {
-            root: body,
-            fallback: true,
-            sidebars: sidebars(body),
-        },
-        None => Scope::of(doc.root_element(), true),
+        Some(body) => {
+            let mut left_out = sidebars(body);
+            left_out.extend(language_switchers(body));
+            Scope {
+                root: body,
+                fallback: true,
+                left_out,
+            }
+        }
+        None => Scope::main(doc.root_element(), true),
     }
+}
+
+/// Most characters (whitespace aside) a language switcher holds outside its links: a
+/// label ("Available Languages:", "Translations") and separators.
+const SWITCHER_MAX_OWN_CHARS: usize = 40;
+
+/// The blocks under `root` that only link to the page in other languages: two links or
+/// more, each marking its target's language (`hreflang`, as HTML has a link to a
+/// translation do) but perhaps one (the page's own language, linked to itself), and
+/// besides its links no more than a label ([`SWITCHER_MAX_OWN_CHARS`]). The Apache HTTP
+/// Server manual opens and closes each page with "Available Languages: en | fr | ja | ko |
+/// tr", whose list differs from page to page, so the site-chrome rule (a line on half the
+/// pages) misses it; a link to a translation inside a sentence stays with the sentence.
+fn language_switchers(root: ElementRef<'_>) -> Vec<NodeId> {
+    let mut found: Vec<NodeId> = Vec::new();
+    for link in root.select(&sel("a[hreflang]")) {
+        let Some(block) = link
+            .ancestors()
+            .filter_map(ElementRef::wrap)
+            .take_while(|el| el.id() != root.id())
+            .find(|el| {
+                matches!(
+                    el.value().name(),
+                    "p" | "div" | "ul" | "ol" | "dl" | "table"
+                )
+            })
+        else {
+            continue;
+        };
+        if found.contains(&block.id()) {
+            continue;
+        }
+        let marked = block.select(&sel("a[hreflang]")).count();
+        let links = block.select(&sel("a[href]")).count();
+        let headed = block
+            .descendants()
+            .filter_map(ElementRef::wrap)
+            .any(|el| heading_level(el.value().name()).is_some());
+        let own: usize = block
+            .descendants()
+            .filter(|n| {
+                !n.ancestors()
+                    .any(|a| a.value().as_element().is_some_and(|e| e.name() == "a"))
+            })
+            .filter_map(|n| n.value().as_text())
+            .map(|t| t.chars().filter(|c| !c.is_whitespace()).count())
+            .sum();
+        // The page's own language may be linked without a mark ("en", to itself).
+        if links >= 2 && links - marked <= 1 && !headed && own <= SWITCHER_MAX_OWN_CHARS {
+            found.push(block.id());
+        }
+    }
+    found
 }
 
 /// Characters (whitespace aside) of the text the extraction keeps from `root`.
@@ -834,6 +901,43 @@ mod tests {
             <p>Body.</p></main></body></html>"##;
         let p = extract(html, "https://ex.org/t.html").unwrap();
         assert!(p.content.contains("Intro banner"), "{}", p.content);
+    }
+
+    #[test]
+    fn a_list_of_the_page_in_other_languages_is_left_out() {
+        // The Apache HTTP Server manual's line, its own language linked without a mark.
+        let html = r##"<html><body><div id="page-header"><p>Modules | Directives</p></div>
+            <div class="toplang"><p><span>Available Languages: </span>
+              <a href="../../en/mod/mod_alias.html" title="English">&nbsp;en&nbsp;</a> |
+              <a href="../../fr/mod/mod_alias.html" hreflang="fr" rel="alternate">&nbsp;fr&nbsp;</a> |
+              <a href="../../ko/mod/mod_alias.html" hreflang="ko" rel="alternate">&nbsp;ko&nbsp;</a></p></div>
+            <h1>Apache Module mod_alias</h1>
+            <p>Maps parts of the file system into the document tree. A French reading is in
+              <a href="../../fr/mod/mod_alias.html" hreflang="fr">the French manual</a> and
+              <a href="../../ko/mod/mod_alias.html" hreflang="ko">the Korean one</a>.</p>
+            <ul><li><a href="../../de/index.html" hreflang="de">Deutsch</a></li>
+              <li><a href="../../ja/index.html" hreflang="ja">日本語</a></li></ul>
+            </body></html>"##;
+        let p = extract(html, "https://ex.org/mod/mod_alias.html").unwrap();
+        assert!(!p.content.contains("Available Languages"), "{}", p.content);
+        assert!(!p.content.contains("Deutsch"), "{}", p.content);
+        // A sentence linking to a translation says more than a label: it stays whole.
+        assert!(p.content.contains("the French manual"), "{}", p.content);
+        assert!(
+            p.content.contains("Maps parts of the file system"),
+            "{}",
+            p.content
+        );
+        // Inside <main> as well.
+        let html = r##"<html><body><main><h1>Intro</h1><p>Read on.</p>
+            <p>Translations: <a href="de.html" hreflang="de">de</a>
+              <a href="fr.html" hreflang="fr">fr</a></p></main></body></html>"##;
+        let p = extract(html, "https://ex.org/intro.html").unwrap();
+        assert!(
+            p.content.contains("Read on.") && !p.content.contains("Translations"),
+            "{}",
+            p.content
+        );
     }
 
     #[test]

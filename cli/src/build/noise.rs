@@ -219,18 +219,27 @@ pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
                         let words = count_words(trimmed);
                         m.chars += chars;
                         m.words += words;
+                        // A link that opens its block as a label ("Syntax:", linking to
+                        // what the term means) leads a field of a definition, not an
+                        // index entry: the block reads it as its own text.
+                        let label = block.words == 0 && link > 0 && trimmed.ends_with(':');
                         if block.words == 0 {
-                            block.starts_linked = link > 0;
+                            block.starts_linked = link > 0 && !label;
                         }
                         block.words += words;
                         block.chars += chars;
                         block.heading |= heading > 0;
                         if link > 0 {
                             m.link_chars += chars;
-                            block.link_chars += chars;
+                            if !label {
+                                block.link_chars += chars;
+                            }
                         }
                         if code > 0 {
                             m.code_chars += chars;
+                        }
+                        if label {
+                            block.own_tokens += words;
                         }
                         if link == 0 && code == 0 && heading == 0 {
                             m.prose_words += words;
@@ -902,6 +911,48 @@ mod tests {
         );
         assert!(docs.loose_words < docs.entries, "{docs:?}");
         assert_eq!(classify(&docs), None, "{docs:?}");
+    }
+
+    #[test]
+    fn rows_led_by_a_label_linking_to_its_meaning_are_a_definition_not_an_index() {
+        // The Apache HTTP Server manual: a module's table, then each directive's, every
+        // row's label a link to the page explaining the term.
+        let row = |label: &str, value: &str| {
+            format!(
+                r#"<tr><th><a href="directive-dict.html#{label}">{label}:</a></th><td>{value}</td></tr>"#
+            )
+        };
+        let directive = |name: &str| {
+            format!(
+                "<h2>{name} Directive</h2><table>{}{}{}{}{}{}</table><p>Sets how often                  the watchdog runs {name}.</p>",
+                row("Description", "Interval between runs"),
+                row("Syntax", &format!("{name} time-interval[ms]")),
+                row("Default", "1"),
+                row("Context", "server config"),
+                row("Status", "Base"),
+                row("Module", "mod_watchdog"),
+            )
+        };
+        let body = format!(
+            "<table>{}{}{}</table><p>Defines hooks for other modules to run tasks \
+             periodically.</p>{}{}",
+            row("Description", "infrastructure for periodic tasks"),
+            row("Status", "Base"),
+            row("Module Identifier", "watchdog_module"),
+            directive("WatchdogInterval"),
+            directive("WatchdogTimeout"),
+        );
+        let page = main_structure("Apache Module mod_watchdog", &body);
+        assert_eq!(page.entries, 0, "{page:?}");
+        assert_eq!(classify(&page), None, "{page:?}");
+        // Rows led by the names they link to are an index, however they are laid out.
+        let rows: String = (0..15)
+            .map(|i| {
+                format!(r#"<tr><th><a href="m{i}.html">mod_{i}</a></th><td>Module {i}</td></tr>"#)
+            })
+            .collect();
+        let index = main_structure("Modules", &format!("<table>{rows}</table>"));
+        assert_eq!(classify(&index), Some(Noise::Links), "{index:?}");
     }
 
     #[test]
