@@ -162,6 +162,11 @@ fn question_and_filler_words_add_no_bigrams() {
     }
     assert_eq!(weight(&terms, "卸载"), 1.0);
     assert_eq!(weight(&terms, "工具"), 1.0);
+    // "而不是" is "rather than": 不是 is no word of the question's ("fault").
+    let r = Retriever::build([["the default error page, not a fault".to_string()]], &[]);
+    let terms = r.analyze_query("显示错误页面而不是默认的");
+    assert_eq!(weight(&terms, "fault"), 0.0, "{terms:?}");
+    assert!(weight(&terms, "default") > 0.0, "{terms:?}");
 }
 
 #[test]

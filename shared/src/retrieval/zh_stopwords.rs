@@ -251,6 +251,10 @@ pub(crate) const ZH_STOPWORDS: &[&str] = &[
     "往",
     "里",
     "只",
+    // The negated copula: CC-CEDICT lists 不是 "is not" beside a rare noun, 不是 "fault;
+    // blame", which is all that is left once "is not" is stopwords ("而不是默认的那个",
+    // "rather than the default one", searched for "fault").
+    "不是",
     // Two function words that a dictionary also lists as one rare word, which the
     // cheapest segmentation would pick: 都会 "will all" (not "metropolis"), 不想 "don't
     // want" (not "unexpectedly"), 中的 "in ...'s" (文件中的设置; not "hit the target").
