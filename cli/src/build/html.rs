@@ -291,7 +291,7 @@ const SWITCHER_MAX_OWN_CHARS: usize = 40;
 /// pages) misses it; a link to a translation inside a sentence stays with the sentence.
 fn language_switchers(root: ElementRef<'_>) -> Vec<NodeId> {
     let mut found: Vec<NodeId> = Vec::new();
-    for link in root.select(&sel("a[hreflang]")) {
+    for link in root.select(&sel("a[href][hreflang]")) {
         let Some(block) = link
             .ancestors()
             .filter_map(ElementRef::wrap)
@@ -308,7 +308,7 @@ fn language_switchers(root: ElementRef<'_>) -> Vec<NodeId> {
         if found.contains(&block.id()) {
             continue;
         }
-        let marked = block.select(&sel("a[hreflang]")).count();
+        let marked = block.select(&sel("a[href][hreflang]")).count();
         let links = block.select(&sel("a[href]")).count();
         let headed = block
             .descendants()
@@ -938,6 +938,12 @@ mod tests {
             "{}",
             p.content
         );
+        // A language mark on an anchor that links nowhere counts for nothing.
+        let html = r##"<html><body><main><h1>Intro</h1><p>Read on:
+            <a href="a.html">first</a> <a href="b.html">second</a> <a hreflang="fr">fr</a>
+            <a hreflang="de">de</a> <a hreflang="ja">ja</a></p></main></body></html>"##;
+        let p = extract(html, "https://ex.org/intro.html").unwrap();
+        assert!(p.content.contains("second"), "{}", p.content);
     }
 
     #[test]

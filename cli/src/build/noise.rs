@@ -924,7 +924,7 @@ mod tests {
         };
         let directive = |name: &str| {
             format!(
-                "<h2>{name} Directive</h2><table>{}{}{}{}{}{}</table><p>Sets how often                  the watchdog runs {name}.</p>",
+                "<h2>{name} Directive</h2><table>{}{}{}{}{}{}</table><p>Sets how often the watchdog runs {name}.</p>",
                 row("Description", "Interval between runs"),
                 row("Syntax", &format!("{name} time-interval[ms]")),
                 row("Default", "1"),
