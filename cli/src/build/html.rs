@@ -6,8 +6,11 @@
 //! else the first `<main>`, else the first `[role=main]`, else the only `<article>` if it
 //! holds at least half the page's text, else `<body>` without its `<header>`, `<footer>`
 //! and `<nav>`. Everywhere, `nav`, `aside`, scripts, styles, forms and anything marked
-//! `data-rag-ignore`, `data-pagefind-ignore`, `hidden` or `aria-hidden="true"` are left out:
-//! they repeat on every page and answer nothing.
+//! `data-rag-ignore`, `data-pagefind-ignore`, `hidden` or `aria-hidden="true"` are left out,
+//! and so are language switchers (a block of links to the page in other languages): they
+//! repeat on every page and answer nothing.
+
+use std::collections::HashSet;
 
 use ego_tree::iter::Edge;
 use ego_tree::{NodeId, NodeRef};
@@ -291,6 +294,9 @@ const SWITCHER_MAX_OWN_CHARS: usize = 40;
 /// pages) misses it; a link to a translation inside a sentence stays with the sentence.
 fn language_switchers(root: ElementRef<'_>) -> Vec<NodeId> {
     let mut found: Vec<NodeId> = Vec::new();
+    // Each block is weighed once, however many of its links carry a mark: a page of
+    // thousands of them in one block costs one walk of that block.
+    let mut weighed: HashSet<NodeId> = HashSet::new();
     for link in root.select(&sel("a[href][hreflang]")) {
         let Some(block) = link
             .ancestors()
@@ -305,30 +311,47 @@ fn language_switchers(root: ElementRef<'_>) -> Vec<NodeId> {
         else {
             continue;
         };
-        if found.contains(&block.id()) {
+        if !weighed.insert(block.id()) {
             continue;
         }
-        let marked = block.select(&sel("a[href][hreflang]")).count();
-        let links = block.select(&sel("a[href]")).count();
-        let headed = block
-            .descendants()
-            .filter_map(ElementRef::wrap)
-            .any(|el| heading_level(el.value().name()).is_some());
-        let own: usize = block
-            .descendants()
-            .filter(|n| {
-                !n.ancestors()
-                    .any(|a| a.value().as_element().is_some_and(|e| e.name() == "a"))
-            })
-            .filter_map(|n| n.value().as_text())
-            .map(|t| t.chars().filter(|c| !c.is_whitespace()).count())
-            .sum();
-        // The page's own language may be linked without a mark ("en", to itself).
-        if links >= 2 && links - marked <= 1 && !headed && own <= SWITCHER_MAX_OWN_CHARS {
+        if is_language_switcher(block) {
             found.push(block.id());
         }
     }
     found
+}
+
+/// Whether `block` is a language switcher ([`language_switchers`]), in one walk of it.
+fn is_language_switcher(block: ElementRef<'_>) -> bool {
+    let (mut links, mut marked, mut own, mut in_link) = (0usize, 0usize, 0usize, 0usize);
+    for edge in block.traverse() {
+        match edge {
+            Edge::Open(node) => match node.value() {
+                Node::Element(el) if heading_level(el.name()).is_some() => return false,
+                Node::Element(el) if el.name() == "a" => {
+                    in_link += 1;
+                    if el.attr("href").is_some() {
+                        links += 1;
+                        marked += usize::from(el.attr("hreflang").is_some());
+                    }
+                }
+                Node::Text(t) if in_link == 0 => {
+                    own += t.chars().filter(|c| !c.is_whitespace()).count();
+                    if own > SWITCHER_MAX_OWN_CHARS {
+                        return false;
+                    }
+                }
+                _ => {}
+            },
+            Edge::Close(node) => {
+                if node.value().as_element().is_some_and(|e| e.name() == "a") {
+                    in_link = in_link.saturating_sub(1);
+                }
+            }
+        }
+    }
+    // The page's own language may be linked without a mark ("en", to itself).
+    links >= 2 && links - marked <= 1
 }
 
 /// Characters (whitespace aside) of the text the extraction keeps from `root`.
