@@ -281,9 +281,9 @@ fn main_content(doc: &Html) -> Scope<'_> {
     }
 }
 
-/// Most characters (whitespace aside) a language switcher holds outside its links: a
-/// label ("Available Languages:", "Translations") and separators.
-const SWITCHER_MAX_OWN_CHARS: usize = 40;
+/// Most characters (whitespace aside) a language switcher holds outside its links, in
+/// texts with a letter: a label ("Available Languages:", "Translations").
+const SWITCHER_MAX_OWN_CHARS: u32 = 40;
 
 /// The blocks under `root` that only link to the page in other languages: two links or
 /// more, each marking its target's language (`hreflang`, as HTML has a link to a
@@ -321,37 +321,11 @@ fn language_switchers(root: ElementRef<'_>) -> Vec<NodeId> {
     found
 }
 
-/// Whether `block` is a language switcher ([`language_switchers`]), in one walk of it.
+/// Whether `block` is a language switcher ([`language_switchers`]), from its link profile.
 fn is_language_switcher(block: ElementRef<'_>) -> bool {
-    let (mut links, mut marked, mut own, mut in_link) = (0usize, 0usize, 0usize, 0usize);
-    for edge in block.traverse() {
-        match edge {
-            Edge::Open(node) => match node.value() {
-                Node::Element(el) if heading_level(el.name()).is_some() => return false,
-                Node::Element(el) if el.name() == "a" => {
-                    in_link += 1;
-                    if el.attr("href").is_some() {
-                        links += 1;
-                        marked += usize::from(el.attr("hreflang").is_some());
-                    }
-                }
-                Node::Text(t) if in_link == 0 => {
-                    own += t.chars().filter(|c| !c.is_whitespace()).count();
-                    if own > SWITCHER_MAX_OWN_CHARS {
-                        return false;
-                    }
-                }
-                _ => {}
-            },
-            Edge::Close(node) => {
-                if node.value().as_element().is_some_and(|e| e.name() == "a") {
-                    in_link = in_link.saturating_sub(1);
-                }
-            }
-        }
-    }
+    let p = LinkProfile::of(block);
     // The page's own language may be linked without a mark ("en", to itself).
-    links >= 2 && links - marked <= 1
+    !p.heading && p.links >= 2 && p.links - p.marked <= 1 && p.own_chars <= SWITCHER_MAX_OWN_CHARS
 }
 
 /// Characters (whitespace aside) of the text the extraction keeps from `root`.
@@ -450,6 +424,8 @@ struct LinkProfile {
     own_chars: u32,
     /// Links to elsewhere.
     links: u32,
+    /// Links to elsewhere that name their target's language (`hreflang`): a translation.
+    marked: u32,
     /// Blocks holding a link.
     linked_blocks: u32,
     /// Whether it holds a heading.
@@ -474,6 +450,7 @@ impl LinkProfile {
                         if super::noise::is_link(e) {
                             link += 1;
                             p.links += 1;
+                            p.marked += u32::from(e.attr("hreflang").is_some());
                             if !linked {
                                 linked = true;
                                 p.linked_blocks += 1;

@@ -303,18 +303,20 @@ pub async fn audit_outcome(store: &MemoryConversationStore, request_id: &str) ->
     panic!("no audit record for {request_id}");
 }
 
+/// The question the chat's failure tests ask ("What is Partial FC?").
+pub const QUESTION: &str = "What is Partial FC?";
+
 /// Asserts what a failed model call leaves: session `name`'s only turn is the visitor's
-/// `question`, unanswered, and the request's audit record says `outcome`.
+/// [`QUESTION`], unanswered, and the request's audit record says `outcome`.
 pub async fn assert_unanswered(
     state: &AppState,
     store: &MemoryConversationStore,
     name: &str,
-    question: &str,
     outcome: &str,
 ) {
     assert_eq!(
         store.session_turns(&sid(state, name)),
-        vec![ChatMessage::new(Role::User, question)]
+        vec![ChatMessage::new(Role::User, QUESTION)]
     );
     assert_eq!(audit_outcome(store, EVENT_REQUEST_ID).await, outcome);
 }

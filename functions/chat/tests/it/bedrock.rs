@@ -207,14 +207,7 @@ async fn an_exception_mid_stream_ends_the_answer_with_an_error_event() {
     .await;
     assert_eq!(s.names(), ["sources", "delta", "error"], "{}", s.raw);
     assert_eq!(s.events[2].data["code"], "model_error");
-    assert_unanswered(
-        &state,
-        &store,
-        "s-b",
-        "What is Partial FC?",
-        "model_error:status_424",
-    )
-    .await;
+    assert_unanswered(&state, &store, "s-b", "model_error:status_424").await;
 }
 
 #[tokio::test]
