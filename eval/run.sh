@@ -74,6 +74,7 @@ sites=(
   "docs-site-qt|qtbase5-doc-html=5.15.8+dfsg-11+deb12u3|extract:usr/share/qt5/doc|https://doc.qt.io/qt-5/"
   "docs-site-glib|libglib2.0-doc=2.74.6-2+deb12u9|extract:usr/share/gtk-doc/html|https://developer-old.gnome.org/"
   "docs-site-apache|apache2-doc=2.4.71-1~deb12u1|extract:usr/share/doc/apache2-doc/manual/en|https://httpd.apache.org/docs/2.4/"
+  "docs-site-haddock|ghc-doc=9.0.2-4|extract:usr/share/doc/ghc-doc/html/libraries|https://downloads.haskell.org/ghc/9.0.2/docs/html/libraries/"
 )
 
 updated=0
