@@ -11,7 +11,8 @@
 //!
 //! Headings stay: they shape the passages (a man page's `## SEE ALSO` on every page is the
 //! start of a section, not chrome), and a heading that only names the site is already left
-//! out of the title (see `html::names_site`).
+//! out of the title (see `html::names_site`). A section's heading goes only with its
+//! section, when all that section held was chrome.
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -19,7 +20,8 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use super::noise::normalise;
 use super::page::{sub_folders, Page};
 
-/// A line on at least this share of the pages is chrome ...
+/// A line on at least this share of the pages is chrome (of the pages of content: see
+/// [`strip_by_folder`]) ...
 const MIN_SHARE: f64 = 0.5;
 /// ... on a site of at least this many pages (on a few pages, one shared line may be
 /// anything: the owner's signature, a course's name).
@@ -35,12 +37,6 @@ const SAMPLE_PAGES: usize = 256;
 /// them varies by about 3 points) are then counted over every page.
 const SAMPLE_SHARE: f64 = 0.4;
 
-/// Drops from every page's content the lines that at least [`MIN_SHARE`] of `pages`
-/// share; returns how many pages lost some.
-pub(crate) fn strip(pages: &mut [Page]) -> usize {
-    strip_lines(pages, Lines::All)
-}
-
 /// Which lines of a page may be chrome.
 #[derive(Clone, Copy)]
 enum Lines {
@@ -55,23 +51,32 @@ enum Lines {
 /// The lines at either end of a page that a folder's chrome may be.
 const EDGE_LINES: usize = 3;
 
-/// [`strip`], looking only at `lines`.
-fn strip_lines(pages: &mut [Page], lines: Lines) -> usize {
-    if pages.len() < MIN_PAGES {
+/// [`strip_by_folder`]'s site-wide or folder pass, looking only at `lines`, with the
+/// shares counted among the pages `counted` marks (one flag per page).
+fn strip_lines(pages: &mut [Page], counted: &[bool], lines: Lines) -> usize {
+    let n = counted.iter().filter(|&&c| c).count();
+    if n < MIN_PAGES {
         return 0;
     }
+    let counted_pages = || {
+        pages
+            .iter()
+            .zip(counted)
+            .filter(|(_, &c)| c)
+            .map(|(p, _)| p)
+    };
     // Lines that could be chrome, from an evenly spread sample of a large site; then on
     // how many pages each of those stands. Tallying every short line of every page
     // instead held 28 MiB more on the JDK's 10,000 pages.
-    let step = pages.len().div_ceil(SAMPLE_PAGES).max(1);
-    let mut maybe = tally(pages.iter().step_by(step), lines, |_| true);
-    let at_least = (SAMPLE_SHARE * pages.len().div_ceil(step) as f64).ceil() as usize;
+    let step = n.div_ceil(SAMPLE_PAGES).max(1);
+    let mut maybe = tally(counted_pages().step_by(step), lines, |_| true);
+    let at_least = (SAMPLE_SHARE * n.div_ceil(step) as f64).ceil() as usize;
     maybe.retain(|_, n| *n >= at_least);
     if maybe.is_empty() {
         return 0;
     }
-    let mut pages_with = tally(pages.iter(), lines, |h| maybe.contains_key(&h));
-    let threshold = (MIN_SHARE * pages.len() as f64).ceil() as usize;
+    let mut pages_with = tally(counted_pages(), lines, |h| maybe.contains_key(&h));
+    let threshold = (MIN_SHARE * n as f64).ceil() as usize;
     pages_with.retain(|_, n| *n >= threshold);
     if pages_with.is_empty() {
         return 0;
@@ -84,11 +89,15 @@ fn strip_lines(pages: &mut [Page], lines: Lines) -> usize {
             continue;
         }
         changed += 1;
-        let kept: Vec<&str> = scoped(&page.content, lines)
-            .filter(|&l| !is_chrome(l))
-            .map(|(_, l)| l)
+        let marked: Vec<Marked<'_>> = scoped(&page.content, lines)
+            .zip(shared::kb::fenced_lines(&page.content))
+            .map(|(l, (_, text, code))| Marked {
+                text,
+                chrome: is_chrome(l),
+                code,
+            })
             .collect();
-        page.content = collapse_blank_runs(&kept);
+        page.content = collapse_blank_runs(&without_emptied_headings(&marked));
     }
     changed
 }
@@ -116,20 +125,28 @@ fn scoped(content: &str, lines: Lines) -> impl Iterator<Item = (bool, &str)> {
     })
 }
 
-/// [`strip`] over the whole site, then within each folder of at least
+/// Drops from every page's content the lines that at least [`MIN_SHARE`] of `pages`
+/// share, over the whole site, then within each folder of at least
 /// [`super::page::FOLDER_MIN_PAGES`] pages that is not the whole site ([`sub_folders`]), at the pages'
 /// edges ([`Lines::Edges`]): a part of a site with a layout of its own (a manual beside
 /// generated example projects, a release log beside the reference) has chrome of its own,
 /// which its pages share though the rest of the site does not. Returns how many pages lost
 /// some.
+///
+/// The shares are of the pages of content, the generator's noise not counted
+/// ([`super::noise::content_pages`]): Haddock writes a highlighted source listing and a few
+/// identifier index pages beside each module's page, so the module pages' header ("Safe
+/// Haskell | Trustworthy", "Synopsis") stood on 89 % of them but a third of the site's files.
 pub(crate) fn strip_by_folder(pages: &mut [Page]) -> usize {
-    let mut changed = strip(pages);
+    let counted = super::noise::content_pages(pages);
+    let mut changed = strip_lines(pages, &counted, Lines::All);
     for members in sub_folders(pages) {
         let mut part: Vec<Page> = members
             .iter()
             .map(|&i| std::mem::take(&mut pages[i]))
             .collect();
-        changed += strip_lines(&mut part, Lines::Edges);
+        let part_counted: Vec<bool> = members.iter().map(|&i| counted[i]).collect();
+        changed += strip_lines(&mut part, &part_counted, Lines::Edges);
         for (&i, page) in members.iter().zip(part) {
             pages[i] = page;
         }
@@ -205,6 +222,77 @@ fn tally<'p>(
     pages_with
 }
 
+/// The lines of a page that are not chrome, in order, less each section heading (level 2
+/// and below) whose section the drop emptied: its lines, up to the next heading of its
+/// level or above, were all chrome (Apache's "Bugfix checklist" over three links on every
+/// module page). Such a heading would stand over nothing, and its words would name a
+/// section that holds none. A heading that had nothing under it before stays, as the page
+/// wrote it.
+fn without_emptied_headings<'l>(lines: &[Marked<'l>]) -> Vec<&'l str> {
+    // Walked from the end: for each level, whether the text from here to the next heading
+    // of that level or above holds a kept line (`held`), and whether it lost one (`lost`).
+    let mut held = [false; 7];
+    let mut lost = [false; 7];
+    let mut gone = vec![false; lines.len()];
+    for (i, line) in lines.iter().enumerate().rev() {
+        if line.text.trim().is_empty() {
+            continue;
+        }
+        let level = if line.code {
+            None
+        } else {
+            shared::kb::headings(line.text)
+                .next()
+                .map(|(_, level, _)| level)
+        };
+        // The levels whose sections this line is part of: a heading is part of those above
+        // its own, and ends those of its level and below that start above it.
+        let within = match level {
+            Some(h) => {
+                // A top heading names the page or the site, not a section, and stays:
+                // Django's "Django 3.2.25 documentation" over the navigation of every page
+                // gone cost its questions 0.010 nDCG@10 (docs/evaluation.md).
+                gone[i] = line.chrome || (h > 1 && lost[h] && !held[h]);
+                held[h..].fill(false);
+                lost[h..].fill(false);
+                h
+            }
+            None => {
+                gone[i] = line.chrome;
+                held.len()
+            }
+        };
+        let mark = if gone[i] { &mut lost } else { &mut held };
+        mark[1..within].fill(true);
+    }
+    // A page whose every line goes keeps its headings: a stub the chrome removal emptied
+    // is told by its headings left alone (`noise::sift_emptied`).
+    if lines
+        .iter()
+        .zip(&gone)
+        .all(|(l, &g)| g || l.text.trim().is_empty())
+    {
+        for (g, l) in gone.iter_mut().zip(lines) {
+            *g = l.chrome;
+        }
+    }
+    lines
+        .iter()
+        .zip(gone)
+        .filter(|&(_, gone)| !gone)
+        .map(|(line, _)| line.text)
+        .collect()
+}
+
+/// A line of a page as [`strip_lines`] weighs it.
+struct Marked<'l> {
+    text: &'l str,
+    /// Whether it is chrome, to be dropped.
+    chrome: bool,
+    /// Whether it is fenced code (a `# comment` there is no heading).
+    code: bool,
+}
+
 /// The hash of a line that could be chrome: not blank, not a heading, not long.
 fn candidate(line: &str) -> Option<u64> {
     let line = line.trim();
@@ -242,6 +330,12 @@ fn collapse_blank_runs(lines: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The site-wide pass alone.
+    fn strip(pages: &mut [Page]) -> usize {
+        let counted = super::super::noise::content_pages(pages);
+        strip_lines(pages, &counted, Lines::All)
+    }
 
     fn page(i: usize, content: String) -> Page {
         Page {
@@ -355,6 +449,71 @@ mod tests {
             pages[11].content,
             "# Topic 11\n\nText of page 11.\n\n## See also\n\nPage 12."
         );
+    }
+
+    #[test]
+    fn a_heading_over_nothing_but_chrome_goes_with_it() {
+        // Every page opens with the site's name over its navigation, closes with links
+        // under their own heading ("Bugfix checklist"), and has a section of two levels
+        // whose only text is chrome; the last page writes an empty
+        // heading of its own, and one whose section keeps a line of its own text.
+        let mut pages: Vec<Page> = (0..12)
+            .map(|i| {
+                page(
+                    i,
+                    format!(
+                        "# Site\n\nHome | Index\n\n# Module {i}\n\nWhat module {i} does.\n\n### Checklist\n\n\
+                         Changelog\n\nKnown issues\n\n### See also\n\nModule {}.\n\n\
+                         ## Links\n\n### Bug tracker\n\nReport a bug\n\n\
+                         ## Notes\n\nReport a bug\n\nNote {i}.\n\n\
+                         ```\n# Checklist\n```",
+                        i + 1
+                    ),
+                )
+            })
+            .collect();
+        pages[11]
+            .content
+            .push_str("\n\n## Empty\n\n## Last\n\nThe end.");
+        assert_eq!(strip(&mut pages), 12);
+        assert_eq!(
+            pages[0].content,
+            "# Site\n\n# Module 0\n\nWhat module 0 does.\n\n### See also\n\nModule 1.\n\n\
+             ## Notes\n\nNote 0.\n\n```\n# Checklist\n```"
+        );
+        assert!(pages[11]
+            .content
+            .ends_with("\n\n## Empty\n\n## Last\n\nThe end."));
+    }
+
+    #[test]
+    fn chrome_is_counted_among_the_pages_of_content_not_the_generators_noise() {
+        use crate::build::noise::{classify, Structure};
+        // Haddock's layout: each module page opens with the same header rows, and beside
+        // the modules stand more source listings than modules, which lack the header.
+        let listing = Structure {
+            chars: 5000,
+            code_chars: 5000,
+            words: 800,
+            numbered_lines: 200,
+            ..Structure::default()
+        };
+        assert!(classify(&listing).is_some(), "the listing reads as noise");
+        let mut pages: Vec<Page> = (0..12)
+            .map(|i| {
+                page(
+                    i,
+                    format!("Safe Haskell | Safe\n\nSynopsis\n\n# Data.M{i}\n\nModule {i}."),
+                )
+            })
+            .collect();
+        pages.extend((12..40).map(|i| Page {
+            structure: Some(listing),
+            ..page(i, format!("```\nmodule Data.M{i} where\n```"))
+        }));
+        assert_eq!(strip_by_folder(&mut pages), 12);
+        assert_eq!(pages[3].content, "# Data.M3\n\nModule 3.");
+        assert_eq!(pages[20].content, "```\nmodule Data.M20 where\n```");
     }
 
     #[test]

@@ -590,6 +590,20 @@ pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<P
         .collect()
 }
 
+/// Which of `pages` are content by their own structure, not generator noise ([`classify`]:
+/// source listings, indexes, search pages, stubs): the pages a site's chrome is counted
+/// among (`super::boilerplate`). A page not measured (a Markdown source) is content.
+pub(crate) fn content_pages(pages: &[Page]) -> Vec<bool> {
+    let chrome = chrome_entries(pages);
+    pages
+        .iter()
+        .map(|p| {
+            p.structure
+                .is_none_or(|s| classify(&without_chrome(s, chrome)).is_none())
+        })
+        .collect()
+}
+
 /// The share of a site's measured pages holding fewer index entries than its chrome: the
 /// page at this rank (from the fewest entries) tells how many the chrome holds.
 const CHROME_RANK: f64 = 0.1;
