@@ -11,8 +11,8 @@
 //!
 //! Headings stay: they shape the passages (a man page's `## SEE ALSO` on every page is the
 //! start of a section, not chrome), and a heading that only names the site is already left
-//! out of the title (see `html::names_site`). A section's heading goes only with its
-//! section, when all that section held was chrome.
+//! out of the title (see `html::names_site`). A section's heading that the pages share
+//! goes only with its section, when all that section held was chrome.
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -83,8 +83,11 @@ fn strip_lines(pages: &mut [Page], counted: &[bool], lines: Lines) -> usize {
     }
     let mut changed = 0;
     for page in pages.iter_mut() {
-        let chrome = |line: &str| candidate(line).is_some_and(|h| pages_with.contains_key(&h));
-        let is_chrome = |(scope, line): (bool, &str)| scope && chrome(line);
+        // A line the pages share: chrome, or a heading that may go with its section.
+        let shared = |(scope, line): (bool, &str)| {
+            scope && candidate(line).is_some_and(|h| pages_with.contains_key(&h))
+        };
+        let is_chrome = |l: (bool, &str)| !is_heading(l.1) && shared(l);
         if !scoped(&page.content, lines).any(is_chrome) {
             continue;
         }
@@ -94,6 +97,7 @@ fn strip_lines(pages: &mut [Page], counted: &[bool], lines: Lines) -> usize {
             .map(|(l, (_, text, code))| Marked {
                 text,
                 chrome: is_chrome(l),
+                shared: shared(l),
                 code,
             })
             .collect();
@@ -223,11 +227,12 @@ fn tally<'p>(
 }
 
 /// The lines of a page that are not chrome, in order, less each section heading (level 2
-/// and below) whose section the drop emptied: its lines, up to the next heading of its
-/// level or above, were all chrome (Apache's "Bugfix checklist" over three links on every
-/// module page). Such a heading would stand over nothing, and its words would name a
-/// section that holds none. A heading that had nothing under it before stays, as the page
-/// wrote it.
+/// and below) that the pages share as they share chrome and whose section the drop
+/// emptied: its lines, up to the next heading of its level or above, were all chrome
+/// (Apache's "Bugfix checklist" over three links on every module page). Such a heading is
+/// part of the chrome. A heading of the page's own stays, though only chrome followed it
+/// (an Erlang module's last type, `wxPaintEventType() = paint`, over the site's footer), and
+/// so does a heading that had nothing under it before, as the page wrote it.
 fn without_emptied_headings<'l>(lines: &[Marked<'l>]) -> Vec<&'l str> {
     // Walked from the end: for each level, whether the text from here to the next heading
     // of that level or above holds a kept line (`held`), and whether it lost one (`lost`).
@@ -252,7 +257,7 @@ fn without_emptied_headings<'l>(lines: &[Marked<'l>]) -> Vec<&'l str> {
                 // A top heading names the page or the site, not a section, and stays:
                 // Django's "Django 3.2.25 documentation" over the navigation of every page
                 // gone cost its questions 0.010 nDCG@10 (docs/evaluation.md).
-                gone[i] = line.chrome || (h > 1 && lost[h] && !held[h]);
+                gone[i] = line.chrome || (h > 1 && line.shared && lost[h] && !held[h]);
                 held[h..].fill(false);
                 lost[h..].fill(false);
                 h
@@ -289,14 +294,21 @@ struct Marked<'l> {
     text: &'l str,
     /// Whether it is chrome, to be dropped.
     chrome: bool,
+    /// Whether the pages share it (as chrome, or a heading as chrome's: "Bugfix checklist").
+    shared: bool,
     /// Whether it is fenced code (a `# comment` there is no heading).
     code: bool,
 }
 
-/// The hash of a line that could be chrome: not blank, not a heading, not long.
+/// Whether a line (outside fenced code) is a Markdown heading.
+fn is_heading(line: &str) -> bool {
+    line.trim_start().starts_with('#')
+}
+
+/// The hash of a line that could be chrome, or a heading over chrome: not blank, not long.
 fn candidate(line: &str) -> Option<u64> {
     let line = line.trim();
-    if line.is_empty() || line.starts_with('#') || line.chars().count() > MAX_CHROME_CHARS {
+    if line.is_empty() || line.chars().count() > MAX_CHROME_CHARS {
         return None;
     }
     let mut h = DefaultHasher::new();
@@ -453,9 +465,9 @@ mod tests {
 
     #[test]
     fn a_heading_over_nothing_but_chrome_goes_with_it() {
-        // Every page opens with the site's name over its navigation, closes with links
-        // under their own heading ("Bugfix checklist"), and has a section of two levels
-        // whose only text is chrome; the last page writes an empty
+        // Every page opens with the site's name over its navigation, has links under a
+        // heading of their own ("Bugfix checklist") and a section of two levels whose
+        // only text is chrome, and ends with an item of its own over the footer; the last page writes an empty
         // heading of its own, and one whose section keeps a line of its own text.
         let mut pages: Vec<Page> = (0..12)
             .map(|i| {
@@ -466,7 +478,7 @@ mod tests {
                          Changelog\n\nKnown issues\n\n### See also\n\nModule {}.\n\n\
                          ## Links\n\n### Bug tracker\n\nReport a bug\n\n\
                          ## Notes\n\nReport a bug\n\nNote {i}.\n\n\
-                         ```\n# Checklist\n```",
+                         ```\n# Checklist\n```\n\n### item{i}() = atom\n\nGenerated by the tool",
                         i + 1
                     ),
                 )
@@ -479,7 +491,7 @@ mod tests {
         assert_eq!(
             pages[0].content,
             "# Site\n\n# Module 0\n\nWhat module 0 does.\n\n### See also\n\nModule 1.\n\n\
-             ## Notes\n\nNote 0.\n\n```\n# Checklist\n```"
+             ## Notes\n\nNote 0.\n\n```\n# Checklist\n```\n\n### item0() = atom"
         );
         assert!(pages[11]
             .content
