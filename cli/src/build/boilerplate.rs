@@ -467,8 +467,9 @@ mod tests {
     fn a_heading_over_nothing_but_chrome_goes_with_it() {
         // Every page opens with the site's name over its navigation, has links under a
         // heading of their own ("Bugfix checklist") and a section of two levels whose
-        // only text is chrome, and ends with an item of its own over the footer; the last page writes an empty
-        // heading of its own, and one whose section keeps a line of its own text.
+        // only text is chrome, and ends with an item of its own over the footer; the last
+        // page writes an empty heading of its own, and one whose section keeps a line of
+        // its own text.
         let mut pages: Vec<Page> = (0..12)
             .map(|i| {
                 page(
