@@ -96,7 +96,6 @@ fn strip_lines(pages: &mut [Page], counted: &[bool], lines: Lines) -> usize {
             .zip(shared::kb::fenced_lines(&page.content))
             .map(|(l, (_, text, code))| Marked {
                 text,
-                chrome: is_chrome(l),
                 shared: shared(l),
                 code,
             })
@@ -257,13 +256,13 @@ fn without_emptied_headings<'l>(lines: &[Marked<'l>]) -> Vec<&'l str> {
                 // A top heading names the page or the site, not a section, and stays:
                 // Django's "Django 3.2.25 documentation" over the navigation of every page
                 // gone cost its questions 0.010 nDCG@10 (docs/evaluation.md).
-                gone[i] = line.chrome || (h > 1 && line.shared && lost[h] && !held[h]);
+                gone[i] = h > 1 && line.shared && lost[h] && !held[h];
                 held[h..].fill(false);
                 lost[h..].fill(false);
                 h
             }
             None => {
-                gone[i] = line.chrome;
+                gone[i] = line.chrome();
                 held.len()
             }
         };
@@ -278,7 +277,7 @@ fn without_emptied_headings<'l>(lines: &[Marked<'l>]) -> Vec<&'l str> {
         .all(|(l, &g)| g || l.text.trim().is_empty())
     {
         for (g, l) in gone.iter_mut().zip(lines) {
-            *g = l.chrome;
+            *g = l.chrome();
         }
     }
     lines
@@ -292,12 +291,18 @@ fn without_emptied_headings<'l>(lines: &[Marked<'l>]) -> Vec<&'l str> {
 /// A line of a page as [`strip_lines`] weighs it.
 struct Marked<'l> {
     text: &'l str,
-    /// Whether it is chrome, to be dropped.
-    chrome: bool,
-    /// Whether the pages share it (as chrome, or a heading as chrome's: "Bugfix checklist").
+    /// Whether the pages share it (never fenced code): a line so shared is chrome, a
+    /// heading so shared is chrome's ("Bugfix checklist") and may go with its section.
     shared: bool,
     /// Whether it is fenced code (a `# comment` there is no heading).
     code: bool,
+}
+
+impl Marked<'_> {
+    /// Whether the line is chrome, to be dropped.
+    fn chrome(&self) -> bool {
+        self.shared && !is_heading(self.text)
+    }
 }
 
 /// Whether a line (outside fenced code) is a Markdown heading.
