@@ -522,6 +522,7 @@ fn render_with_anchors(scope: &Scope<'_>, alt_text: bool) -> (String, Vec<(Strin
         match edge {
             Edge::Open(node) => match node.value() {
                 Node::Element(el) => {
+                    out.pre_marked |= out.pre > 0 && super::noise::marks_code(el);
                     out.open(el.name());
                     if heading_level(el.name()).is_some() {
                         out.anchor = ElementRef::wrap(node).and_then(anchor_of);
@@ -547,6 +548,30 @@ fn render_with_anchors(scope: &Scope<'_>, alt_text: bool) -> (String, Vec<(Strin
     }
     let anchors = std::mem::take(&mut out.anchors);
     (out.finish(), anchors)
+}
+
+/// Preformatted text as Markdown paragraphs: split at its blank lines, each line trimmed,
+/// lines of only rules and marks (`=====`) dropped, and a line that Markdown would read as
+/// a heading or a fence escaped (Vim's `#` command opens a line of its own).
+fn preformatted_paragraphs(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut paragraph: Vec<String> = Vec::new();
+    for line in text.lines().map(str::trim).chain([""]) {
+        if line.is_empty() {
+            if !paragraph.is_empty() {
+                out.push(std::mem::take(&mut paragraph).join("\n"));
+            }
+        } else if line.chars().any(char::is_alphanumeric) {
+            let markup =
+                line.starts_with('#') || line.starts_with("```") || line.starts_with("~~~");
+            paragraph.push(if markup {
+                format!("\\{line}")
+            } else {
+                line.to_owned()
+            });
+        }
+    }
+    out
 }
 
 /// The id a link to the section a heading opens takes, as generators mark it: the
@@ -644,6 +669,12 @@ struct Writer {
     /// How many blocks were written when the outermost `<pre>` opened: its blocks are
     /// fenced when it closes.
     pre_start: usize,
+    /// Whether an element inside the outermost `<pre>` marked its text as code
+    /// ([`super::noise::marks_code`]).
+    pre_marked: bool,
+    /// The unmarked `<pre>` blocks that may be the page's text: where each stands in
+    /// `blocks` (fenced), its text and measure ([`super::noise::Preformatted`]).
+    preformatted: Vec<(usize, String, super::noise::Preformatted)>,
     /// The level of the heading being written, if any.
     heading: Option<usize>,
     /// The id of the heading being written, if it has one.
@@ -667,6 +698,7 @@ impl Writer {
             if name == "pre" {
                 if self.pre == 0 {
                     self.pre_start = self.blocks.len();
+                    self.pre_marked = false;
                 }
                 self.pre += 1;
             }
@@ -707,12 +739,25 @@ impl Writer {
     /// fence a code line starting with `#` (a shell or Python comment, `#include`, a
     /// debugger's `#0  0x...` frame) reads as a heading, which cuts the page's sections
     /// there and names them after the comment.
+    ///
+    /// A `<pre>` that no highlighter marked and that reads as text may turn out to be the
+    /// page's text ([`Writer::finish`]): it is kept aside for that.
     fn fence_code(&mut self) {
         let start = self.pre_start.min(self.blocks.len());
         if start == self.blocks.len() {
             return;
         }
         let code = self.blocks.split_off(start).join("\n");
+        if !self.pre_marked {
+            let measure = super::noise::Preformatted {
+                words: super::noise::count_words(&code),
+                sentences: super::noise::sentence_words(&code),
+            };
+            if measure.reads_as_text() {
+                self.preformatted
+                    .push((self.blocks.len(), code.clone(), measure));
+            }
+        }
         // A fence the code does not itself start a line with (a Markdown example's own).
         let fence = if code.lines().any(|l| l.trim_start().starts_with("```")) {
             "~~~"
@@ -767,6 +812,20 @@ impl Writer {
     fn finish(mut self) -> String {
         self.heading = None;
         self.brk();
+        // A `<pre>` that is the page's text (Vim's help, a man page or an RFC set whole in
+        // one) is written as paragraphs, so that it is read, split and searched as the
+        // page's text, not left out as a listing.
+        let words = self
+            .blocks
+            .iter()
+            .map(|b| super::noise::count_words(b))
+            .sum();
+        for (at, text, measure) in std::mem::take(&mut self.preformatted) {
+            if measure.is_page_text(words) {
+                self.blocks[at] = preformatted_paragraphs(&text).join("\n\n");
+            }
+        }
+        self.blocks.retain(|b| !b.is_empty());
         self.blocks.join("\n\n")
     }
 }

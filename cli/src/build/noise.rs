@@ -171,6 +171,14 @@ pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
     let mut search_form = false;
     // Depths of the elements the current text is inside.
     let (mut link, mut code, mut heading) = (0u32, 0u32, 0u32);
+    // Depth of `<pre>`, and of the elements inside one that mark its text as code: a
+    // `<code>`, or any element with a class (a highlighter's tokens: Pygments' `sd`,
+    // Haddock's `hs-comment`).
+    let (mut pre, mut marked) = (0u32, 0u32);
+    // The outermost `<pre>` being read (its words, and those of its unmarked sentences),
+    // and those read.
+    let mut open_pre = Preformatted::default();
+    let mut preformatted: Vec<Preformatted> = Vec::new();
     let mut next_line = 1u32;
     let mut block = Block::default();
     let left_out = |node| {
@@ -181,6 +189,9 @@ pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
     for edge in scope.edges(left_out) {
         match edge {
             Edge::Open(node) => {
+                if let Node::Element(el) = node.value() {
+                    marked += u32::from(pre > 0 && marks_code(el));
+                }
                 match node.value() {
                     Node::Element(el) => match el.name() {
                         name if BLOCKS.contains(&name) => {
@@ -188,6 +199,7 @@ pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
                             block.row = name == "tr" || name == "li";
                             if name == "pre" {
                                 code += 1;
+                                pre += 1;
                             }
                             if name.len() == 2 && name.starts_with('h') {
                                 heading += 1;
@@ -249,6 +261,12 @@ pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
                                 .filter(|t| t.chars().any(char::is_alphanumeric))
                                 .count() as u32;
                         }
+                        if pre > 0 {
+                            open_pre.words += words;
+                            if link == 0 && heading == 0 && marked == 0 {
+                                open_pre.sentences += sentence_words(text);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -260,6 +278,13 @@ pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
                             block.end(&mut m);
                             if name == "pre" {
                                 code = code.saturating_sub(1);
+                                pre = pre.saturating_sub(1);
+                                if pre == 0 {
+                                    let read = std::mem::take(&mut open_pre);
+                                    if read.reads_as_text() {
+                                        preformatted.push(read);
+                                    }
+                                }
                             }
                             if name.len() == 2 && name.starts_with('h') {
                                 heading = heading.saturating_sub(1);
@@ -269,13 +294,54 @@ pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
                         "code" => code = code.saturating_sub(1),
                         _ => {}
                     }
+                    if pre > 0 && marks_code(el) {
+                        marked = marked.saturating_sub(1);
+                    }
                 }
             }
         }
     }
     block.end(&mut m);
+    // A page set in a `<pre>` of text: its sentences are its prose.
+    for p in preformatted.iter().filter(|p| p.is_page_text(m.words)) {
+        m.prose_words += p.sentences;
+        m.longest_prose = m.longest_prose.max(p.sentences);
+    }
     m.search_form = search_form;
     m
+}
+
+/// The words of a `<pre>`, and those of its lines that read as sentences
+/// ([`sentence_words`]) where no element marks them as code ([`marks_code`]).
+#[derive(Default)]
+pub(crate) struct Preformatted {
+    /// Its words (as [`count_words`]).
+    pub(crate) words: u32,
+    /// The words of its sentences outside code marks.
+    pub(crate) sentences: u32,
+}
+
+/// Of the words of a `<pre>`, at least one in this many in sentences make it text...
+const PAGE_TEXT_SHARE: u32 = 4;
+/// ... with at least this many words of sentences ...
+const PAGE_TEXT_MIN_SENTENCES: u32 = 20;
+
+impl Preformatted {
+    /// Whether this `<pre>` is the page's text, not an example in it: it holds half the
+    /// page's words (of `page_words`) or more, and reads as text ([`PAGE_TEXT_SHARE`],
+    /// [`PAGE_TEXT_MIN_SENTENCES`]). Vim's help, a man page or an RFC set whole in one
+    /// `<pre>` is; a console session or a program with comments inside a page's prose is
+    /// not, nor a module's highlighted source, whose sentences are in its comment marks.
+    /// Measured on Vim's help pages: a half to nine tenths of their words in sentences,
+    /// a quarter or more on all but its indexes.
+    pub(crate) fn is_page_text(&self, page_words: u32) -> bool {
+        2 * self.words >= page_words && self.reads_as_text()
+    }
+
+    /// Whether it reads as text, whatever else the page holds ([`Self::is_page_text`]).
+    pub(crate) fn reads_as_text(&self) -> bool {
+        self.sentences >= PAGE_TEXT_MIN_SENTENCES && PAGE_TEXT_SHARE * self.sentences >= self.words
+    }
 }
 
 /// Elements that start and end a block of text, as measured.
@@ -366,9 +432,48 @@ pub(crate) fn is_link(el: &scraper::node::Element) -> bool {
         .is_some_and(|h| !h.trim_start().starts_with('#'))
 }
 
+/// Whether an element inside a `<pre>` marks its text as code ([`measure`]): a `<code>`
+/// or an element with a class, but not a nested `<pre>` (counted as a `<pre>`).
+pub(crate) fn marks_code(el: &scraper::node::Element) -> bool {
+    el.name() != "pre" && (el.name() == "code" || el.attr("class").is_some())
+}
+
+/// The words (as [`count_words`]) of the lines of `text` that read as a sentence: at
+/// least [`SENTENCE_MIN_WORDS`] tokens, opening with a word, four in five of them words
+/// (letters, perhaps with an apostrophe or hyphen, between punctuation) and three in five
+/// of those not in capitals: not code (`x = f(y);`), a comment's marker (`# ...`,
+/// `// ...`) or SQL's keywords (`SELECT value FROM config WHERE name='x';`).
+pub(crate) fn sentence_words(text: &str) -> u32 {
+    let is_word = |token: &str| {
+        let core = token
+            .trim_start_matches(['(', '"', '\'', '“'])
+            .trim_end_matches(|c: char| ".,;:!?)\"'”。，、；：！？".contains(c));
+        core.chars().next().is_some_and(char::is_alphabetic)
+            && core
+                .chars()
+                .all(|c| c.is_alphabetic() || matches!(c, '\'' | '’' | '-'))
+    };
+    text.lines()
+        .filter(|line| {
+            let tokens: Vec<&str> = line.split_whitespace().collect();
+            let words: Vec<&&str> = tokens.iter().filter(|t| is_word(t)).collect();
+            // A letter not in capitals: lower case, or a script without case (Chinese).
+            let cased = words
+                .iter()
+                .filter(|w| w.chars().any(|c| c.is_alphabetic() && !c.is_uppercase()))
+                .count();
+            tokens.first().is_some_and(|t| is_word(t))
+                && words.len() >= SENTENCE_MIN_WORDS as usize
+                && 5 * words.len() >= 4 * tokens.len()
+                && 5 * cased >= 3 * words.len()
+        })
+        .map(count_words)
+        .sum()
+}
+
 /// Words in a text: whitespace-separated runs with a letter or digit, each CJK character
 /// one word (those scripts put no spaces between words).
-fn count_words(text: &str) -> u32 {
+pub(crate) fn count_words(text: &str) -> u32 {
     let mut n = 0;
     for token in text.split_whitespace() {
         let cjk = token.chars().filter(|c| is_cjk(*c)).count() as u32;
@@ -1047,6 +1152,68 @@ mod tests {
             .structure
             .unwrap();
         assert_eq!(classify(&s), None, "{s:?}");
+    }
+
+    #[test]
+    fn help_text_set_in_one_pre_is_a_page_and_a_highlighted_listing_is_not() {
+        // vim2html's layout: the whole help file in one <pre>, its tags as anchors, its
+        // references as links between bars, its sections between rules of "=".
+        let help = r#"*<a name="fold.txt"></a><b>fold.txt</b>*   For Tool version 9.0
+
+Folding hides a range of lines behind a single line that says how many it holds.
+You can open the fold again whenever you want to read what is inside it.
+
+==============================================================================
+1. Fold methods                                 *<a name="fold-methods"></a><b>fold-methods</b>*
+
+The method decides how the folds of a window are made.  See |<a href="options.html#'foldmethod'">'foldmethod'</a>|.
+#               Fold the lines that start with a hash sign, as shell comments do.
+zf{motion}      Create a fold over the lines the motion moves across.
+"#;
+        let page = format!(
+            r#"<html><body><h1>Tool documentation: fold</h1><a href="index.html">main help file</a>
+            <hr><pre>{help}</pre></body></html>"#
+        );
+        let p = extract(&page, "https://ex.org/htmldoc/fold.html").unwrap();
+        let s = p.structure.unwrap();
+        assert_eq!(classify(&s), None, "{s:?}");
+        // Written as the page's text: no fence, its `#` line not a heading, no rule.
+        assert!(!p.content.contains("```"), "{}", p.content);
+        assert!(
+            p.content
+                .contains("\n\nFolding hides a range of lines behind a single line"),
+            "{}",
+            p.content
+        );
+        assert!(
+            p.content.contains("\n\\#               Fold the lines"),
+            "{}",
+            p.content
+        );
+        assert!(!p.content.contains("====="), "{}", p.content);
+        // A console session inside a page's prose stays an example, sentences and all.
+        let prose = "<p>Switching to a tag detaches the working tree from every branch, \
+            and the program says so at length when it happens; read it once, then carry \
+            on looking around, since nothing is lost until you commit on top of it and \
+            switch away again without naming a branch for the new commits.</p>"
+            .repeat(3);
+        let session = "$ tool switch --detach v2.6\nNote: switching to 'v2.6'.\n\nYou are \
+            in a detached state where you can look around and make changes.\nYou can \
+            discard any commits you make in this state without touching any branch.";
+        let page = format!("<main><h1>Tags</h1>{prose}<pre>{session}</pre></main>");
+        let p = extract(&page, "https://ex.org/manual.html").unwrap();
+        assert!(p.content.contains("```\n$ tool switch"), "{}", p.content);
+        // The same sentences as a highlighter's docstring in a module's source: a listing.
+        let code = "def fold(lines):\n    return hide(lines)\n".repeat(12);
+        let listing = format!(
+            r#"<main><h1>Source code for tool.fold</h1><div class=highlight><pre>{code}<span class="sd">"""Folding hides a range of lines behind a single line that says how many
+    it holds. You can open the fold again whenever you want to read what is inside it."""</span>
+{code}</pre></div></main>"#
+        );
+        let p = extract(&listing, "https://ex.org/_modules/tool/fold.html").unwrap();
+        assert!(p.content.contains("```"), "{}", p.content);
+        let s = p.structure.unwrap();
+        assert_eq!(classify(&s), Some(Noise::Source), "{s:?}");
     }
 
     #[test]
