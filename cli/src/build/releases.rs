@@ -65,9 +65,22 @@ fn is_release_notes(page: &Page) -> bool {
     }
     // "Release 15.4", "Version 2.0": a title naming one release.
     let tokens: Vec<&str> = title.split_whitespace().collect();
+    let named = |w: &str| matches!(w.to_lowercase().as_str(), "release" | "version");
     if let [first, second] = tokens.as_slice() {
-        let named = |w: &str| matches!(w.to_lowercase().as_str(), "release" | "version");
         if (named(first) && is_version(second)) || (is_version(first) && named(second)) {
+            return true;
+        }
+    }
+    // The two run together, as a title taken from a file's name is ("version9" for Vim's
+    // `version9.txt`, "release15").
+    if let [only] = tokens.as_slice() {
+        let split = only
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(only.len());
+        let (word, number) = only.split_at(split);
+        let number = number.trim_start_matches(['-', '_']);
+        let numeric = (1..=4).contains(&number.len()) && number.chars().all(|c| c.is_ascii_digit());
+        if named(word.trim_end_matches(['-', '_'])) && (numeric || is_version(number)) {
             return true;
         }
     }
@@ -229,10 +242,13 @@ mod tests {
                 "# Project history\n\n## 2024-05-02 - Version 2.1.0\n\nFixes.\n\n\
                  ## 2.0.3 (2023)\n\nMore.\n\n## 1.9 (2022)\n\nOld.",
             ),
+            // A title taken from a file's name runs the two together (Vim's help files).
+            page("version9", "*version9.txt* For Tool version 9.0\n\nText."),
+            page("versioning", "How the project numbers its releases."),
         ];
-        assert_eq!(mark(&mut pages), 6);
+        assert_eq!(mark(&mut pages), 7);
         let kinds: Vec<Option<&str>> = pages.iter().map(|p| p.kind.as_deref()).collect();
         let r = Some(RELEASE_NOTES);
-        assert_eq!(kinds, [r, r, r, r, r, None, None, None, None, r]);
+        assert_eq!(kinds, [r, r, r, r, r, None, None, None, None, r, r, None]);
     }
 }
