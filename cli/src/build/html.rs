@@ -812,16 +812,18 @@ impl Writer {
     fn finish(mut self) -> String {
         self.heading = None;
         self.brk();
-        // A `<pre>` that is the page's text (Vim's help, a man page or an RFC set whole in
-        // one) is written as paragraphs, so that it is read, split and searched as the
-        // page's text, not left out as a listing.
+        // `<pre>`s that are the page's text (Vim's help set whole in one, an RFC in one per
+        // printed page) are written as paragraphs, so that they are read, split and
+        // searched as the page's text, not left out as a listing.
         let words = self
             .blocks
             .iter()
             .map(|b| super::noise::count_words(b))
             .sum();
-        for (at, text, measure) in std::mem::take(&mut self.preformatted) {
-            if measure.is_page_text(words) {
+        let pres = std::mem::take(&mut self.preformatted);
+        let measures: Vec<super::noise::Preformatted> = pres.iter().map(|p| p.2).collect();
+        if super::noise::Preformatted::are_page_text(&measures, words) {
+            for (at, text, _) in pres {
                 self.blocks[at] = preformatted_paragraphs(&text).join("\n\n");
             }
         }

@@ -302,10 +302,12 @@ pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
         }
     }
     block.end(&mut m);
-    // A page set in a `<pre>` of text: its sentences are its prose.
-    for p in preformatted.iter().filter(|p| p.is_page_text(m.words)) {
-        m.prose_words += p.sentences;
-        m.longest_prose = m.longest_prose.max(p.sentences);
+    // A page set in `<pre>`s of text: their sentences are its prose.
+    if Preformatted::are_page_text(&preformatted, m.words) {
+        for p in &preformatted {
+            m.prose_words += p.sentences;
+            m.longest_prose = m.longest_prose.max(p.sentences);
+        }
     }
     m.search_form = search_form;
     m
@@ -313,7 +315,7 @@ pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
 
 /// The words of a `<pre>`, and those of its lines that read as sentences
 /// ([`sentence_words`]) where no element marks them as code ([`marks_code`]).
-#[derive(Default)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Preformatted {
     /// Its words (as [`count_words`]).
     pub(crate) words: u32,
@@ -327,18 +329,20 @@ const PAGE_TEXT_SHARE: u32 = 4;
 const PAGE_TEXT_MIN_SENTENCES: u32 = 20;
 
 impl Preformatted {
-    /// Whether this `<pre>` is the page's text, not an example in it: it holds half the
-    /// page's words (of `page_words`) or more, and reads as text ([`PAGE_TEXT_SHARE`],
-    /// [`PAGE_TEXT_MIN_SENTENCES`]). Vim's help, a man page or an RFC set whole in one
-    /// `<pre>` is; a console session or a program with comments inside a page's prose is
-    /// not, nor a module's highlighted source, whose sentences are in its comment marks.
-    /// Measured on Vim's help pages: a half to nine tenths of their words in sentences,
-    /// a quarter or more on all but its indexes.
-    pub(crate) fn is_page_text(&self, page_words: u32) -> bool {
-        2 * self.words >= page_words && self.reads_as_text()
+    /// Whether `pres`, the page's `<pre>`s that read as text ([`Self::reads_as_text`]),
+    /// are its text, not examples in it: together they hold half the page's words (of
+    /// `page_words`) or more. Vim's help set whole in one `<pre>`, or an RFC in one per
+    /// printed page, is; a console session or a program with comments inside a page's
+    /// prose is not, nor a module's highlighted source, whose sentences are in its comment
+    /// marks.
+    pub(crate) fn are_page_text(pres: &[Preformatted], page_words: u32) -> bool {
+        let words: u32 = pres.iter().map(|p| p.words).sum();
+        !pres.is_empty() && 2 * words >= page_words
     }
 
-    /// Whether it reads as text, whatever else the page holds ([`Self::is_page_text`]).
+    /// Whether a `<pre>` reads as text ([`PAGE_TEXT_SHARE`], [`PAGE_TEXT_MIN_SENTENCES`]).
+    /// Measured on Vim's help pages: a half to nine tenths of their words in sentences, a
+    /// quarter or more on all but its indexes.
     pub(crate) fn reads_as_text(&self) -> bool {
         self.sentences >= PAGE_TEXT_MIN_SENTENCES && PAGE_TEXT_SHARE * self.sentences >= self.words
     }
@@ -1191,6 +1195,17 @@ zf{motion}      Create a fold over the lines the motion moves across.
             p.content
         );
         assert!(!p.content.contains("====="), "{}", p.content);
+        // An RFC as rendered one `<pre>` per printed page: together they are the text.
+        let printed = "The sender opens a connection and waits for the greeting before it says\n\
+            anything, so that a server which is not ready can refuse it politely and\n\
+            the client can try another server without having sent a single byte.\n";
+        let page = format!(
+            "<html><body><h1>RFC 9999</h1><pre class=newpage>{printed}</pre>\
+             <pre class=newpage>{printed}</pre><pre class=newpage>{printed}</pre></body></html>"
+        );
+        let p = extract(&page, "https://ex.org/rfc/rfc9999.html").unwrap();
+        assert!(!p.content.contains("```"), "{}", p.content);
+        assert_eq!(classify(&p.structure.unwrap()), None);
         // A console session inside a page's prose stays an example, sentences and all.
         let prose = "<p>Switching to a tag detaches the working tree from every branch, \
             and the program says so at length when it happens; read it once, then carry \
