@@ -748,15 +748,10 @@ impl Writer {
             return;
         }
         let code = self.blocks.split_off(start).join("\n");
-        if !self.pre_marked {
-            let measure = super::noise::Preformatted {
-                words: super::noise::count_words(&code),
-                sentences: super::noise::sentence_words(&code),
-            };
-            if measure.reads_as_text() {
-                self.preformatted
-                    .push((self.blocks.len(), code.clone(), measure));
-            }
+        let measure = super::noise::Preformatted::of(&code, self.pre_marked);
+        if measure.reads_as_text() {
+            self.preformatted
+                .push((self.blocks.len(), code.clone(), measure));
         }
         // A fence the code does not itself start a line with (a Markdown example's own).
         let fence = if code.lines().any(|l| l.trim_start().starts_with("```")) {

@@ -171,13 +171,11 @@ pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
     let mut search_form = false;
     // Depths of the elements the current text is inside.
     let (mut link, mut code, mut heading) = (0u32, 0u32, 0u32);
-    // Depth of `<pre>`, and of the elements inside one that mark its text as code: a
-    // `<code>`, or any element with a class (a highlighter's tokens: Pygments' `sd`,
-    // Haddock's `hs-comment`).
-    let (mut pre, mut marked) = (0u32, 0u32);
-    // The outermost `<pre>` being read (its words, and those of its unmarked sentences),
-    // and those read.
-    let mut open_pre = Preformatted::default();
+    // Depth of `<pre>`; the outermost one's text, and whether an element inside it marks
+    // it as code ([`marks_code`]), read as the text extraction reads it
+    // ([`Preformatted::of`]), so that both take a `<pre>` for text alike; and those read.
+    let mut pre = 0u32;
+    let (mut pre_text, mut pre_marked) = (String::new(), false);
     let mut preformatted: Vec<Preformatted> = Vec::new();
     let mut next_line = 1u32;
     let mut block = Block::default();
@@ -190,7 +188,10 @@ pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
         match edge {
             Edge::Open(node) => {
                 if let Node::Element(el) = node.value() {
-                    marked += u32::from(pre > 0 && marks_code(el));
+                    pre_marked |= pre > 0 && marks_code(el);
+                    if pre > 0 && (el.name() == "br" || BLOCKS.contains(&el.name())) {
+                        pre_text.push('\n');
+                    }
                 }
                 match node.value() {
                     Node::Element(el) => match el.name() {
@@ -198,6 +199,10 @@ pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
                             block.end(&mut m);
                             block.row = name == "tr" || name == "li";
                             if name == "pre" {
+                                if pre == 0 {
+                                    pre_text.clear();
+                                    pre_marked = false;
+                                }
                                 code += 1;
                                 pre += 1;
                             }
@@ -261,11 +266,8 @@ pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
                                 .filter(|t| t.chars().any(char::is_alphanumeric))
                                 .count() as u32;
                         }
-                        if pre > 0 {
-                            open_pre.words += words;
-                            if link == 0 && heading == 0 && marked == 0 {
-                                open_pre.sentences += sentence_words(text);
-                            }
+                        if pre > 0 && heading == 0 {
+                            pre_text.push_str(text);
                         }
                     }
                     _ => {}
@@ -280,11 +282,13 @@ pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
                                 code = code.saturating_sub(1);
                                 pre = pre.saturating_sub(1);
                                 if pre == 0 {
-                                    let read = std::mem::take(&mut open_pre);
+                                    let read = Preformatted::of(&pre_text, pre_marked);
                                     if read.reads_as_text() {
                                         preformatted.push(read);
                                     }
                                 }
+                            } else if pre > 0 {
+                                pre_text.push('\n');
                             }
                             if name.len() == 2 && name.starts_with('h') {
                                 heading = heading.saturating_sub(1);
@@ -293,9 +297,6 @@ pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
                         "a" if is_link(el) => link = link.saturating_sub(1),
                         "code" => code = code.saturating_sub(1),
                         _ => {}
-                    }
-                    if pre > 0 && marks_code(el) {
-                        marked = marked.saturating_sub(1);
                     }
                 }
             }
@@ -314,12 +315,12 @@ pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
 }
 
 /// The words of a `<pre>`, and those of its lines that read as sentences
-/// ([`sentence_words`]) where no element marks them as code ([`marks_code`]).
+/// ([`sentence_words`]) when no element in it marks it as code ([`marks_code`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Preformatted {
     /// Its words (as [`count_words`]).
     pub(crate) words: u32,
-    /// The words of its sentences outside code marks.
+    /// The words of its sentences (none when marked as code).
     pub(crate) sentences: u32,
 }
 
@@ -329,6 +330,16 @@ const PAGE_TEXT_SHARE: u32 = 4;
 const PAGE_TEXT_MIN_SENTENCES: u32 = 20;
 
 impl Preformatted {
+    /// Measures a `<pre>`'s text; `marked`: an element in it marks it as code (a
+    /// highlighter's tokens), so none of it is taken for sentences, not even the lines
+    /// of a docstring or comment.
+    pub(crate) fn of(text: &str, marked: bool) -> Self {
+        Preformatted {
+            words: count_words(text),
+            sentences: if marked { 0 } else { sentence_words(text) },
+        }
+    }
+
     /// Whether `pres`, the page's `<pre>`s that read as text ([`Self::reads_as_text`]),
     /// are its text, not examples in it: together they hold half the page's words (of
     /// `page_words`) or more. Vim's help set whole in one `<pre>`, or an RFC in one per
@@ -1229,6 +1240,28 @@ zf{motion}      Create a fold over the lines the motion moves across.
         assert!(p.content.contains("```"), "{}", p.content);
         let s = p.structure.unwrap();
         assert_eq!(classify(&s), Some(Noise::Source), "{s:?}");
+    }
+
+    #[test]
+    fn help_text_whose_words_are_links_is_measured_as_it_is_written() {
+        // vim2html links every word that is a help tag ("it", "as", "window"), so a line of
+        // text is cut into pieces by links. The page is written as text, and must be measured
+        // as text too: measured piece by piece, no piece was a sentence and the page was
+        // left out as a source listing that its own text said was prose.
+        let line = concat!(
+            r#"Use <a href="motion.html#it">it</a> when the <a href="windows.html#window">window</a>"#,
+            r#" is split, <a href="motion.html#as">as</a> the cursor then <a href="m.html#moves">moves</a>"#,
+            r#" between the <a href="windows.html">windows</a> of a <a href="tabpage.html">tab</a> page"#
+        );
+        let help = format!("{line}\n").repeat(6);
+        let page = format!(
+            r#"<html><body><h1>Tool documentation: windows</h1><a href="index.html">main help file</a>
+            <hr><pre>{help}</pre></body></html>"#
+        );
+        let p = extract(&page, "https://ex.org/htmldoc/windows.html").unwrap();
+        assert!(!p.content.contains("```"), "{}", p.content);
+        let s = p.structure.unwrap();
+        assert_eq!(classify(&s), None, "{s:?}");
     }
 
     #[test]
