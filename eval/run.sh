@@ -57,7 +57,8 @@ wanted() {
 # work dir (`PATH` inside it), as nodejs-doc would conflict with another source's nodejs (and
 # python-typer-doc would pull mkdocs and theme packages its text does not need,
 # libcommons-lang3-java-doc the whole default-jdk-doc, and rust-doc JavaScript and font packages;
-# erlang-doc, vim-doc and gnuplot-doc are pinned to the versions their questions were judged on).
+# erlang-doc, vim-doc, gnuplot-doc and debian-handbook are pinned to the versions their questions were
+# judged on).
 sites=(
   "docs-site-git|git-doc|/usr/share/doc/git-doc|https://git-scm.com/docs/"
   "docs-site-postgresql|postgresql-doc-15|/usr/share/doc/postgresql-doc-15/html|https://www.postgresql.org/docs/15/"
@@ -77,6 +78,7 @@ sites=(
   "docs-site-haddock|ghc-doc=9.0.2-4|extract:usr/share/doc/ghc-doc/html/libraries|https://downloads.haskell.org/ghc/9.0.2/docs/html/libraries/"
   "docs-site-vim|vim-doc=2:9.0.1378-2+deb12u2|extract:usr/share/doc/vim/html|http://vimdoc.sourceforge.net/htmldoc/"
   "docs-site-gnuplot|gnuplot-doc=5.4.4+dfsg1-2|extract:usr/share/doc/gnuplot/htmldocs|http://www.gnuplot.info/docs_5.4/htmldocs/"
+  "docs-site-debian-handbook|debian-handbook=11.20220922|extract:usr/share/doc/debian-handbook/html/zh-CN|https://debian-handbook.info/browse/zh-CN/stable/"
 )
 
 updated=0
