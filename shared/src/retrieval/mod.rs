@@ -46,7 +46,7 @@ pub use versions::NONE as NO_VERSION;
 /// it with any change to the terms a text or a query yields. It enters the prebuilt
 /// index's analysis fingerprint ([`crate::index::analysis_fingerprint`], with the bytes of
 /// the data files), so an index from a binary that analysed text differently is refused.
-pub const ANALYSIS_VERSION: u32 = 3;
+pub const ANALYSIS_VERSION: u32 = 4;
 
 /// A query term after analysis and expansion.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -331,16 +331,24 @@ pub(crate) fn is_stopword(word: &str) -> bool {
 }
 
 /// The base word of an irregular English form ("sang" → "sing", "lost" → "lose",
-/// "children" → "child"), else `word` itself. The stemmer only strips regular endings, so
-/// without this a page saying "who sang" never matches "sing", which is also what the
-/// dictionaries translate 演唱 to (translations are base forms). Forms with a common
-/// meaning of their own ("left", "found", "saw", "felt", "bound") are not in the table.
+/// "children" → "child", "indices" → "index"), else `word` itself. The stemmer only strips
+/// regular endings, so without this a page saying "who sang" never matches "sing", which
+/// is also what the dictionaries translate 演唱 to (translations are base forms), nor one
+/// about "sparse matrices" a question about a "sparse matrix". Two tables: the team's
+/// irregular verbs and common plurals (`english_forms.tsv`; forms with a common meaning of
+/// their own, "left", "found", "saw", "felt", "bound", left out), and the plurals WordNet
+/// lists as exceptions, chosen by the rules of `infra/build_english_plurals.py`
+/// (`english_plurals.tsv`: Latin and Greek plurals, "vertices", "criteria", "radii").
 pub(crate) fn base_form(word: &str) -> &str {
     static FORMS: LazyLock<FxHashMap<&'static str, &'static str>> = LazyLock::new(|| {
-        include_str!("../../data/english_forms.tsv")
-            .lines()
-            .filter_map(|l| l.split_once('\t'))
-            .collect()
+        [
+            include_str!("../../data/english_forms.tsv"),
+            include_str!("../../data/english_plurals.tsv"),
+        ]
+        .into_iter()
+        .flat_map(str::lines)
+        .filter_map(|l| l.split_once('\t'))
+        .collect()
     });
     FORMS.get(word).copied().unwrap_or(word)
 }
@@ -642,6 +650,14 @@ mod tests {
         );
         // A form with a common meaning of its own keeps it.
         assert_eq!(a.terms("left found"), vec!["left", "found"]);
+        // Latin and Greek plurals (WordNet's exceptions) join their singular...
+        assert_eq!(
+            a.terms("sparse matrices, the vertices and indices"),
+            a.terms("sparse matrix, the vertex and index")
+        );
+        // ... but not where the form is also a regular one of another word: "axes" of
+        // "axe" (and of "axis"), "bases" of "base", "lives" of "live".
+        assert_eq!(a.terms("axes bases lives"), vec!["axe", "base", "live"]);
     }
 
     #[test]
