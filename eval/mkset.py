@@ -15,6 +15,8 @@ duplicates is neither rewarded nor punished. Two sources, both generic:
     and std::collections' inlined re-exports, an mdBook's older editions under book/<edition>/);
   - with --site DIR, redirect stubs (`<meta http-equiv="refresh" content="0; url=...">`, which
     Texinfo, Hugo, Jekyll and Sphinx write for aliases) join the class of the page they send to.
+A page `rag build` collapsed into another as a near-duplicate (the untranslated pages of a
+bilingual site) is found through that entry's `alternates`.
 Qrels name representatives; classrun.py maps a run onto them before scoring. On a site without
 such duplicates every entry is its own class and the qrels are plain entry ids.
 
@@ -94,6 +96,13 @@ def main(argv):
         u = e.get('url') or ''
         if u.startswith(base):
             by_path.setdefault(norm(u[len(base):]), e['id'])
+    # A near-duplicate the build collapsed into an entry is listed in its `alternates`: a
+    # judgment of its path (one no entry has) is one of that entry.
+    alternate = {}
+    for e in entries(kb):
+        for u in e.get('alternates') or []:
+            if u.startswith(base):
+                alternate.setdefault(norm(u[len(base):]), e['id'])
 
     stub = redirects(site) if site else {}
 
@@ -137,6 +146,8 @@ def main(argv):
                 i = by_path.get(p)
                 if i is None and klass(p) in rep:
                     i = rep[klass(p)]
+                if i is None:
+                    i = alternate.get(p)
                 if i is None:
                     missing.append(p)
                     continue

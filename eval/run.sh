@@ -51,7 +51,8 @@ wanted() {
   return 1
 }
 
-# The real sites: name, Debian package, the built site it installs, the site's public base URL.
+# The real sites: name, Debian package, the built site it installs, the site's public base URL,
+# and any further `rag build` options (a site made of some folders of a package).
 # Questions were judged on Debian 12 (bookworm) versions of these packages (README). A site
 # given as `extract:PATH` is not installed: the package is downloaded and unpacked into the
 # work dir (`PATH` inside it), as nodejs-doc would conflict with another source's nodejs (and
@@ -79,6 +80,7 @@ sites=(
   "docs-site-vim|vim-doc=2:9.0.1378-2+deb12u2|extract:usr/share/doc/vim/html|http://vimdoc.sourceforge.net/htmldoc/"
   "docs-site-gnuplot|gnuplot-doc=5.4.4+dfsg1-2|extract:usr/share/doc/gnuplot/htmldocs|http://www.gnuplot.info/docs_5.4/htmldocs/"
   "docs-site-debian-handbook|debian-handbook=11.20220922|extract:usr/share/doc/debian-handbook/html/zh-CN|https://debian-handbook.info/browse/zh-CN/stable/"
+  "docs-site-debian-handbook-bilingual|debian-handbook=11.20220922|extract:usr/share/doc/debian-handbook/html|https://debian-handbook.info/browse/|--include /browse/en-US/** --include /browse/stable/** --include /browse/zh-CN/**"
 )
 
 updated=0
@@ -137,7 +139,9 @@ EOF
 }
 
 for line in "${sites[@]}"; do
-  IFS='|' read -r name pkg dir base <<<"$line"
+  IFS='|' read -r name pkg dir base opts <<<"$line"
+  # Further `rag build` options, split at spaces (no globbing: `read -a` expands nothing).
+  read -ra build_opts <<<"${opts:-}"
   wanted "$name" || continue
   if [[ "$dir" == extract:* ]]; then
     root="$(extract_pkg "$pkg")" || exit 1
@@ -151,7 +155,8 @@ for line in "${sites[@]}"; do
   mkdir -p "$w"
   echo "building $name from $dir" >&2
   # From the work dir, so no rag.toml of the caller's directory is picked up.
-  (cd "$w" && "$rag" build --site "$dir" --base-url "$base" -o "$w/knowledge_base.json") \
+  (cd "$w" && "$rag" build --site "$dir" --base-url "$base" -o "$w/knowledge_base.json" \
+    "${build_opts[@]}") \
     >"$w/build.log" 2>&1 || { cat "$w/build.log" >&2; exit 1; }
   tail -n 3 "$w/build.log" | sed 's/^/  /' >&2
   python3 "$here/mkset.py" "$here/$name/questions.tsv" "$w/knowledge_base.json" "$base" \
