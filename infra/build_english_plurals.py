@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes shared/data/english_plurals.tsv: English nouns whose plural the stemmer cannot
-join to the singular (axes/axis, indices/index, matrices/matrix, vertices/vertex), taken
-from WordNet 3.0's exception list of noun forms (`noun.exc`), so that a page about "the
-x axis" matches a question about "axes" and the other way round.
+join to the singular (indices/index, matrices/matrix, vertices/vertex, criteria/criterion),
+taken from WordNet 3.0's exception list of noun forms (`noun.exc`), so that a page about
+"sparse matrices" matches a question about a "sparse matrix" and the other way round.
 
 Usage: build_english_plurals.py WORDNET_DIR [--out FILE]
 WORDNET_DIR holds WordNet's `noun.exc`, `index.noun` and `index.verb` (Debian's
