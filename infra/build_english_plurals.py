@@ -10,8 +10,8 @@ WORDNET_DIR holds WordNet's `noun.exc`, `index.noun` and `index.verb` (Debian's
 (the Snowball English stemmer, the algorithm retrieval stems with).
 
 A plural is kept when all of these hold (the rules, not a list of words, decide):
-- it and its singular are single words of ASCII letters, and WordNet gives it one singular
-  ("axes" is the plural of "ax" and of "axis": left alone);
+- it and its singular are single words of ASCII letters, and WordNet gives it one singular,
+  on all its lines ("axes" is the plural of "ax" and of "axis": left alone);
 - the stemmer does not already join it to its singular;
 - it is not a regular form of another word: not a noun of WordNet's in its own right
   ("data", "people": words with senses of their own), nor, less its -s (or -es after a
@@ -46,23 +46,31 @@ def main():
     with open(os.path.join(repo, "shared/data/english_forms.tsv"), encoding="utf-8") as f:
         for line in f:
             known.add(line.split("\t", 1)[0])
-    kept = []
+    # A plural may stand on several lines, one per singular: its singulars are all of them.
+    forms = {}
     with open(os.path.join(args.wordnet, "noun.exc"), encoding="utf-8") as f:
         for line in f:
             plural, *singulars = line.split()
-            words = [plural, *singulars]
-            if not all(w.isascii() and w.isalpha() for w in words) or plural in known:
-                continue
-            if len(set(singulars)) != 1 or stem(singulars[0]) == stem(plural):
-                continue
-            # The plural read as a regular form: less its -s, or less its -es after a
-            # hissing sound (as English spells "boxes", "matches"; not "indices").
-            regular = [plural[:-1]] if plural.endswith("s") else []
-            if plural.endswith(("ses", "xes", "zes", "ches", "shes")):
-                regular.append(plural[:-2])
-            if plural in nouns or any(w in nouns or w in verbs for w in regular):
-                continue
-            kept.append((plural, singulars[0]))
+            forms.setdefault(plural, set()).update(singulars)
+    kept = []
+    for plural, singulars in forms.items():
+        words = [plural, *singulars]
+        if not all(w.isascii() and w.isalpha() for w in words) or plural in known:
+            continue
+        if len(singulars) != 1:
+            continue
+        (singular,) = singulars
+        if stem(singular) == stem(plural):
+            continue
+        # The plural read as a regular form: less its -s, or less its -es after a hissing
+        # sound (as English spells "boxes", "matches"; not "indices").
+        regular = [plural[:-1]] if plural.endswith("s") else []
+        if plural.endswith(("ses", "xes", "zes", "ches", "shes")):
+            regular.append(plural[:-2])
+        if plural in nouns or any(w in nouns or w in verbs for w in regular):
+            continue
+        kept.append((plural, singular))
+    # Sorted by plural, byte order: retrieval looks the table up by binary search.
     kept.sort()
     with open(args.out, "w", encoding="utf-8") as out:
         for plural, singular in kept:

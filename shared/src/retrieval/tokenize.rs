@@ -341,16 +341,44 @@ pub(crate) fn is_stopword(word: &str) -> bool {
 /// (`english_plurals.tsv`: Latin and Greek plurals, "vertices", "criteria", "radii").
 pub(crate) fn base_form(word: &str) -> &str {
     static FORMS: LazyLock<FxHashMap<&'static str, &'static str>> = LazyLock::new(|| {
-        [
-            include_str!("../../data/english_forms.tsv"),
-            include_str!("../../data/english_plurals.tsv"),
-        ]
-        .into_iter()
-        .flat_map(str::lines)
-        .filter_map(|l| l.split_once('\t'))
-        .collect()
+        include_str!("../../data/english_forms.tsv")
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .collect()
     });
-    FORMS.get(word).copied().unwrap_or(word)
+    FORMS
+        .get(word)
+        .copied()
+        .or_else(|| sorted_lookup(include_str!("../../data/english_plurals.tsv"), word))
+        .unwrap_or(word)
+}
+
+/// The second column of the line of `table` (`key<TAB>value` lines, sorted by key, byte
+/// order) whose key is `key`: a binary search over the text itself, so the table costs no
+/// heap (a hash map of WordNet's 1,272 plurals took 70 KB of every function's heap).
+fn sorted_lookup<'t>(table: &'t str, key: &str) -> Option<&'t str> {
+    let bytes = table.as_bytes();
+    // Line starts are searched in `lo..hi`; a line is cut out around the middle byte.
+    let (mut lo, mut hi) = (0, bytes.len());
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        let start = bytes[lo..mid]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(lo, |i| lo + i + 1);
+        let end = bytes[mid..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |i| mid + i);
+        // Cut at newlines (ASCII), so both ends are character boundaries.
+        let (line_key, value) = table.get(start..end)?.split_once('\t')?;
+        match line_key.cmp(key) {
+            std::cmp::Ordering::Equal => return Some(value),
+            std::cmp::Ordering::Less => lo = end + 1,
+            std::cmp::Ordering::Greater => hi = start,
+        }
+    }
+    None
 }
 
 /// Turns folded text into index terms. One `Analyzer` is built per index and reused; it
@@ -658,6 +686,37 @@ mod tests {
         // ... but not where the form is also a regular one of another word: "axes" of
         // "axe" (and of "axis"), "bases" of "base", "lives" of "live".
         assert_eq!(a.terms("axes bases lives"), vec!["axe", "base", "live"]);
+    }
+
+    #[test]
+    fn the_sorted_table_is_searched_whole() {
+        let table = "axes\taxis\nindices\tindex\nmatrices\tmatrix\nvertices\tvertex\n";
+        for (key, value) in [
+            ("axes", "axis"),
+            ("indices", "index"),
+            ("vertices", "vertex"),
+        ] {
+            assert_eq!(sorted_lookup(table, key), Some(value));
+        }
+        for absent in ["", "a", "axe", "indicesx", "m", "zz"] {
+            assert_eq!(sorted_lookup(table, absent), None, "{absent}");
+        }
+        assert_eq!(sorted_lookup("", "x"), None);
+        // The shipped table is in the order the search needs, every line a pair.
+        let plurals = include_str!("../../data/english_plurals.tsv");
+        let keys: Vec<&str> = plurals
+            .lines()
+            .map(|l| l.split_once('\t').map(|(k, _)| k).unwrap_or(""))
+            .collect();
+        assert!(keys.iter().all(|k| !k.is_empty()));
+        assert!(
+            keys.windows(2).all(|w| w[0] < w[1]),
+            "english_plurals.tsv is not sorted"
+        );
+        for line in plurals.lines() {
+            let (k, v) = line.split_once('\t').unwrap_or_default();
+            assert_eq!(sorted_lookup(plurals, k), Some(v));
+        }
     }
 
     #[test]
