@@ -822,7 +822,6 @@ impl Writer {
                 self.blocks[at] = preformatted_paragraphs(&text).join("\n\n");
             }
         }
-        self.blocks.retain(|b| !b.is_empty());
         self.blocks.join("\n\n")
     }
 }

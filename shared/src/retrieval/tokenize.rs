@@ -340,22 +340,14 @@ pub(crate) fn is_stopword(word: &str) -> bool {
 /// lists as exceptions, chosen by the rules of `infra/build_english_plurals.py`
 /// (`english_plurals.tsv`: Latin and Greek plurals, "vertices", "criteria", "radii").
 pub(crate) fn base_form(word: &str) -> &str {
-    static FORMS: LazyLock<FxHashMap<&'static str, &'static str>> = LazyLock::new(|| {
-        include_str!("../../data/english_forms.tsv")
-            .lines()
-            .filter_map(|l| l.split_once('\t'))
-            .collect()
-    });
-    FORMS
-        .get(word)
-        .copied()
+    sorted_lookup(include_str!("../../data/english_forms.tsv"), word)
         .or_else(|| sorted_lookup(include_str!("../../data/english_plurals.tsv"), word))
         .unwrap_or(word)
 }
 
 /// The second column of the line of `table` (`key<TAB>value` lines, sorted by key, byte
-/// order) whose key is `key`: a binary search over the text itself, so the table costs no
-/// heap (a hash map of WordNet's 1,272 plurals took 70 KB of every function's heap).
+/// order) whose key is `key`: a binary search over the text itself, so a table costs no
+/// heap (as a hash map, WordNet's 1,272 plurals took 70 KB of every function's heap).
 fn sorted_lookup<'t>(table: &'t str, key: &str) -> Option<&'t str> {
     let bytes = table.as_bytes();
     // Line starts are searched in `lo..hi`; a line is cut out around the middle byte.
@@ -702,20 +694,27 @@ mod tests {
             assert_eq!(sorted_lookup(table, absent), None, "{absent}");
         }
         assert_eq!(sorted_lookup("", "x"), None);
-        // The shipped table is in the order the search needs, every line a pair.
-        let plurals = include_str!("../../data/english_plurals.tsv");
-        let keys: Vec<&str> = plurals
-            .lines()
-            .map(|l| l.split_once('\t').map(|(k, _)| k).unwrap_or(""))
-            .collect();
-        assert!(keys.iter().all(|k| !k.is_empty()));
-        assert!(
-            keys.windows(2).all(|w| w[0] < w[1]),
-            "english_plurals.tsv is not sorted"
-        );
-        for line in plurals.lines() {
-            let (k, v) = line.split_once('\t').unwrap_or_default();
-            assert_eq!(sorted_lookup(plurals, k), Some(v));
+        // The shipped tables are in the order the search needs, every line a pair.
+        for (name, table) in [
+            (
+                "english_forms.tsv",
+                include_str!("../../data/english_forms.tsv"),
+            ),
+            (
+                "english_plurals.tsv",
+                include_str!("../../data/english_plurals.tsv"),
+            ),
+        ] {
+            let keys: Vec<&str> = table
+                .lines()
+                .map(|l| l.split_once('\t').map(|(k, _)| k).unwrap_or(""))
+                .collect();
+            assert!(keys.iter().all(|k| !k.is_empty()), "{name}");
+            assert!(keys.windows(2).all(|w| w[0] < w[1]), "{name} is not sorted");
+            for line in table.lines() {
+                let (k, v) = line.split_once('\t').unwrap_or_default();
+                assert_eq!(sorted_lookup(table, k), Some(v), "{name}");
+            }
         }
     }
 
