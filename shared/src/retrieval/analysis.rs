@@ -163,6 +163,13 @@ impl Retriever {
             terms.add(&t, 1.0, None, index);
             terms.end_word();
         });
+        // Operators standing alone ("& and &&"), as the index holds them.
+        tokenize::operators(query, false, |op| {
+            terms.begin_word(false);
+            terms.mark_written();
+            terms.add(op, 1.0, None, index);
+            terms.end_word();
+        });
     }
 
     /// Two words of the question that the site writes as one ("read-only" → `readonly`,

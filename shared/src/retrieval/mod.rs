@@ -46,7 +46,7 @@ pub use versions::NONE as NO_VERSION;
 /// it with any change to the terms a text or a query yields. It enters the prebuilt
 /// index's analysis fingerprint ([`crate::index::analysis_fingerprint`], with the bytes of
 /// the data files), so an index from a binary that analysed text differently is refused.
-pub const ANALYSIS_VERSION: u32 = 4;
+pub const ANALYSIS_VERSION: u32 = 5;
 
 /// A query term after analysis and expansion.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -682,7 +682,11 @@ impl Retriever {
             fields.add_marked(analyzer.learn_terms(&field_text), marked);
             for (p, text) in passages.into_iter().enumerate() {
                 units.push((d as u32, p as u32));
-                builder.add(analyzer.learn_terms(&text));
+                // Operators as marks: they leave the passage's length as it was, so a
+                // page of code weighs its words as before (docs/evaluation.md).
+                let mut ops = Vec::new();
+                tokenize::operators(&text, true, |op| ops.push(op));
+                builder.add_marked(analyzer.learn_terms(&text), ops);
                 counter.add(&text);
                 has_han = has_han || text.chars().any(tokenize::is_han);
             }

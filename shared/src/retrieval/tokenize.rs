@@ -174,6 +174,93 @@ pub(crate) fn two_part_identifiers(text: &str) -> FxHashSet<String> {
     pairs
 }
 
+/// True for the ASCII symbols operators are written with (`&&`, `+`, `//`, `=>`, `::`,
+/// `%`, `?`). `.` and `,` end sentences, brackets and quotes wrap, `_` joins words: none
+/// of them is one.
+fn is_operator_char(c: char) -> bool {
+    matches!(
+        c,
+        '!' | '#'
+            | '$'
+            | '%'
+            | '&'
+            | '*'
+            | '+'
+            | '-'
+            | '/'
+            | ':'
+            | '<'
+            | '='
+            | '>'
+            | '?'
+            | '@'
+            | '\\'
+            | '^'
+            | '|'
+            | '~'
+    )
+}
+
+/// The longest operator kept, in symbols (`>>=`, `...`, `<=>`); a longer run is a rule
+/// line or ASCII art, not something a visitor asks about.
+const MAX_OPERATOR_LEN: usize = 3;
+
+/// Calls `emit` with each operator `text` writes standing alone: a run of up to
+/// [`MAX_OPERATOR_LEN`] operator symbols with no letter, digit or `_` on either side and
+/// no closing bracket or full stop before it (`a && b`, "between & and &&", `` `=>` ``),
+/// as written. On a programming site the symbol is
+/// the name of what a visitor asks about ("the difference between & and &&", "overload
+/// the + operator") and [`runs`] drops it. A symbol touching a word is part of that word's
+/// spelling (`x->y`, `--no-cache`, `C++`, `#lang`, `&str`, `<Leader>`) and is not one.
+///
+/// `markdown` is for a knowledge base's text, which is Markdown: there the heading and
+/// list marks that open a line (`#`, `##`, `-`, `*`, `+`, `>`) and a lone `|`, which
+/// separates a table's cells, are its layout, not its words. A visitor's question is plain
+/// text, but a lone `|` is never one of its terms either, so that both sides agree.
+pub(crate) fn operators<'t>(text: &'t str, markdown: bool, mut emit: impl FnMut(&'t str)) {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    // Where the open run of symbols starts, and whether only spaces precede it on its line.
+    let mut run: Option<(usize, bool)> = None;
+    let mut line_start = true;
+    let mut glued = false;
+    let mut close = |start: usize, at_line_start: bool, end: usize, next_word: bool| {
+        let op = &text[start..end];
+        let layout = op == "|"
+            || (markdown
+                && at_line_start
+                && (matches!(op, "-" | "*" | "+" | ">") || op.bytes().all(|b| b == b'#')));
+        if !next_word && op.len() <= MAX_OPERATOR_LEN && !layout {
+            emit(op);
+        }
+    };
+    for (i, c) in text.char_indices() {
+        if is_operator_char(c) {
+            if run.is_none() {
+                // A run right after a word is part of its spelling: skipped by
+                // `glued` until the next space or wrapper.
+                run = (!glued).then_some((i, line_start));
+            }
+            line_start = false;
+            continue;
+        }
+        if let Some((start, at_line_start)) = run.take() {
+            close(start, at_line_start, i, is_word(c));
+        }
+        // Symbols skip this line, so a run glued to a word (`x->`) is skipped whole; so is
+        // one after a closing bracket or a full stop, the sentence's punctuation ("(a ||
+        // b)?", "e.g.:").
+        glued = is_word(c) || matches!(c, ')' | ']' | '}' | '.' | ',');
+        if c == '\n' {
+            line_start = true;
+        } else if !c.is_whitespace() {
+            line_start = false;
+        }
+    }
+    if let Some((start, at_line_start)) = run {
+        close(start, at_line_start, text.len(), false);
+    }
+}
+
 /// English stopwords: function words that carry no topic. The list is larger than
 /// Lucene's 33 words on purpose: query expansion turns Chinese question words into
 /// "what", "how", "many", "which"..., and those must not match every document.
@@ -773,6 +860,32 @@ mod tests {
         // A sentence's full stop and a lone dash are not identifiers.
         assert_eq!(a.terms("It ends. - Then"), vec!["end"]);
         assert_eq!(a.terms("Python 3.8"), vec!["python", "3", "8", "3.8"]);
+    }
+
+    #[test]
+    fn operators_are_the_symbols_standing_alone() {
+        fn ops(text: &str, markdown: bool) -> Vec<&str> {
+            let mut out = Vec::new();
+            operators(text, markdown, |op| out.push(op));
+            out
+        }
+        assert_eq!(
+            ops("the difference between & and &&, `=>` or (a || b)?", false),
+            ["&", "&&", "=>", "||"]
+        );
+        // Glued to a word: part of its spelling. Longer than three: a rule line.
+        assert!(ops(
+            "x->y --no-cache C++ #lang &str <Leader> a+b ----- i++",
+            false
+        )
+        .is_empty());
+        let page = "# Title\n- item\n  * sub\n> quote\ncell | cell\n$ ls\nx = 1 // c\n+ and ##";
+        assert_eq!(ops(page, true), ["$", "=", "//", "##"]);
+        // A question is plain text: only the table's lone bar is layout there too.
+        assert_eq!(
+            ops(page, false),
+            ["#", "-", "*", ">", "$", "=", "//", "+", "##"]
+        );
     }
 
     #[test]
