@@ -201,17 +201,17 @@ fn is_operator_char(c: char) -> bool {
     )
 }
 
-/// The longest operator kept, in symbols (`>>=`, `...`, `<=>`); a longer run is a rule
+/// The longest operator kept, in symbols (`>>=`, `===`, `<=>`); a longer run is a rule
 /// line or ASCII art, not something a visitor asks about.
 const MAX_OPERATOR_LEN: usize = 3;
 
 /// Calls `emit` with each operator `text` writes standing alone: a run of up to
 /// [`MAX_OPERATOR_LEN`] operator symbols with no letter, digit or `_` on either side and
 /// no closing bracket or full stop before it (`a && b`, "between & and &&", `` `=>` ``),
-/// as written. On a programming site the symbol is
-/// the name of what a visitor asks about ("the difference between & and &&", "overload
-/// the + operator") and [`runs`] drops it. A symbol touching a word is part of that word's
-/// spelling (`x->y`, `--no-cache`, `C++`, `#lang`, `&str`, `<Leader>`) and is not one.
+/// as written. On a programming site the symbol is the name of what a visitor asks about
+/// ("the difference between & and &&", "overload the + operator"), and [`runs`] drops it.
+/// A symbol touching a word is part of that word's spelling (`x->y`, `--no-cache`, `C++`,
+/// `#lang`, `&str`, `<Leader>`) and is not one.
 ///
 /// `markdown` is for a knowledge base's text, which is Markdown: there the heading and
 /// list marks that open a line (`#`, `##`, `-`, `*`, `+`, `>`) and a lone `|`, which
