@@ -261,6 +261,14 @@ pub(crate) fn operators<'t>(text: &'t str, markdown: bool, mut emit: impl FnMut(
     }
 }
 
+/// The operators of a knowledge base's (Markdown) text, as [`operators`] finds them: what
+/// the index holds as marks beside the text's terms.
+pub(crate) fn operator_marks(text: &str) -> Vec<&str> {
+    let mut ops = Vec::new();
+    operators(text, true, |op| ops.push(op));
+    ops
+}
+
 /// English stopwords: function words that carry no topic. The list is larger than
 /// Lucene's 33 words on purpose: query expansion turns Chinese question words into
 /// "what", "how", "many", "which"..., and those must not match every document.

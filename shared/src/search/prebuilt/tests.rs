@@ -189,6 +189,49 @@ fn a_bilingual_kb_round_trips_with_its_language_versions() {
     assert!(decode(&broken, Expect::Version("E1"), "E1".into()).is_err());
 }
 
+#[test]
+fn a_question_about_an_operator_finds_its_page_through_the_prebuilt_index() {
+    // What a deployed function serves: the index `rag index` or ingest wrote, read back.
+    let pages = [
+        (
+            "operators",
+            "Boolean operators: the difference between element by element and short circuit.",
+        ),
+        (
+            "short-circuit",
+            "Short circuit: `a && b` evaluates b only when a is true, where `a & b` takes both.",
+        ),
+        ("element-wise", "Element by element: `a & b` on two arrays."),
+    ];
+    let documents: Vec<serde_json::Value> = pages
+        .iter()
+        .map(|(id, text)| serde_json::json!({"id": id, "type": "page", "title": id, "content": text}))
+        .collect();
+    let json = serde_json::to_vec(&serde_json::json!({ "documents": documents })).unwrap();
+    let built = SearchIndex::new(kb_of(&json), "v");
+    let bytes = encode(&built, content_hash(&json), "E1");
+    let loaded = decode(&bytes, Expect::Version("E1"), "E1".into()).unwrap();
+    assert_eq!(loaded.retriever().index(), built.retriever().index());
+    let ids = |index: &SearchIndex, q: &str| -> Vec<String> {
+        index
+            .search(q, 3, 0.0)
+            .hits
+            .into_iter()
+            .map(|h| h.id)
+            .collect()
+    };
+    for index in [&built, &loaded] {
+        // The page writing both operators answers the comparison; without operators as
+        // terms, only the overview's "difference" matched.
+        let compared = ids(index, "what is the difference between & and &&");
+        assert_eq!(compared.first().map(String::as_str), Some("short-circuit"));
+        // `&` alone: the two pages that write it, not the overview.
+        let mut single = ids(index, "what does & do");
+        single.sort();
+        assert_eq!(single, ["element-wise", "short-circuit"]);
+    }
+}
+
 /// Why `bytes` is refused as the index of the sample KB (expected by its hash).
 fn refused(bytes: &[u8]) -> IndexError {
     let hash = content_hash(&sample_json());
