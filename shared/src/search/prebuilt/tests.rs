@@ -39,6 +39,15 @@ fn generated_json(pages: usize) -> Vec<u8> {
     site_json(pages, 42, Extras { names: NAMES, han })
 }
 
+/// A knowledge base of one page per `(id, text)`, titled by its id.
+fn pages_json(pages: &[(&str, &str)]) -> Vec<u8> {
+    let documents: Vec<serde_json::Value> = pages
+        .iter()
+        .map(|(id, text)| serde_json::json!({"id": id, "type": "page", "title": id, "content": text}))
+        .collect();
+    serde_json::to_vec(&serde_json::json!({ "documents": documents })).unwrap()
+}
+
 fn kb_of(json: &[u8]) -> KnowledgeBase {
     KnowledgeBase::from_json_str(std::str::from_utf8(json).unwrap(), "test").unwrap()
 }
@@ -142,11 +151,7 @@ fn a_bilingual_kb_round_trips_with_its_language_versions() {
         ("lib-zh", "图书馆向学生和教师借出图书，期限两周。"),
         ("rice-zh", "用锅在小火上煮米饭需要二十分钟。"),
     ];
-    let documents: Vec<serde_json::Value> = pages
-        .iter()
-        .map(|(id, text)| serde_json::json!({"id": id, "type": "page", "title": id, "content": text}))
-        .collect();
-    let json = serde_json::to_vec(&serde_json::json!({ "documents": documents })).unwrap();
+    let json = pages_json(&pages);
     let built = SearchIndex::new(kb_of(&json), "v");
     assert_eq!(built.retriever().versions(), &[2, 3, 0, 1]);
     let bytes = encode(&built, content_hash(&json), "E1");
@@ -203,11 +208,7 @@ fn a_question_about_an_operator_finds_its_page_through_the_prebuilt_index() {
         ),
         ("element-wise", "Element by element: `a & b` on two arrays."),
     ];
-    let documents: Vec<serde_json::Value> = pages
-        .iter()
-        .map(|(id, text)| serde_json::json!({"id": id, "type": "page", "title": id, "content": text}))
-        .collect();
-    let json = serde_json::to_vec(&serde_json::json!({ "documents": documents })).unwrap();
+    let json = pages_json(&pages);
     let built = SearchIndex::new(kb_of(&json), "v");
     let bytes = encode(&built, content_hash(&json), "E1");
     let loaded = decode(&bytes, Expect::Version("E1"), "E1".into()).unwrap();
