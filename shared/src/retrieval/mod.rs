@@ -679,16 +679,12 @@ impl Retriever {
                 .into_iter()
                 .map(|t| format!("{TITLE_MARK}{t}"))
                 .collect();
-            // Operators as marks, in the naming fields as in the passages: they leave a
-            // unit's length as it was, so a page of code weighs its words as before
-            // (docs/evaluation.md).
-            let marks = marked
-                .iter()
-                .map(String::as_str)
-                .chain(tokenize::operator_marks(&field_text));
-            fields.add_marked(analyzer.learn_terms(&field_text), marks);
+            fields.add_marked(analyzer.learn_terms(&field_text), marked);
             for (p, text) in passages.into_iter().enumerate() {
                 units.push((d as u32, p as u32));
+                // Operators as marks: they leave the passage's length as it was, so a
+                // page of code weighs its words as before. Not in the naming fields: there
+                // they moved only rewritten questions, down (docs/evaluation.md).
                 builder.add_marked(analyzer.learn_terms(&text), tokenize::operator_marks(&text));
                 counter.add(&text);
                 has_han = has_han || text.chars().any(tokenize::is_han);

@@ -204,7 +204,7 @@ fn a_question_about_an_operator_finds_its_page_through_the_prebuilt_index() {
         ),
         (
             "short-circuit",
-            "Short circuit: `a && b` evaluates b only when a is true, where `a & b` takes both.",
+            "The difference: `a && b` evaluates b only when a is true, where `a & b` takes both.",
         ),
         ("element-wise", "Element by element: `a & b` on two arrays."),
     ];
@@ -222,8 +222,8 @@ fn a_question_about_an_operator_finds_its_page_through_the_prebuilt_index() {
             .collect()
     };
     for index in [&built, &loaded] {
-        // The page writing both operators answers the comparison; without operators as
-        // terms, only the overview's "difference" matched.
+        // The page writing both operators answers the comparison, before the overview that
+        // only says "difference".
         let compared = ids(index, "what is the difference between & and &&");
         assert_eq!(compared.first().map(String::as_str), Some("short-circuit"));
         // `&` alone: the two pages that write it, not the overview.
