@@ -58,7 +58,7 @@ wanted() {
 # work dir (`PATH` inside it), as nodejs-doc would conflict with another source's nodejs (and
 # python-typer-doc would pull mkdocs and theme packages its text does not need,
 # libcommons-lang3-java-doc the whole default-jdk-doc, and rust-doc JavaScript and font packages;
-# erlang-doc, vim-doc, gnuplot-doc, debian-handbook and scala-doc are pinned to the versions their questions were
+# erlang-doc, vim-doc, gnuplot-doc, debian-handbook, scala-doc and python-pandas-doc are pinned to the versions their questions were
 # judged on).
 sites=(
   "docs-site-git|git-doc|/usr/share/doc/git-doc|https://git-scm.com/docs/"
@@ -82,6 +82,7 @@ sites=(
   "docs-site-debian-handbook|debian-handbook=11.20220922|extract:usr/share/doc/debian-handbook/html/zh-CN|https://debian-handbook.info/browse/zh-CN/stable/"
   "docs-site-debian-handbook-bilingual|debian-handbook=11.20220922|extract:usr/share/doc/debian-handbook/html|https://debian-handbook.info/browse/|--include /browse/en-US/** --include /browse/stable/** --include /browse/zh-CN/**"
   "docs-site-scala|scala-doc=2.11.12-5|extract:usr/share/doc/scala-2.11/api/library|https://www.scala-lang.org/api/2.11.12/"
+  "docs-site-pandas|python-pandas-doc=1.5.3+dfsg-2|extract:usr/share/doc/python-pandas-doc/html|https://pandas.pydata.org/pandas-docs/version/1.5.3/"
 )
 
 updated=0
