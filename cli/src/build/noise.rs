@@ -47,6 +47,12 @@ pub(crate) struct Structure {
     /// The most prose words (as [`Structure::prose_words`]) of any one block: a
     /// sentence of the page's own, or only labels.
     pub(crate) longest_prose: u32,
+    /// The most prose words of any one block without a link that ends as a sentence: a
+    /// sentence the page says on its own, where a stub's one sentence points to its link
+    /// ("moved to ...") and a one-entry list's introduces it ("Here is a list of all
+    /// documented files with brief descriptions:").
+    #[serde(default)]
+    pub(crate) unlinked_prose: u32,
     /// Bare line numbers in ascending order (`1`, `2`, `3`, ... each a text of its own,
     /// gaps of up to [`LINE_GAP`] allowed): a source listing's gutter.
     pub(crate) numbered_lines: u32,
@@ -246,6 +252,7 @@ pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
                         block.words += words;
                         block.chars += chars;
                         block.heading |= heading > 0;
+                        block.ends_sentence = trimmed.ends_with(['.', '!', '?', '。', '！', '？']);
                         if link > 0 {
                             m.link_chars += chars;
                             if !label {
@@ -308,6 +315,7 @@ pub(crate) fn measure(scope: &super::html::Scope<'_>) -> Structure {
         for p in &preformatted {
             m.prose_words += p.sentences;
             m.longest_prose = m.longest_prose.max(p.sentences);
+            m.unlinked_prose = m.unlinked_prose.max(p.sentences);
         }
     }
     m.search_form = search_form;
@@ -407,6 +415,10 @@ struct Block {
     /// Whether its first words are a link.
     starts_linked: bool,
     heading: bool,
+    /// Whether its text ends as a sentence does (a full stop, question or exclamation
+    /// mark): not a title set in a `<div>`, nor a line introducing what follows ("Here is
+    /// a list of all documented files:").
+    ends_sentence: bool,
     /// Its tokens (runs between spaces, with a letter or digit) outside links, code and
     /// headings: a member index's "mdb_env_open() : lmdb.h" has one, the name its link
     /// (the file) stands beside.
@@ -419,6 +431,9 @@ impl Block {
         if self.words > 0 && !self.heading {
             m.blocks += 1;
             m.longest_prose = m.longest_prose.max(self.prose);
+            if self.link_chars == 0 && self.ends_sentence {
+                m.unlinked_prose = m.unlinked_prose.max(self.prose);
+            }
             // An entry's link is most of it ("$libdir, [Dynamic Loading]"), or it is a
             // table row or list item led by its link ("[abc] Abstract Base Classes", a
             // member list's "[start](int )" linking into the class's page); a definition
@@ -635,7 +650,15 @@ pub(crate) fn classify(s: &Structure) -> Option<Noise> {
     if (index || toc) && list_first {
         return Some(Noise::Links);
     }
-    if (1..=2).contains(&s.links) && s.words <= STUB_MAX_WORDS && s.code_chars == 0 {
+    // A sentence standing apart from the links is the page's own (an API page's one line,
+    // "Raised when the datetime is outside the range that can be represented.", between
+    // its previous and next links), not a notice pointing elsewhere.
+    let says_something = s.unlinked_prose >= SENTENCE_MIN_WORDS;
+    if (1..=2).contains(&s.links)
+        && s.words <= STUB_MAX_WORDS
+        && s.code_chars == 0
+        && !says_something
+    {
         // A listing with one entry (a section's archive page: a heading and a link) is a
         // link list; a sentence pointing elsewhere is a stub.
         return Some(if s.prose_words == 0 {
@@ -644,10 +667,15 @@ pub(crate) fn classify(s: &Structure) -> Option<Noise> {
             Noise::Redirect
         });
     }
-    if s.links > 0 && s.words <= STUB_MAX_WORDS && s.code_chars == 0 && 2 * s.link_chars >= s.chars
+    if s.links > 0
+        && s.words <= STUB_MAX_WORDS
+        && s.code_chars == 0
+        && 2 * s.link_chars >= s.chars
+        && !says_something
     {
         // A few links and next to nothing else, too few for an index (SQLite's syntax
-        // diagram pages: the diagram's name and the statements that use it).
+        // diagram pages: the diagram's name and the statements that use it), unless a
+        // sentence of its own stands beside them.
         return Some(Noise::Links);
     }
     None
@@ -1319,6 +1347,61 @@ zf{motion}      Create a fold over the lines the motion moves across.
             .structure
             .unwrap();
         assert_eq!(classify(&s), None, "{s:?}");
+    }
+
+    #[test]
+    fn a_one_sentence_page_between_its_previous_and_next_links_is_a_page() {
+        // Sphinx's API page for an exception: its name, one sentence, and the theme's
+        // links to the previous and next pages, each a block of its own.
+        let page = r#"<main><h1>pandas.errors.OutOfBoundsDatetime</h1>
+            <p>Raised when the datetime is outside the range that can be represented.</p>
+            <a href="pandas.errors.OptionError.html"><p>previous</p><p>OptionError</p></a>
+            <a href="pandas.errors.OutOfBoundsTimedelta.html"><p>next</p>
+            <p>OutOfBoundsTimedelta</p></a></main>"#;
+        let s = extract(page, "https://ex.org/api/x.html")
+            .unwrap()
+            .structure
+            .unwrap();
+        assert_eq!(classify(&s), None, "{s:?}");
+        // With a third link (its source) whose long names make half its text.
+        let page = r#"<main><h1>pandas.Index.is_unique</h1>
+            <p><a href="../_modules/index.html">[source]</a></p>
+            <p>Return if the index has unique values.</p>
+            <a href="pandas.Index.is_monotonic_increasing.html"><p>previous</p>
+            <p>pandas.Index.is_monotonic_increasing</p></a>
+            <a href="pandas.Index.name.html"><p>next</p><p>pandas.Index.name</p></a></main>"#;
+        let s = extract(page, "https://ex.org/api/x.html")
+            .unwrap()
+            .structure
+            .unwrap();
+        assert_eq!(classify(&s), None, "{s:?}");
+        // A one-entry list under the sentence that introduces it (Doxygen's "File List"
+        // of a one-file project), or a title set in a `<div>` over a footer's link: no
+        // sentence of its own.
+        let list = r#"<main><h1>File List</h1>
+            <p>Here is a list of all documented files with brief descriptions:</p>
+            <table><tr><td><a href="afterdoc_8h.html">afterdoc.h</a></td></tr></table></main>"#;
+        let s = extract(list, "https://ex.org/files.html")
+            .unwrap()
+            .structure
+            .unwrap();
+        assert!(classify(&s).is_some(), "{s:?}");
+        let title = r#"<main><div class="title">Manual inheritance and membership Documentation</div>
+            <address>Generated by <a href="https://www.doxygen.org/">doxygen</a></address></main>"#;
+        let s = extract(title, "https://ex.org/manual/")
+            .unwrap()
+            .structure
+            .unwrap();
+        assert!(classify(&s).is_some(), "{s:?}");
+        // The same words as a notice with its link in the sentence: a stub.
+        let stub = r#"<main><h1>pandas.errors.OutOfBoundsDatetime</h1>
+            <p>This page has moved to <a href="errors.html">the exceptions page</a>.</p>
+            <a href="index.html"><p>next</p><p>Index</p></a></main>"#;
+        let s = extract(stub, "https://ex.org/api/y.html")
+            .unwrap()
+            .structure
+            .unwrap();
+        assert_eq!(classify(&s), Some(Noise::Redirect), "{s:?}");
     }
 
     fn page(path: &str, title: &str, content: &str) -> Page {
