@@ -51,7 +51,6 @@ pub(crate) struct Structure {
     /// sentence the page says on its own, where a stub's one sentence points to its link
     /// ("moved to ...") and a one-entry list's introduces it ("Here is a list of all
     /// documented files with brief descriptions:").
-    #[serde(default)]
     pub(crate) unlinked_prose: u32,
     /// Bare line numbers in ascending order (`1`, `2`, `3`, ... each a text of its own,
     /// gaps of up to [`LINE_GAP`] allowed): a source listing's gutter.
