@@ -67,7 +67,7 @@ pub(crate) enum Skip {
 
 /// Extracts a page; `url` is where it was found (used when it names no canonical URL).
 pub(crate) fn extract(html: &str, url: &str) -> Result<Page, Skip> {
-    let doc = Html::parse_document(html);
+    let doc = Html::parse_document(&super::xhtml::closed(html));
     for meta in doc.select(&sel("meta")) {
         let attr = |n: &str| meta.value().attr(n).unwrap_or("").to_ascii_lowercase();
         if attr("name") == "robots" && attr("content").contains("noindex") {

@@ -41,6 +41,7 @@ mod site;
 mod sitemap;
 mod titles;
 mod tree;
+mod xhtml;
 
 pub(crate) use config::BuildArgs;
 
