@@ -16,7 +16,9 @@ duplicates is neither rewarded nor punished. Two sources, both generic:
   - with --site DIR, redirect stubs (`<meta http-equiv="refresh" content="0; url=...">`, which
     Texinfo, Hugo, Jekyll and Sphinx write for aliases) join the class of the page they send to.
 A page `rag build` collapsed into another as a near-duplicate (the untranslated pages of a
-bilingual site) is found through that entry's `alternates`.
+bilingual site) is found through that entry's `alternates`, and with --site a page the build
+published under the URL its `<link rel="canonical">` names (Debian moved ImageMagick's
+`api/*.html` to `www/api/`, and the pages still name their old place) through that link.
 Qrels name representatives; classrun.py maps a run onto them before scoring. On a site without
 such duplicates every entry is its own class and the qrels are plain entry ids.
 
@@ -38,6 +40,7 @@ PATH_RULES = [
      r'BinaryHeap)\.html$', r'std/collections/struct.\1.html'),
     (r'^book/(2018-edition|second-edition|first-edition)/', 'book/'),
 ]
+CANONICAL = re.compile(r'<link\b[^>]*>', re.I)
 REFRESH = re.compile(
     r'<meta[^>]+http-equiv=["\']?refresh["\']?[^>]*content=["\'][^"\']*url=([^"\'>]+)',
     re.I)
@@ -78,6 +81,22 @@ def redirects(site):
             if parts.netloc == 'site':
                 out[rel] = norm(parts.path.lstrip('/'))
     return out
+
+
+def canonical(site, base, p):
+    """The path under BASE_URL that the page at `p` names as its canonical URL, if any."""
+    try:
+        with open(os.path.join(site, p), encoding='utf-8', errors='replace') as fh:
+            head = fh.read(16384)
+    except OSError:
+        return None
+    for tag in CANONICAL.findall(head):
+        rel = re.search(r'rel=["\']?([^"\'>]+)', tag, re.I)
+        href = re.search(r'href=["\']?([^"\'>\s]+)', tag, re.I)
+        if rel and href and 'canonical' in rel.group(1).lower().split():
+            u = urljoin(base + p, html.unescape(href.group(1)))
+            return norm(u[len(base):]) if u.startswith(base) else None
+    return None
 
 
 def main(argv):
@@ -148,6 +167,8 @@ def main(argv):
                     i = rep[klass(p)]
                 if i is None:
                     i = alternate.get(p)
+                if i is None and site:
+                    i = by_path.get(canonical(site, base, p) or '')
                 if i is None:
                     missing.append(p)
                     continue
