@@ -70,14 +70,16 @@ pub(crate) fn check(html: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn find(b: &[u8], from: usize, what: &[u8]) -> Option<usize> {
+/// Where `what` next occurs in `b` from `from`.
+pub(crate) fn find(b: &[u8], from: usize, what: &[u8]) -> Option<usize> {
     b.get(from..)?
         .windows(what.len())
         .position(|w| w == what)
         .map(|p| from + p)
 }
 
-fn find_ci(b: &[u8], from: usize, what: &[u8]) -> Option<usize> {
+/// [`find`], ASCII case ignored.
+pub(crate) fn find_ci(b: &[u8], from: usize, what: &[u8]) -> Option<usize> {
     b.get(from..)?
         .windows(what.len())
         .position(|w| w.eq_ignore_ascii_case(what))

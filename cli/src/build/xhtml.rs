@@ -12,6 +12,8 @@
 
 use std::borrow::Cow;
 
+use super::html_bounds::{find, find_ci};
+
 /// Elements that have no content in HTML: `/>` is how HTML writes them too.
 const VOID: &[&str] = &[
     "area", "base", "br", "col", "embed", "hr", "img", "input", "keygen", "link", "meta", "param",
@@ -84,7 +86,7 @@ pub(crate) fn closed(html: &str) -> Cow<'_, str> {
         } else if name.eq_ignore_ascii_case("script") || name.eq_ignore_ascii_case("style") {
             // A script's or style's text may hold `<iframe/>` as a string: it is not a tag.
             let end_tag = format!("</{name}");
-            at = find_ignore_case(b, close + 1, end_tag.as_bytes()).unwrap_or(b.len());
+            at = find_ci(b, close + 1, end_tag.as_bytes()).unwrap_or(b.len());
             continue;
         }
         at = close + 1;
@@ -111,22 +113,6 @@ fn tag_end(b: &[u8], from: usize) -> Option<usize> {
         }
     }
     None
-}
-
-/// Where `pat` next occurs in `b` from `from`.
-fn find(b: &[u8], from: usize, pat: &[u8]) -> Option<usize> {
-    b.get(from..)?
-        .windows(pat.len())
-        .position(|w| w == pat)
-        .map(|p| from + p)
-}
-
-/// [`find`], ASCII case ignored.
-fn find_ignore_case(b: &[u8], from: usize, pat: &[u8]) -> Option<usize> {
-    b.get(from..)?
-        .windows(pat.len())
-        .position(|w| w.eq_ignore_ascii_case(pat))
-        .map(|p| from + p)
 }
 
 #[cfg(test)]
