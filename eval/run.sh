@@ -58,8 +58,8 @@ wanted() {
 # work dir (`PATH` inside it), as nodejs-doc would conflict with another source's nodejs (and
 # python-typer-doc would pull mkdocs and theme packages its text does not need,
 # libcommons-lang3-java-doc the whole default-jdk-doc, and rust-doc JavaScript and font packages;
-# erlang-doc, vim-doc, gnuplot-doc, debian-handbook, scala-doc, python-pandas-doc and
-# imagemagick-6-doc are pinned to the versions their questions were judged on).
+# erlang-doc, vim-doc, gnuplot-doc, debian-handbook, scala-doc, python-pandas-doc,
+# imagemagick-6-doc and gimp-help-en are pinned to the versions their questions were judged on).
 sites=(
   "docs-site-git|git-doc|/usr/share/doc/git-doc|https://git-scm.com/docs/"
   "docs-site-postgresql|postgresql-doc-15|/usr/share/doc/postgresql-doc-15/html|https://www.postgresql.org/docs/15/"
@@ -84,6 +84,7 @@ sites=(
   "docs-site-scala|scala-doc=2.11.12-5|extract:usr/share/doc/scala-2.11/api/library|https://www.scala-lang.org/api/2.11.12/"
   "docs-site-pandas|python-pandas-doc=1.5.3+dfsg-2|extract:usr/share/doc/python-pandas-doc/html|https://pandas.pydata.org/pandas-docs/version/1.5.3/"
   "docs-site-imagemagick|imagemagick-6-doc=8:6.9.11.60+dfsg-1.6+deb12u15|extract:usr/share/doc/imagemagick-6-common/html|https://legacy.imagemagick.org/"
+  "docs-site-gimp|gimp-help-en=2.10.34-2|extract:usr/share/gimp/2.0/help/en|https://docs.gimp.org/2.10/en/"
 )
 
 updated=0
