@@ -15,6 +15,7 @@ mod bibtex_bounds;
 mod boilerplate;
 mod cache;
 mod claims;
+mod compilations;
 mod config;
 mod crawl;
 mod dedup;

@@ -712,15 +712,19 @@ pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<P
         *titles.entry(title).or_default() += 1;
     }
     let titles = Titles { titles, openings };
+    let compiled = super::compilations::find(&pages);
     pages
         .into_iter()
-        .filter(|p| {
+        .enumerate()
+        .filter(|(i, p)| {
             // Every rule reads the page's own structure, the site's chrome taken off.
             let own = p.structure.map(|s| without_chrome(s, chrome));
             let kind = own
                 .as_ref()
                 .and_then(classify)
-                .or_else(|| print_all(p, &titles).then_some(Noise::PrintAll))
+                .or_else(|| {
+                    (print_all(p, &titles) || compiled.contains(i)).then_some(Noise::PrintAll)
+                })
                 .or_else(|| listing(p, &titles).then_some(Noise::Listing))
                 .or_else(|| {
                     let part = own.as_ref()?;
@@ -734,6 +738,7 @@ pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<P
                 None => true,
             }
         })
+        .map(|(_, p)| p)
         .collect()
 }
 
