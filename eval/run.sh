@@ -59,8 +59,8 @@ wanted() {
 # python-typer-doc would pull mkdocs and theme packages its text does not need,
 # libcommons-lang3-java-doc the whole default-jdk-doc, and rust-doc JavaScript and font packages;
 # erlang-doc, vim-doc, gnuplot-doc, debian-handbook, scala-doc, python-pandas-doc,
-# imagemagick-6-doc, gimp-help-en and python-scrapy-doc are pinned to the versions their
-# questions were judged on).
+# imagemagick-6-doc, gimp-help-en, python-scrapy-doc and ffmpeg-doc are pinned to the versions
+# their questions were judged on).
 sites=(
   "docs-site-git|git-doc|/usr/share/doc/git-doc|https://git-scm.com/docs/"
   "docs-site-postgresql|postgresql-doc-15|/usr/share/doc/postgresql-doc-15/html|https://www.postgresql.org/docs/15/"
@@ -87,6 +87,7 @@ sites=(
   "docs-site-imagemagick|imagemagick-6-doc=8:6.9.11.60+dfsg-1.6+deb12u15|extract:usr/share/doc/imagemagick-6-common/html|https://legacy.imagemagick.org/"
   "docs-site-gimp|gimp-help-en=2.10.34-2|extract:usr/share/gimp/2.0/help/en|https://docs.gimp.org/2.10/en/"
   "docs-site-scrapy|python-scrapy-doc=2.8.0-2|extract:usr/share/doc/python-scrapy-doc/html|https://docs.scrapy.org/en/2.8/"
+  "docs-site-ffmpeg|ffmpeg-doc=7:5.1.9-0+deb12u1|extract:usr/share/doc/ffmpeg|https://ffmpeg.org/documentation/"
 )
 
 updated=0
