@@ -47,6 +47,10 @@ const MIN_COVERED: f64 = 0.6;
 /// The share of its parts' paragraph bytes that are in no other part: a compilation
 /// holds different pages.
 const DISJOINT: f64 = 0.8;
+/// A paragraph among the longest of more pages than this is shared text: the pages it
+/// stands for are parts of no compilation, and no page is compared with them all (a
+/// notice on every page of a site would make that a comparison of every pair).
+const MAX_SIGNED: usize = 64;
 
 /// A page's paragraphs of [`PARAGRAPH_MIN`] bytes or more, headings left out, as (hash of
 /// their words, bytes).
@@ -61,6 +65,15 @@ fn paragraphs(content: &str) -> Vec<(u64, usize)> {
             (h.finish(), p.len())
         })
         .collect()
+}
+
+/// The bytes of the paragraphs whose hash is `among` a set.
+fn bytes_among(paras: &[(u64, usize)], among: impl Fn(&u64) -> bool) -> usize {
+    paras
+        .iter()
+        .filter(|(h, _)| among(h))
+        .map(|&(_, b)| b)
+        .sum()
 }
 
 /// The indices (into `pages`) of the compilations among them.
@@ -95,7 +108,10 @@ pub(crate) fn find(pages: &[Page]) -> HashSet<usize> {
         let own: HashSet<u64> = ps.iter().map(|&(h, _)| h).collect();
         let mut seen: HashMap<u32, usize> = HashMap::new();
         for h in &own {
-            for &q in signed.get(h).into_iter().flatten() {
+            let Some(qs) = signed.get(h).filter(|qs| qs.len() <= MAX_SIGNED) else {
+                continue;
+            };
+            for &q in qs {
                 *seen.entry(q).or_default() += 1;
             }
         }
@@ -104,11 +120,7 @@ pub(crate) fn find(pages: &[Page]) -> HashSet<usize> {
             if qi == p || n < signatures[qi].len() {
                 continue;
             }
-            let inside: usize = paras[qi]
-                .iter()
-                .filter(|(h, _)| own.contains(h))
-                .map(|&(_, b)| b)
-                .sum();
+            let inside = bytes_among(&paras[qi], |h| own.contains(h));
             // Held, and smaller: of two copies of one page neither compiles the other.
             if inside as f64 >= HELD_SHARE * bytes[qi] as f64 && bytes[qi] < bytes[p] {
                 holds[p].push(q);
@@ -139,11 +151,7 @@ pub(crate) fn find(pages: &[Page]) -> HashSet<usize> {
         if (union.values().sum::<usize>() as f64) < DISJOINT * sum as f64 {
             continue;
         }
-        let covered: usize = paras[p]
-            .iter()
-            .filter(|(h, _)| union.contains_key(h))
-            .map(|&(_, b)| b)
-            .sum();
+        let covered = bytes_among(&paras[p], |h| union.contains_key(h));
         if covered as f64 >= MIN_COVERED * bytes[p] as f64 {
             out.insert(p);
         }
@@ -216,6 +224,33 @@ mod tests {
             )));
         }
         assert!(find(&pages).is_empty());
+    }
+
+    #[test]
+    fn a_paragraph_on_every_page_makes_no_page_a_part() {
+        // The same long notice on many pages, and the longest paragraph of each.
+        let notice = "This page documents an experimental interface that may change in any \
+                      release, without notice, and is not covered by the stability promise of \
+                      the rest of the library whatsoever.";
+        let parts = ["codecs", "filters", "formats"];
+        let mut pages: Vec<Page> = (0..MAX_SIGNED)
+            .map(|i| page(format!("{notice}\n\n{}", text(&format!("item{i}"), 3))))
+            .collect();
+        pages.extend(
+            parts
+                .iter()
+                .map(|p| page(format!("{notice}\n\n{}", text(p, 6)))),
+        );
+        let all = parts
+            .iter()
+            .map(|p| text(p, 6))
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        pages.push(page(format!("{notice}\n\n{all}")));
+        assert!(find(&pages).is_empty());
+        // Without the notice on so many pages, the same compilation is found.
+        let few = pages.split_off(MAX_SIGNED);
+        assert_eq!(find(&few), HashSet::from([3]));
     }
 
     #[test]
