@@ -85,7 +85,8 @@ pub(crate) fn find(pages: &[Page]) -> HashSet<usize> {
         .collect();
     // Each page that could be held, by the hashes of its longest paragraphs.
     let mut signed: HashMap<u64, Vec<u32>> = HashMap::new();
-    let mut signatures: Vec<Vec<u64>> = Vec::with_capacity(pages.len());
+    // How many distinct paragraphs stand for each page (none: it is never held).
+    let mut signature_len: Vec<usize> = Vec::with_capacity(pages.len());
     for (i, ps) in paras.iter().enumerate() {
         let mut sig: Vec<(usize, u64)> = ps.iter().map(|&(h, n)| (n, h)).collect();
         sig.sort_unstable_by(|a, b| b.cmp(a));
@@ -99,7 +100,7 @@ pub(crate) fn find(pages: &[Page]) -> HashSet<usize> {
         for &h in &sig {
             signed.entry(h).or_default().push(i as u32);
         }
-        signatures.push(sig);
+        signature_len.push(sig.len());
     }
     // For each page, the pages it holds; for each page, how many hold it.
     let mut holds: Vec<Vec<u32>> = vec![Vec::new(); pages.len()];
@@ -117,7 +118,7 @@ pub(crate) fn find(pages: &[Page]) -> HashSet<usize> {
         }
         for (q, n) in seen {
             let qi = q as usize;
-            if qi == p || n < signatures[qi].len() {
+            if qi == p || n < signature_len[qi] {
                 continue;
             }
             let inside = bytes_among(&paras[qi], |h| own.contains(h));

@@ -1418,6 +1418,48 @@ zf{motion}      Create a fold over the lines the motion moves across.
     }
 
     #[test]
+    fn a_page_holding_other_pages_whole_under_its_own_headings_is_left_out_as_print_all() {
+        // FFmpeg's `ffmpeg-all.html`: the component pages' text under chapter headings
+        // of its own, titled as the program's page.
+        let text = |name: &str| {
+            (0..5)
+                .map(|i| {
+                    format!(
+                        "Paragraph {i} of the {name} page describes its options in a \
+                         sentence long enough to be compared."
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        };
+        let parts = ["codecs", "filters", "formats", "protocols"];
+        let mut pages: Vec<Page> = parts
+            .iter()
+            .map(|p| page(&format!("/ffmpeg-{p}.html"), p, &text(p)))
+            .collect();
+        pages.push(page(
+            "/ffmpeg.html",
+            "ffmpeg Documentation",
+            &text("ffmpeg"),
+        ));
+        let all: String = parts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("# {} Chapter\n\n{}\n\n", i + 10, text(p)))
+            .collect();
+        pages.push(page("/ffmpeg-all.html", "ffmpeg Documentation", &all));
+        let mut tally = Tally::default();
+        let kept = sift(pages.clone(), false, &mut tally);
+        assert_eq!(kept.len(), 5);
+        assert!(kept.iter().all(|p| p.path() != "/ffmpeg-all.html"));
+        assert_eq!(tally.count(Noise::PrintAll), 1);
+        // `--keep-all` keeps it, and still counts it.
+        let mut tally = Tally::default();
+        assert_eq!(sift(pages, true, &mut tally).len(), 6);
+        assert_eq!(tally.count(Noise::PrintAll), 1);
+    }
+
+    #[test]
     fn a_page_whose_headings_are_other_pages_titles_is_a_print_all_page() {
         let titles: Vec<String> = (0..10).map(|i| format!("Chapter {i} topic")).collect();
         let mut pages: Vec<Page> = titles
