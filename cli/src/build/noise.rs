@@ -1448,15 +1448,22 @@ zf{motion}      Create a fold over the lines the motion moves across.
             .map(|(i, p)| format!("# {} Chapter\n\n{}\n\n", i + 10, text(p)))
             .collect();
         pages.push(page("/ffmpeg-all.html", "ffmpeg Documentation", &all));
+        the_one_print_all_page_is(pages, "/ffmpeg-all.html");
+    }
+
+    /// `path` is the one page of `pages` left out, as a print-all page; `--keep-all`
+    /// keeps it and still counts it. The tally, for the summary's wording.
+    fn the_one_print_all_page_is(pages: Vec<Page>, path: &str) -> Tally {
+        let n = pages.len();
         let mut tally = Tally::default();
         let kept = sift(pages.clone(), false, &mut tally);
-        assert_eq!(kept.len(), 5);
-        assert!(kept.iter().all(|p| p.path() != "/ffmpeg-all.html"));
+        assert_eq!(kept.len(), n - 1);
+        assert!(kept.iter().all(|p| p.path() != path));
         assert_eq!(tally.count(Noise::PrintAll), 1);
-        // `--keep-all` keeps it, and still counts it.
         let mut tally = Tally::default();
-        assert_eq!(sift(pages, true, &mut tally).len(), 6);
-        assert_eq!(tally.count(Noise::PrintAll), 1);
+        assert_eq!(sift(pages, true, &mut tally).len(), n, "keep_all keeps it");
+        assert_eq!(tally.count(Noise::PrintAll), 1, "and still counts it");
+        tally
     }
 
     #[test]
@@ -1484,15 +1491,7 @@ zf{motion}      Create a fold over the lines the motion moves across.
             "Script",
             &format!("```sh\n{script}```"),
         ));
-        let mut tally = Tally::default();
-        let kept = sift(pages.clone(), false, &mut tally);
-        assert_eq!(kept.len(), 12);
-        assert!(kept.iter().all(|p| p.path() != "/print.html"));
-        assert_eq!(tally.count(Noise::PrintAll), 1);
-
-        let mut tally = Tally::default();
-        assert_eq!(sift(pages, true, &mut tally).len(), 13, "keep_all keeps it");
-        assert_eq!(tally.count(Noise::PrintAll), 1, "and still counts it");
+        let tally = the_one_print_all_page_is(pages, "/print.html");
         assert!(tally.summary().unwrap().starts_with("kept 1 print-all"));
     }
 
