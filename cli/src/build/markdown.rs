@@ -196,7 +196,7 @@ pub(crate) fn from_source(
         found_at: super::links::source_key(rel),
         url,
         title,
-        content: body.to_owned(),
+        content: shown(body),
         lang: string(&meta, "lang").or_else(|| string(&meta, "language")),
         description: string(&meta, "description").or_else(|| string(&meta, "summary")),
         date,
@@ -204,6 +204,56 @@ pub(crate) fn from_source(
         weight: meta.get("weight").and_then(Value::as_i64),
         ..Page::default()
     }))
+}
+
+/// The part of a Markdown body a reader sees: HTML comments (`<!-- more -->`, a linter's
+/// switches, Node.js's `<!-- YAML ... -->` change logs) and link reference definitions
+/// (`[caveats]: #caveats`, often a long block at a page's end) render as nothing, so they
+/// are left out of what is indexed. Found by the CommonMark parser, so a comment shown in
+/// a code block or code span stays. The links are read from the whole body beforehand.
+fn shown(body: &str) -> String {
+    use pulldown_cmark::{Event, Parser, Tag};
+    let parser = Parser::new(body);
+    let mut hidden: Vec<std::ops::Range<usize>> = parser
+        .reference_definitions()
+        .iter()
+        .map(|(_, def)| def.span.clone())
+        .collect();
+    for (event, range) in parser.into_offset_iter() {
+        if matches!(event, Event::Start(Tag::HtmlBlock) | Event::InlineHtml(_)) {
+            hidden.extend(comments_in(body, range));
+        }
+    }
+    if hidden.is_empty() {
+        return body.to_owned();
+    }
+    hidden.sort_unstable_by_key(|r| r.start);
+    let mut out = String::with_capacity(body.len());
+    let mut at = 0;
+    for r in hidden {
+        if r.start >= at {
+            out.push_str(&body[at..r.start]);
+        }
+        at = at.max(r.end);
+    }
+    out.push_str(&body[at.min(body.len())..]);
+    out.trim().to_owned()
+}
+
+/// The `<!-- ... -->` comments within `range` of raw HTML in `body` (a comment left open
+/// runs to the range's end, as a browser reads it).
+fn comments_in(body: &str, range: std::ops::Range<usize>) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut at = range.start;
+    while let Some(open) = body.get(at..range.end).and_then(|s| s.find("<!--")) {
+        let start = at + open;
+        let end = body[start + 4..range.end]
+            .find("-->")
+            .map_or(range.end, |close| start + 4 + close + 3);
+        out.push(start..end);
+        at = end;
+    }
+    out
 }
 
 /// The URL path for a file from the pattern. `{path}` is the file's path without its
@@ -339,6 +389,26 @@ mod tests {
             (p.url.as_str(), p.title.as_str()),
             ("https://ex.org/", "index")
         );
+    }
+
+    #[test]
+    fn comments_and_link_definitions_are_not_indexed_but_code_showing_them_is() {
+        let f = Filter::default();
+        let text = "# Files\n\n<!-- YAML\nadded: v0.1.0\n-->\n\nRead [a file][read] here. \
+                    <!-- inline note -->Then close it.\n\n`<!-- kept -->`\n\n\
+                    ```html\n<!-- shown in code -->\n```\n\n[read]: streams.md \"Reading\"\n";
+        let p = from_source("fs.md", text, &opts(DEFAULT_PERMALINK, &f))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            p.content,
+            "# Files\n\n\n\nRead [a file][read] here. Then close it.\n\n`<!-- kept -->`\n\n\
+             ```html\n<!-- shown in code -->\n```"
+        );
+        // The link is still read, through its definition.
+        assert_eq!(p.links.len(), 1);
+        let plain = "# T\n\nNo comment here.";
+        assert_eq!(shown(plain), plain);
     }
 
     #[test]
