@@ -58,6 +58,7 @@ wanted() {
 # work dir (`PATH` inside it), as nodejs-doc would conflict with another source's nodejs (and
 # python-typer-doc would pull mkdocs and theme packages its text does not need,
 # libcommons-lang3-java-doc the whole default-jdk-doc, and rust-doc JavaScript and font packages;
+# A site given as `markdown:PATH` is unpacked so too and built from the Markdown sources in PATH.
 # erlang-doc, vim-doc, gnuplot-doc, debian-handbook, scala-doc, python-pandas-doc,
 # imagemagick-6-doc, gimp-help-en, python-scrapy-doc and ffmpeg-doc are pinned to the versions
 # their questions were judged on).
@@ -88,6 +89,9 @@ sites=(
   "docs-site-gimp|gimp-help-en=2.10.34-2|extract:usr/share/gimp/2.0/help/en|https://docs.gimp.org/2.10/en/"
   "docs-site-scrapy|python-scrapy-doc=2.8.0-2|extract:usr/share/doc/python-scrapy-doc/html|https://docs.scrapy.org/en/2.8/"
   "docs-site-ffmpeg|ffmpeg-doc=7:5.1.9-0+deb12u1|extract:usr/share/doc/ffmpeg|https://ffmpeg.org/documentation/"
+  # The same Node.js pages from the Markdown sources the package ships beside them (`rag build
+  # --markdown`), with docs-site-nodejs's questions.
+  "docs-site-nodejs-markdown|nodejs-doc=18.20.4+dfsg-1~deb12u3|markdown:usr/share/doc/nodejs/api|https://nodejs.org/docs/latest-v18.x/api/|--permalink /{path}.html"
 )
 
 updated=0
@@ -150,9 +154,11 @@ for line in "${sites[@]}"; do
   # Further `rag build` options, split at spaces (no globbing: `read -a` expands nothing).
   read -ra build_opts <<<"${opts:-}"
   wanted "$name" || continue
-  if [[ "$dir" == extract:* ]]; then
+  source_opt=--site
+  if [[ "$dir" == extract:* || "$dir" == markdown:* ]]; then
     root="$(extract_pkg "$pkg")" || exit 1
-    dir="$root/${dir#extract:}"
+    [[ "$dir" == markdown:* ]] && source_opt=--markdown
+    dir="$root/${dir#*:}"
   else
     need_pkg "$pkg"
   fi
@@ -160,9 +166,17 @@ for line in "${sites[@]}"; do
   w="$work/$name"
   rm -rf "$w"
   mkdir -p "$w"
+  if [[ "$source_opt" == --markdown ]]; then
+    # Debian compresses all but the smallest sources: the folder's `.md` files and its
+    # `.md.gz` files uncompressed are the site.
+    mkdir -p "$w/src"
+    cp "$dir"/*.md "$w/src/"
+    for f in "$dir"/*.md.gz; do gzip -dc "$f" >"$w/src/$(basename "$f" .gz)"; done
+    dir="$w/src"
+  fi
   echo "building $name from $dir" >&2
   # From the work dir, so no rag.toml of the caller's directory is picked up.
-  (cd "$w" && "$rag" build --site "$dir" --base-url "$base" -o "$w/knowledge_base.json" \
+  (cd "$w" && "$rag" build "$source_opt" "$dir" --base-url "$base" -o "$w/knowledge_base.json" \
     "${build_opts[@]}") \
     >"$w/build.log" 2>&1 || { cat "$w/build.log" >&2; exit 1; }
   tail -n 3 "$w/build.log" | sed 's/^/  /' >&2
