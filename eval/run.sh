@@ -60,7 +60,7 @@ wanted() {
 # libcommons-lang3-java-doc the whole default-jdk-doc, and rust-doc JavaScript and font packages;
 # A site given as `markdown:PATH` is unpacked so too and built from the Markdown sources in PATH.
 # erlang-doc, vim-doc, gnuplot-doc, debian-handbook, scala-doc, python-pandas-doc,
-# imagemagick-6-doc, gimp-help-en, python-scrapy-doc and ffmpeg-doc are pinned to the versions
+# imagemagick-6-doc, gimp-help-en, python-scrapy-doc, ffmpeg-doc and cppreference-doc-en-html are pinned to the versions
 # their questions were judged on).
 sites=(
   "docs-site-git|git-doc|/usr/share/doc/git-doc|https://git-scm.com/docs/"
@@ -89,6 +89,7 @@ sites=(
   "docs-site-gimp|gimp-help-en=2.10.34-2|extract:usr/share/gimp/2.0/help/en|https://docs.gimp.org/2.10/en/"
   "docs-site-scrapy|python-scrapy-doc=2.8.0-2|extract:usr/share/doc/python-scrapy-doc/html|https://docs.scrapy.org/en/2.8/"
   "docs-site-ffmpeg|ffmpeg-doc=7:5.1.9-0+deb12u1|extract:usr/share/doc/ffmpeg|https://ffmpeg.org/documentation/"
+  "docs-site-cppreference|cppreference-doc-en-html=20170409-2|extract:usr/share/cppreference/doc/html/en|https://en.cppreference.com/w/"
   # The same Node.js pages from the Markdown sources the package ships beside them (`rag build
   # --markdown`), with docs-site-nodejs's questions.
   "docs-site-nodejs-markdown|nodejs-doc=18.20.4+dfsg-1~deb12u3|markdown:usr/share/doc/nodejs/api|https://nodejs.org/docs/latest-v18.x/api/|--permalink /{path}.html"

@@ -77,7 +77,7 @@ pub(crate) fn extract(html: &str, url: &str) -> Result<Page, Skip> {
             return Err(Skip::Redirect);
         }
     }
-    let scope = main_content(&doc);
+    let scope = main_content(&doc, url);
     let root = scope.root;
     let bodies = pagefind::bodies(&doc);
     let (content, anchors) = if bodies.is_empty() {
@@ -250,7 +250,7 @@ impl<'a> Scope<'a> {
 }
 
 /// The element holding the main content (see the module's docs).
-fn main_content(doc: &Html) -> Scope<'_> {
+fn main_content<'d>(doc: &'d Html, url: &str) -> Scope<'d> {
     if let Some(m) = doc.select(&sel("main")).next() {
         return Scope::main(m, false);
     }
@@ -271,11 +271,13 @@ fn main_content(doc: &Html) -> Scope<'_> {
         Some(body) => {
             let mut left_out = sidebars(body);
             left_out.extend(language_switchers(body));
-            Scope {
+            let mut scope = Scope {
                 root: body,
                 fallback: true,
                 left_out,
-            }
+            };
+            scope.left_out.extend(head_navigation(&scope, url));
+            scope
         }
         None => Scope::main(doc.root_element(), true),
     }
@@ -402,6 +404,142 @@ fn sidebars(body: ElementRef<'_>) -> Vec<NodeId> {
         .filter(|(_, p)| p.is_sidebar())
         .map(|(el, _)| el.id())
         .collect()
+}
+
+/// A navigation box holds at least this many links to elsewhere (and, as a sidebar,
+/// [`SIDEBAR_MIN_LINK_SHARE`] of its text in them).
+const NAV_BOX_MIN_LINKS: u32 = 20;
+/// Letters of its own the content may show between its first heading and a navigation
+/// box (a tagline, "From cppreference.com").
+const NAV_BOX_MAX_LEAD: u32 = 40;
+/// Blocks weighed as a navigation box, at most, per page.
+const NAV_BOX_MAX_TRIES: usize = 32;
+
+/// The navigation box at the head of a page's content, if there is one: right after the
+/// first heading, before the content says anything of its own (but a tagline), a block of
+/// many links to other pages ([`NAV_BOX_MIN_LINKS`]) that is mostly links and holds no
+/// heading, followed by text of the page's own. A wiki's section menu sits there
+/// (cppreference's, listing every page of the section on each of them): left in, every
+/// page of a section matched every other's name, and a short page read as a link list.
+fn head_navigation(scope: &Scope<'_>, url: &str) -> Option<NodeId> {
+    let up = section_pages(url);
+    if up.is_empty() {
+        return None;
+    }
+    let mut heading = false;
+    let mut lead = 0u32;
+    let mut tries = 0;
+    let mut found = None;
+    let mut skipping: Option<NodeId> = None;
+    for edge in scope.edges(|_| {}) {
+        match edge {
+            Edge::Open(node) if skipping.is_none() => match node.value() {
+                Node::Element(e) if heading_level(e.name()).is_some() => {
+                    if heading && found.is_none() && lead > 0 {
+                        return None;
+                    }
+                    heading = true;
+                    skipping = Some(node.id());
+                }
+                Node::Element(e) if heading && found.is_none() && BLOCKS.contains(&e.name()) => {
+                    let Some(el) = ElementRef::wrap(node) else {
+                        continue;
+                    };
+                    tries += 1;
+                    if tries > NAV_BOX_MAX_TRIES {
+                        return None;
+                    }
+                    let p = LinkProfile::of(el);
+                    if !p.heading
+                        && p.links >= NAV_BOX_MIN_LINKS
+                        && f64::from(p.link_chars) >= SIDEBAR_MIN_LINK_SHARE * f64::from(p.chars)
+                        && links_up(el, url, &up)
+                    {
+                        found = Some(node.id());
+                        lead = 0;
+                        skipping = Some(node.id());
+                    }
+                }
+                Node::Text(t) if heading => {
+                    if t.chars().any(char::is_alphabetic) {
+                        lead += t.chars().filter(|c| !c.is_whitespace()).count() as u32;
+                    }
+                    if found.is_none() && lead > NAV_BOX_MAX_LEAD {
+                        return None;
+                    }
+                    if found.is_some() && lead >= SIDEBAR_MIN_CONTENT {
+                        return found;
+                    }
+                }
+                _ => {}
+            },
+            Edge::Close(node) if skipping == Some(node.id()) => skipping = None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The URLs (as `scheme://host/path`, no query or fragment) the page at `url` names its
+/// section by: its folder's own page (`cpp/algorithm.html` for `cpp/algorithm/sort.html`,
+/// as a wiki's subpages hang under their parent) or its folder (`cpp/algorithm/`, and
+/// that folder's `index.html`). Empty for a page at the site's root folder.
+fn section_pages(url: &str) -> Vec<String> {
+    let Ok(u) = reqwest::Url::parse(url) else {
+        return Vec::new();
+    };
+    let path = u.path();
+    let Some(folder) = path
+        .rsplit_once('/')
+        .map(|(f, _)| f)
+        .filter(|f| !f.is_empty())
+    else {
+        return Vec::new();
+    };
+    let origin = format!("{}://{}", u.scheme(), u.host_str().unwrap_or(""));
+    // A folder's index page is its folder: its section is the one above.
+    let own = format!("{origin}{folder}/");
+    let folder = if path.ends_with('/') || path.ends_with("/index.html") {
+        match folder.rsplit_once('/') {
+            Some((above, _)) if !above.is_empty() => above,
+            _ => return Vec::new(),
+        }
+    } else {
+        folder
+    };
+    [
+        format!("{origin}{folder}.html"),
+        format!("{origin}{folder}/"),
+        format!("{origin}{folder}/index.html"),
+    ]
+    .into_iter()
+    .filter(|u| *u != own && *u != format!("{own}index.html"))
+    .collect()
+}
+
+/// Whether a link in `el` leads to one of `up`, the page's section ([`section_pages`]): a
+/// menu of the section's pages leads back to the section; a table of contents leads down
+/// to the parts of the page it opens.
+fn links_up(el: ElementRef<'_>, url: &str, up: &[String]) -> bool {
+    let Ok(base) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    el.select(&sel("a[href]")).any(|a| {
+        a.value()
+            .attr("href")
+            .and_then(|h| base.join(h.trim()).ok())
+            .is_some_and(|mut t| {
+                t.set_query(None);
+                t.set_fragment(None);
+                let t = format!(
+                    "{}://{}{}",
+                    t.scheme(),
+                    t.host_str().unwrap_or(""),
+                    t.path()
+                );
+                up.contains(&t)
+            })
+    })
 }
 
 /// Whether the element shows any text (what the extraction leaves out aside); stops at the
@@ -1148,6 +1286,93 @@ a = 1
           <p>(new <a href="v.html">vline%</a> [parent parent]) &rarr;
              (is-a?/c <a href="v.html">vline%</a>)</p>
         </div></div></body></html>"#;
+
+    /// A wiki page's content as cppreference's offline archive lays it out: the title, a
+    /// tagline, then its section's menu (every page of the section, and the section's own
+    /// page above them), then the page's text.
+    fn wiki_page(menu_links: &str) -> String {
+        let mut menu = String::new();
+        for name in [
+            "sort",
+            "stable_sort",
+            "partial_sort",
+            "nth_element",
+            "lower_bound",
+        ]
+        .iter()
+        .cycle()
+        .take(24)
+        {
+            menu.push_str(&format!(
+                r#"<tr><td><a href="{name}.html">{name}</a></td></tr>"#
+            ));
+        }
+        format!(
+            r#"<html><body><div id="content"><h1 id="firstHeading">std::sort</h1>
+            <div id="bodyContent"><div id="siteSub">From the wiki</div>
+            <div id="mw-content-text"><div class="t-navbar">{menu_links}<table>{menu}</table></div>
+            <p>Sorts the elements in the range in ascending order. The order of equal
+            elements is not guaranteed to be preserved.</p>
+            <p>Elements are compared using the given comparison function object, which
+            returns true when its first argument is ordered before its second. The sort is
+            not stable: use stable_sort where equal elements must keep their order, and
+            partial_sort where only the first few elements of the range are wanted.</p>
+            <h2>Complexity</h2><p>On average N log N comparisons.</p>
+            </div></div></div></body></html>"#
+        )
+    }
+
+    #[test]
+    fn a_menu_of_the_sections_pages_at_the_head_of_the_content_is_left_out() {
+        let url = "https://ex.org/w/cpp/algorithm/sort.html";
+        let p = extract(
+            &wiki_page(r#"<a href="../algorithm.html">Algorithms</a>"#),
+            url,
+        )
+        .unwrap();
+        assert!(p.content.contains("Sorts the elements"), "{}", p.content);
+        assert!(!p.content.contains("nth_element"), "{}", p.content);
+        let s = p.structure.unwrap();
+        assert_eq!(super::super::noise::classify(&s), None, "{s:?}");
+        // Left in, the menu made the short page a link list.
+        let p = extract(&wiki_page(""), url).unwrap();
+        assert!(p.content.contains("nth_element"), "{}", p.content);
+        let s = p.structure.unwrap();
+        assert!(super::super::noise::classify(&s).is_some(), "{s:?}");
+    }
+
+    #[test]
+    fn a_table_of_contents_leading_down_to_the_parts_of_its_page_stays() {
+        // A DocBook chapter's contents: links to its sections, none back up to a section
+        // above the page, so it is the page's own list of what it covers.
+        let url = "https://ex.org/docs/15/datatype.html";
+        let p = extract(
+            &wiki_page(r#"<a href="datatype-numeric.html">Numeric</a>"#),
+            url,
+        )
+        .unwrap();
+        assert!(p.content.contains("nth_element"), "{}", p.content);
+        // A page at the site's root has no section above it.
+        let p = extract(
+            &wiki_page(r#"<a href="index.html">Home</a>"#),
+            "https://ex.org/sort.html",
+        )
+        .unwrap();
+        assert!(p.content.contains("nth_element"), "{}", p.content);
+        // An index page's own folder is the page: its section is the folder above.
+        let p = extract(
+            &wiki_page(r#"<a href="index.html">This folder</a>"#),
+            "https://ex.org/w/cpp/algorithm/index.html",
+        )
+        .unwrap();
+        assert!(p.content.contains("nth_element"), "{}", p.content);
+        let p = extract(
+            &wiki_page(r#"<a href="../../cpp.html">C++</a>"#),
+            "https://ex.org/w/cpp/algorithm/index.html",
+        )
+        .unwrap();
+        assert!(!p.content.contains("nth_element"), "{}", p.content);
+    }
 
     #[test]
     fn a_table_of_contents_beside_the_content_is_left_out_like_nav() {
