@@ -58,10 +58,10 @@ wanted() {
 # work dir (`PATH` inside it), as nodejs-doc would conflict with another source's nodejs (and
 # python-typer-doc would pull mkdocs and theme packages its text does not need,
 # libcommons-lang3-java-doc the whole default-jdk-doc, and rust-doc JavaScript and font packages;
-# A site given as `markdown:PATH` is unpacked so too and built from the Markdown sources in PATH.
 # erlang-doc, vim-doc, gnuplot-doc, debian-handbook, scala-doc, python-pandas-doc,
-# imagemagick-6-doc, gimp-help-en, python-scrapy-doc, ffmpeg-doc and cppreference-doc-en-html are pinned to the versions
-# their questions were judged on).
+# imagemagick-6-doc, gimp-help-en, python-scrapy-doc, ffmpeg-doc and cppreference-doc-en-html are
+# pinned to the versions their questions were judged on). A site given as `markdown:PATH` is
+# unpacked so too and built from the Markdown sources in PATH (`rag build --markdown`).
 sites=(
   "docs-site-git|git-doc|/usr/share/doc/git-doc|https://git-scm.com/docs/"
   "docs-site-postgresql|postgresql-doc-15|/usr/share/doc/postgresql-doc-15/html|https://www.postgresql.org/docs/15/"

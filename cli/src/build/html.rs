@@ -8,7 +8,8 @@
 //! and `<nav>`. Everywhere, `nav`, `aside`, scripts, styles, forms and anything marked
 //! `data-rag-ignore`, `data-pagefind-ignore`, `hidden` or `aria-hidden="true"` are left out,
 //! and so are language switchers (a block of links to the page in other languages): they
-//! repeat on every page and answer nothing.
+//! repeat on every page and answer nothing. In the `<body>` fallback, link sidebars before
+//! the content and a section's menu at its head ([`head_navigation`]) are left out too.
 
 use std::collections::HashSet;
 
@@ -409,8 +410,8 @@ fn sidebars(body: ElementRef<'_>) -> Vec<NodeId> {
 /// A navigation box holds at least this many links to elsewhere (and, as a sidebar,
 /// [`SIDEBAR_MIN_LINK_SHARE`] of its text in them).
 const NAV_BOX_MIN_LINKS: u32 = 20;
-/// Letters of its own the content may show between its first heading and a navigation
-/// box (a tagline, "From cppreference.com").
+/// Characters of words (links' included) the content may show between its first heading
+/// and a navigation box: a tagline ("From cppreference.com"), a breadcrumb trail.
 const NAV_BOX_MAX_LEAD: u32 = 40;
 /// Blocks weighed as a navigation box, at most, per page.
 const NAV_BOX_MAX_TRIES: usize = 32;
