@@ -413,8 +413,10 @@ const NAV_BOX_MIN_LINKS: u32 = 20;
 /// Characters of words (links' included) the content may show between its first heading
 /// and a navigation box: a tagline ("From cppreference.com"), a breadcrumb trail.
 const NAV_BOX_MAX_LEAD: u32 = 40;
-/// Blocks weighed as a navigation box, at most, per page.
-const NAV_BOX_MAX_TRIES: usize = 32;
+/// Blocks weighed as a navigation box, at most, per page: each weighing walks the whole
+/// block, so a page of many nested wrappers costs at most this many walks of itself
+/// (cppreference's menu is the fifth block after the title).
+const NAV_BOX_MAX_TRIES: usize = 16;
 
 /// The navigation box at the head of a page's content, if there is one: right after the
 /// first heading, before the content says anything of its own (but a tagline), a block of
