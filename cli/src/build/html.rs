@@ -425,10 +425,8 @@ const NAV_BOX_MAX_TRIES: usize = 16;
 /// (cppreference's, listing every page of the section on each of them): left in, every
 /// page of a section matched every other's name, and a short page read as a link list.
 fn head_navigation(scope: &Scope<'_>, url: &str) -> Option<NodeId> {
-    let up = section_pages(url);
-    if up.is_empty() {
-        return None;
-    }
+    let up = section_keys(url);
+    let base = reqwest::Url::parse(url).ok().filter(|_| !up.is_empty())?;
     let mut heading = false;
     let mut lead = 0u32;
     let mut tries = 0;
@@ -456,7 +454,7 @@ fn head_navigation(scope: &Scope<'_>, url: &str) -> Option<NodeId> {
                     if !p.heading
                         && p.links >= NAV_BOX_MIN_LINKS
                         && f64::from(p.link_chars) >= SIDEBAR_MIN_LINK_SHARE * f64::from(p.chars)
-                        && links_up(el, url, &up)
+                        && links_up(el, &base, &up)
                     {
                         found = Some(node.id());
                         lead = 0;
@@ -483,65 +481,41 @@ fn head_navigation(scope: &Scope<'_>, url: &str) -> Option<NodeId> {
     None
 }
 
-/// The URLs (as `scheme://host/path`, no query or fragment) the page at `url` names its
-/// section by: its folder's own page (`cpp/algorithm.html` for `cpp/algorithm/sort.html`,
-/// as a wiki's subpages hang under their parent) or its folder (`cpp/algorithm/`, and
-/// that folder's `index.html`). Empty for a page at the site's root folder.
-fn section_pages(url: &str) -> Vec<String> {
-    let Ok(u) = reqwest::Url::parse(url) else {
+/// The keys ([`super::links::key`]) the page at `url` names its section by: its folder
+/// (`cpp/algorithm/`, which its `index.html` stands for) and the folder's own page
+/// (`cpp/algorithm.html` for `cpp/algorithm/sort.html`, as a wiki's subpages hang under
+/// their parent). A folder's index page is its folder: its section is the one above.
+/// Empty for a page of the site's root folder.
+fn section_keys(url: &str) -> Vec<u64> {
+    let Ok(page) = reqwest::Url::parse(url) else {
         return Vec::new();
     };
-    let path = u.path();
-    let Some(folder) = path
-        .rsplit_once('/')
-        .map(|(f, _)| f)
-        .filter(|f| !f.is_empty())
-    else {
+    let own = super::links::key_of(&page);
+    let folder = match page.join("./") {
+        Ok(f) if super::links::key_of(&f) == own => page.join("../"),
+        other => other,
+    };
+    let Some(folder) = folder.ok().filter(|f| f.path() != "/") else {
         return Vec::new();
     };
-    let origin = format!("{}://{}", u.scheme(), u.host_str().unwrap_or(""));
-    // A folder's index page is its folder: its section is the one above.
-    let own = format!("{origin}{folder}/");
-    let folder = if path.ends_with('/') || path.ends_with("/index.html") {
-        match folder.rsplit_once('/') {
-            Some((above, _)) if !above.is_empty() => above,
-            _ => return Vec::new(),
-        }
-    } else {
-        folder
-    };
-    [
-        format!("{origin}{folder}.html"),
-        format!("{origin}{folder}/"),
-        format!("{origin}{folder}/index.html"),
-    ]
-    .into_iter()
-    .filter(|u| *u != own && *u != format!("{own}index.html"))
-    .collect()
+    let as_page = format!("{}.html", folder.as_str().trim_end_matches('/'));
+    [super::links::key_of(&folder), super::links::key(&as_page)]
+        .into_iter()
+        .flatten()
+        .filter(|&k| Some(k) != own)
+        .collect()
 }
 
-/// Whether a link in `el` leads to one of `up`, the page's section ([`section_pages`]): a
+/// Whether a link in `el` leads to one of `up`, the page's section ([`section_keys`]): a
 /// menu of the section's pages leads back to the section; a table of contents leads down
 /// to the parts of the page it opens.
-fn links_up(el: ElementRef<'_>, url: &str, up: &[String]) -> bool {
-    let Ok(base) = reqwest::Url::parse(url) else {
-        return false;
-    };
+fn links_up(el: ElementRef<'_>, base: &reqwest::Url, up: &[u64]) -> bool {
     el.select(&sel("a[href]")).any(|a| {
         a.value()
             .attr("href")
             .and_then(|h| base.join(h.trim()).ok())
-            .is_some_and(|mut t| {
-                t.set_query(None);
-                t.set_fragment(None);
-                let t = format!(
-                    "{}://{}{}",
-                    t.scheme(),
-                    t.host_str().unwrap_or(""),
-                    t.path()
-                );
-                up.contains(&t)
-            })
+            .and_then(|t| super::links::key_of(&t))
+            .is_some_and(|k| up.contains(&k))
     })
 }
 

@@ -127,7 +127,7 @@ fn hash(text: &str) -> u64 {
 /// The key of a page's URL as links name it: `http(s)` only, without its query and
 /// fragment, a directory's `index.html` standing for the directory (as `rag build` serves
 /// it: [`super::site::directory_url`]).
-fn key_of(url: &reqwest::Url) -> Option<u64> {
+pub(crate) fn key_of(url: &reqwest::Url) -> Option<u64> {
     if !matches!(url.scheme(), "http" | "https") {
         return None;
     }
