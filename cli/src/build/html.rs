@@ -66,6 +66,13 @@ pub(crate) enum Skip {
     Empty,
 }
 
+/// The noise measures of an HTML fragment taken whole as a page's main content (a
+/// Markdown source rendered: it has no site chrome to find the content in).
+pub(crate) fn measure_fragment(html: &str) -> super::noise::Structure {
+    let doc = Html::parse_fragment(html);
+    super::noise::measure(&Scope::of(doc.root_element(), false))
+}
+
 /// Extracts a page; `url` is where it was found (used when it names no canonical URL).
 pub(crate) fn extract(html: &str, url: &str) -> Result<Page, Skip> {
     let doc = Html::parse_document(&super::xhtml::closed(html));

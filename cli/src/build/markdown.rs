@@ -196,6 +196,7 @@ pub(crate) fn from_source(
         found_at: super::links::source_key(rel),
         url,
         title,
+        structure: Some(structure(body)),
         content: shown(body),
         lang: string(&meta, "lang").or_else(|| string(&meta, "language")),
         description: string(&meta, "description").or_else(|| string(&meta, "summary")),
@@ -238,6 +239,18 @@ fn shown(body: &str) -> String {
     }
     out.push_str(&body[at.min(body.len())..]);
     out.trim().to_owned()
+}
+
+/// The noise measures of a Markdown body, read off its HTML as a browser would get it, so
+/// a source that is only a list of links (an `index.md` naming every page) is measured as
+/// its built page would be.
+fn structure(body: &str) -> super::noise::Structure {
+    let mut html = String::with_capacity(body.len() + body.len() / 4);
+    pulldown_cmark::html::push_html(&mut html, pulldown_cmark::Parser::new(body));
+    super::noise::Structure {
+        source: true,
+        ..super::html::measure_fragment(&html)
+    }
 }
 
 /// The `<!-- ... -->` comments within `range` of raw HTML in `body` (a comment left open

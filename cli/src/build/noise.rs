@@ -15,7 +15,8 @@ use std::collections::HashMap;
 
 use super::page::Page;
 
-/// What the main content of an HTML page measures: the numbers the noise rules read.
+/// What the main content of an HTML page (or a Markdown source, rendered) measures: the
+/// numbers the noise rules read.
 /// Characters are non-whitespace characters; words are whitespace-separated runs holding a
 /// letter or digit (a Chinese, Japanese or Korean character counts as a word).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,6 +58,11 @@ pub(crate) struct Structure {
     pub(crate) numbered_lines: u32,
     /// Whether the main content holds a search form.
     pub(crate) search_form: bool,
+    /// Whether it was measured off a Markdown source rendered ([`super::markdown`]): a
+    /// source has no site chrome, so it does not count towards the chrome's share
+    /// ([`chrome_entries`]) when a build reads both kinds.
+    #[serde(default)]
+    pub(crate) source: bool,
 }
 
 /// The kinds of generator noise, in the order the summary lists them.
@@ -744,7 +750,8 @@ pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<P
 
 /// Which of `pages` are content by their own structure, not generator noise ([`classify`]:
 /// source listings, indexes, search pages, stubs): the pages a site's chrome is counted
-/// among (`super::boilerplate`). A page not measured (a Markdown source) is content.
+/// among (`super::boilerplate`). A page not measured (one from a crawl's cache of an older
+/// build, say) is content.
 pub(crate) fn content_pages(pages: &[Page]) -> Vec<bool> {
     let chrome = chrome_entries(pages);
     pages
@@ -773,7 +780,7 @@ fn chrome_entries(pages: &[Page]) -> u32 {
     let mut entries: Vec<u32> = pages
         .iter()
         .filter_map(|p| p.structure.as_ref())
-        .filter(|s| s.blocks > 0)
+        .filter(|s| s.blocks > 0 && !s.source)
         .map(|s| s.entries)
         .collect();
     if entries.len() < CHROME_MIN_PAGES {
@@ -812,9 +819,9 @@ pub(crate) fn sift_emptied(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) 
 /// edition of the book is no longer distributed..."), a stub; or with headings and code
 /// only, a source listing (Haddock's hyperlinked sources; gi-docgen's 2,276 `GDK_KEY_*`
 /// pages: "Declaration", `#define GDK_KEY_Cyrillic_VE 1783`, an empty "Description"). Its
-/// title would still match the item's words, with no text to answer from. Markdown sources
-/// are the owner's own (a section's `_index.md` may be its title alone) and are not
-/// measured.
+/// title would still match the item's words, with no text to answer from. A Markdown
+/// source of headings alone (a Hugo section's `_index.md` holding only its title, whose
+/// built page lists the section) is one too.
 fn emptied(page: &Page) -> Option<Noise> {
     if page.structure.is_none() || page.description.is_some() {
         return None;
@@ -928,7 +935,7 @@ const LISTING_MIN_SHARE: f64 = 0.6;
 /// question about them. One post under a tag is not told from a page quoting another (Qt's
 /// "SQL Programming" opens its one section with the class list of "Database Classes").
 fn listing(page: &Page, titles: &Titles) -> bool {
-    if page.structure.is_none() {
+    if page.structure.is_none_or(|s| s.source) {
         return false; // Markdown sources are the owner's own writing
     }
     let own = normalise(&page.title);
@@ -1572,7 +1579,14 @@ zf{motion}      Create a fold over the lines the motion moves across.
         );
         pages.push(built("/essay/", "Essay", &essay));
         // Markdown sources are the owner's own writing, whatever they quote.
-        pages.push(page("/notes/", "Notes", &listed(&[0, 1, 2])));
+        let source = Structure {
+            source: true,
+            ..Structure::default()
+        };
+        pages.push(Page {
+            structure: Some(source),
+            ..page("/notes/", "Notes", &listed(&[0, 1, 2]))
+        });
 
         let mut tally = Tally::default();
         let kept: Vec<String> = sift(pages.clone(), false, &mut tally)
@@ -1675,7 +1689,7 @@ zf{motion}      Create a fold over the lines the motion moves across.
             "## Listing\n\n```\n# a comment\n```",
         ));
         // ... and not empty: code a sentence introduces, a heading with a description,
-        // and a Markdown source (not measured: no structure).
+        // and a page not measured (no structure).
         pages.push(built(
             "/example.html",
             "Example",

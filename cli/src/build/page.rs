@@ -35,7 +35,8 @@ pub(crate) struct Page {
     /// Ordering weight (front matter `weight`; lower first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) weight: Option<i64>,
-    /// What its HTML measured like, for recognising generator noise (HTML pages only).
+    /// What its HTML (a Markdown source's as rendered) measured like, for recognising
+    /// generator noise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) structure: Option<Structure>,
     /// The URLs of near-duplicate pages folded into this one (see [`super::dedup`]).

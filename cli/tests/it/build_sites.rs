@@ -97,12 +97,9 @@ const HUGO_PAGES: [&str; 3] = ["page_about", "page_home", "page_posts_first_post
 
 /// The same site's Markdown sources: the posts section's `_index.md` is a page of its own
 /// (only built HTML is measured for generator noise).
-const MARKDOWN_PAGES: [&str; 4] = [
-    "page_about",
-    "page_home",
-    "page_posts",
-    "page_posts_first_post",
-];
+/// The Hugo fixture's Markdown pages with text: `posts/_index.md`, a section's title
+/// alone, is a stub.
+const MARKDOWN_PAGES: [&str; 3] = ["page_about", "page_home", "page_posts_first_post"];
 
 #[test]
 fn a_hugo_site_gives_its_pages_main_text_headings_and_metadata() {
@@ -472,19 +469,25 @@ fn markdown_pages_count_the_sources_that_link_to_their_files_or_urls() {
     let files = [
         (
             "index.md",
-            "# Home\n\nRead [installing](user-guide/installing.md) first, then \
+            "# Home\n\nThe tool turns a folder of notes into a searchable site.\n\n\
+             Read [installing](user-guide/installing.md) first, then \
              [configuring](user-guide/configuring.md#the-file).\n",
         ),
         (
             "user-guide/installing.md",
-            "# Installing\n\nOnce installed, see [configuring](configuring.md) and the \
+            "# Installing\n\nThe package installs with the system's package manager.\n\n\
+             Once installed, see [configuring](configuring.md) and the \
              [home page](../index.md).\n\n```md\n[not a link](../about.md)\n```\n",
         ),
         (
             "user-guide/configuring.md",
-            "# Configuring\n\nInstall first: [installing](/user-guide/installing/).\n",
+            "# Configuring\n\nThe settings live in one file beside the notes.\n\n\
+             Install first: [installing](/user-guide/installing/).\n",
         ),
-        ("about.md", "# About\n\nNo page links here.\n"),
+        (
+            "about.md",
+            "# About\n\nNo page links here, and it says so plainly.\n",
+        ),
     ];
     for (rel, text) in files {
         std::fs::write(docs.join(rel), text).unwrap();
@@ -518,6 +521,82 @@ fn markdown_pages_count_the_sources_that_link_to_their_files_or_urls() {
             expect("page_user_guide_installing", 2),
         ]
     );
+}
+
+#[test]
+fn a_markdown_table_of_contents_is_left_out_as_its_built_page_would_be() {
+    // An mdBook-style source tree: `SUMMARY.md` is only the book's chapter list, as a
+    // generator's index page is; the home page opens with its own text before its links,
+    // so it stays; `moved.md` is a stub pointing elsewhere.
+    let dir = scratch("markdown-noise");
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let chapters = [
+        "install",
+        "configure",
+        "deploy",
+        "upgrade",
+        "backup",
+        "restore",
+    ];
+    let mut summary = String::from("# Summary\n\n");
+    for c in chapters {
+        summary.push_str(&format!("- [{c}]({c}.md)\n"));
+        std::fs::write(
+            src.join(format!("{c}.md")),
+            format!(
+                "# {c}\n\nHow to {c} the service on a single machine, step by step, \
+                 with the commands to run and what each of them prints.\n"
+            ),
+        )
+        .unwrap();
+    }
+    std::fs::write(src.join("SUMMARY.md"), summary).unwrap();
+    std::fs::write(
+        src.join("index.md"),
+        "# Home\n\nThis book explains how to run the service on your own machines, \
+         from the first install to the day you restore it from a backup.\n\n\
+         - [install](install.md)\n- [configure](configure.md)\n- [deploy](deploy.md)\n\
+         - [upgrade](upgrade.md)\n- [backup](backup.md)\n- [restore](restore.md)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("moved.md"),
+        "# Old guide\n\nThis page is now [the install chapter](install.md).\n",
+    )
+    .unwrap();
+    let args = |keep: bool| {
+        let mut a = vec![
+            "build",
+            "--markdown",
+            "src",
+            "--base-url",
+            "https://book.example.org/",
+            "-o",
+            "kb.json",
+        ];
+        if keep {
+            a.push("--keep-all");
+        }
+        a
+    };
+    let out = rag(&dir, &args(false));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("skipped 1 link lists, 1 stubs"), "{stdout}");
+    let kb: Value = serde_json::from_slice(&std::fs::read(dir.join("kb.json")).unwrap()).unwrap();
+    let mut want: Vec<String> = chapters.iter().map(|c| format!("page_{c}")).collect();
+    want.push("page_home".to_owned());
+    want.sort();
+    assert_eq!(ids(&kb), want);
+    // `--keep-all` keeps them.
+    let kept = built(&dir, &args(true));
+    assert_eq!(ids(&kept).len(), want.len() + 2, "{kept}");
 }
 
 #[test]
