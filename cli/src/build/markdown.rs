@@ -275,10 +275,15 @@ fn expand(pattern: &str, rel: &str, meta: &Map<String, Value>, date: Option<&str
     let no_ext = rel.rsplit_once('.').map_or(rel, |(head, _)| head);
     let (dir, stem) = no_ext.rsplit_once('/').unwrap_or(("", no_ext));
     let is_index = matches!(stem, "index" | "_index" | "README");
-    let path = if is_index {
-        dir.to_owned()
-    } else {
-        no_ext.to_owned()
+    // A pattern naming files (`/{path}.html`) gives an index file its folder's
+    // `index.html`, as a generator writing files does (MkDocs without directory URLs);
+    // naming its folder would give the site's home `/.html`.
+    let names_files = pattern.contains("{path}.");
+    let path = match (is_index, names_files) {
+        (true, false) => dir.to_owned(),
+        (true, true) if dir.is_empty() => "index".to_owned(),
+        (true, true) => format!("{dir}/index"),
+        (false, _) => no_ext.to_owned(),
     };
     let slug = string(meta, "slug").unwrap_or_else(|| {
         if is_index {
@@ -402,6 +407,16 @@ mod tests {
             (p.url.as_str(), p.title.as_str()),
             ("https://ex.org/", "index")
         );
+        // A pattern naming files: an index file is its folder's `index.html`.
+        let files = opts("/{path}.html", &f);
+        for (rel, url) in [
+            ("index.md", "https://ex.org/index.html"),
+            ("guide/README.md", "https://ex.org/guide/index.html"),
+            ("guide/_index.md", "https://ex.org/guide/index.html"),
+            ("guide/setup.md", "https://ex.org/guide/setup.html"),
+        ] {
+            assert_eq!(from_source(rel, "text", &files).unwrap().unwrap().url, url);
+        }
     }
 
     #[test]
