@@ -750,8 +750,7 @@ pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<P
 
 /// Which of `pages` are content by their own structure, not generator noise ([`classify`]:
 /// source listings, indexes, search pages, stubs): the pages a site's chrome is counted
-/// among (`super::boilerplate`). A page not measured (one from a crawl's cache of an older
-/// build, say) is content.
+/// among (`super::boilerplate`). A page without measures is content.
 pub(crate) fn content_pages(pages: &[Page]) -> Vec<bool> {
     let chrome = chrome_entries(pages);
     pages
