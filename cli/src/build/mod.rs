@@ -108,7 +108,20 @@ pub(crate) fn run(args: BuildArgs) -> ExitCode {
 /// Reads every source, merges, validates and writes; returns what was written (counts).
 fn build(s: &Settings, report: &mut Report) -> Result<String, String> {
     let publications = read_bibtex(s)?;
-    let mut cache = open_cache(s);
+    // An output that is no file (`-o /dev/null` to try a build, a pipe) gets nothing beside
+    // it: the index, `llms.txt` and the cache would land in its folder (`/dev`).
+    let beside = !is_special(&s.output);
+    if !beside {
+        report.note(format!(
+            "{} is not a regular file: no prebuilt index, llms.txt or build cache written beside it",
+            s.output.display()
+        ));
+    }
+    let mut cache = if beside {
+        open_cache(s)
+    } else {
+        extract_cache::BuildCache::off()
+    };
     let mut pages = read_pages(s, &mut cache, report)?;
     // The site's chrome (and each folder's) out of the text before the pages are measured
     // against each other.
@@ -174,8 +187,11 @@ fn build(s: &Settings, report: &mut Report) -> Result<String, String> {
     write(&s.output, &bytes)?;
     let hash = shared::index::content_hash(&bytes);
     drop(bytes);
-    if s.llms_txt {
+    if s.llms_txt && beside {
         write_llms_txt(s, &kb)?;
+    }
+    if !beside {
+        return Ok(summary);
     }
     // Beside it, the prebuilt index the functions load instead of indexing the JSON; the
     // one already there when it was written for these very bytes by this very binary.
@@ -353,8 +369,22 @@ pub(crate) fn index_path(path: &Path) -> std::path::PathBuf {
     path.with_file_name(shared::index::index_name(&name))
 }
 
-/// Writes through a temporary file, so a reader never sees half a file.
+/// Whether `path` exists as something other than a regular file or a directory: a device
+/// (`/dev/null`, `/dev/stdout`), a pipe or a socket (a symbolic link read as what it names).
+fn is_special(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
+/// Writes through a temporary file, so a reader never sees half a file. A symbolic link is
+/// followed (the file it names is replaced, the link stays), and a device or pipe is written
+/// into: renamed over, `/dev/null` would become a regular file that every later write to it
+/// fills and every read returns.
 pub(crate) fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let resolved = std::fs::canonicalize(path).ok();
+    let path = resolved.as_deref().unwrap_or(path);
+    if is_special(path) {
+        return std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()));
+    }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }

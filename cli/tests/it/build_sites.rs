@@ -599,6 +599,109 @@ fn a_markdown_table_of_contents_is_left_out_as_its_built_page_would_be() {
     assert_eq!(ids(&kept).len(), want.len() + 2, "{kept}");
 }
 
+/// A folder of two Markdown pages with text, for the output tests.
+fn two_pages(dir: &Path) {
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    for name in ["alpha", "beta"] {
+        std::fs::write(
+            src.join(format!("{name}.md")),
+            format!("# {name}\n\nThe {name} page says something of its own, in a sentence.\n"),
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn an_output_through_a_symbolic_link_replaces_the_file_and_keeps_the_link() {
+    let dir = scratch("output-link");
+    two_pages(&dir);
+    std::fs::create_dir_all(dir.join("real")).unwrap();
+    std::fs::write(dir.join("real/kb.json"), "old").unwrap();
+    std::os::unix::fs::symlink("real/kb.json", dir.join("kb.json")).unwrap();
+    let kb = built(
+        &dir,
+        &[
+            "build",
+            "--markdown",
+            "src",
+            "--base-url",
+            "https://ex.org/",
+            "-o",
+            "kb.json",
+        ],
+    );
+    assert_eq!(ids(&kb), ["page_alpha", "page_beta"]);
+    let link = std::fs::symlink_metadata(dir.join("kb.json")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link was replaced");
+    // The prebuilt index stands where a loader given `kb.json` looks for it.
+    assert!(dir.join("kb.index").is_file(), "no index beside the link");
+    let written: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("real/kb.json")).unwrap()).unwrap();
+    assert_eq!(written, kb);
+}
+
+#[test]
+fn an_output_that_is_a_pipe_is_written_into_and_gets_nothing_beside_it() {
+    use std::os::unix::fs::FileTypeExt;
+    // A named pipe stands for any device (`-o /dev/null`): renamed over, it would become a
+    // regular file. `cat` reads what the build writes into it.
+    let dir = scratch("output-pipe");
+    two_pages(&dir);
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let pipe = out.join("kb.json");
+    let made = Command::new("mkfifo").arg(&pipe).status().unwrap();
+    assert!(made.success());
+    let mut reader = Command::new("cat")
+        .arg(&pipe)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let built = rag(
+        &dir,
+        &[
+            "build",
+            "--markdown",
+            "src",
+            "--base-url",
+            "https://ex.org/",
+            "-o",
+            "out/kb.json",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&built.stdout);
+    // Had the build never opened the pipe, `cat` would wait on it for ever: give up on it
+    // after a while, so the assertions below say what went wrong.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while reader.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = reader.kill();
+    let read = reader.wait_with_output().unwrap().stdout;
+    assert_eq!(
+        built.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    assert!(
+        std::fs::symlink_metadata(&pipe)
+            .unwrap()
+            .file_type()
+            .is_fifo(),
+        "the pipe was replaced by a file"
+    );
+    let kb: Value = serde_json::from_slice(&read).expect("the pipe carried the knowledge base");
+    assert_eq!(ids(&kb), ["page_alpha", "page_beta"]);
+    let beside: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(beside, ["kb.json"], "{stdout}");
+    assert!(stdout.contains("is not a regular file"), "{stdout}");
+}
+
 #[test]
 fn the_sample_site_rebuilds_the_committed_sample_knowledge_base() {
     let config = repo().join("examples/sample-site/rag.toml");
