@@ -42,9 +42,7 @@ impl Cache {
     /// Writes the cache (through a temporary file, so a crash leaves the old one).
     pub(crate) fn save(&self, path: &Path) -> Result<(), String> {
         let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, text + "\n").map_err(|e| format!("{}: {e}", tmp.display()))?;
-        std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+        super::write(path, (text + "\n").as_bytes())
     }
 }
 

@@ -599,6 +599,20 @@ fn a_markdown_table_of_contents_is_left_out_as_its_built_page_would_be() {
     assert_eq!(ids(&kept).len(), want.len() + 2, "{kept}");
 }
 
+/// `rag build --markdown src -o OUT` in `dir`, over [`two_pages`], whatever it exits with.
+fn build_two_pages(dir: &Path, out: &str) -> Output {
+    let args = [
+        "build",
+        "--markdown",
+        "src",
+        "--base-url",
+        "https://ex.org/",
+        "-o",
+        out,
+    ];
+    rag(dir, &args)
+}
+
 /// A folder of two Markdown pages with text, for the output tests.
 fn two_pages(dir: &Path) {
     let src = dir.join("src");
@@ -619,18 +633,9 @@ fn an_output_through_a_symbolic_link_replaces_the_file_and_keeps_the_link() {
     std::fs::create_dir_all(dir.join("real")).unwrap();
     std::fs::write(dir.join("real/kb.json"), "old").unwrap();
     std::os::unix::fs::symlink("real/kb.json", dir.join("kb.json")).unwrap();
-    let kb = built(
-        &dir,
-        &[
-            "build",
-            "--markdown",
-            "src",
-            "--base-url",
-            "https://ex.org/",
-            "-o",
-            "kb.json",
-        ],
-    );
+    let out = build_two_pages(&dir, "kb.json");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let kb: Value = serde_json::from_slice(&std::fs::read(dir.join("kb.json")).unwrap()).unwrap();
     assert_eq!(ids(&kb), ["page_alpha", "page_beta"]);
     let link = std::fs::symlink_metadata(dir.join("kb.json")).unwrap();
     assert!(link.file_type().is_symlink(), "the link was replaced");
@@ -658,18 +663,7 @@ fn an_output_that_is_a_pipe_is_written_into_and_gets_nothing_beside_it() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let built = rag(
-        &dir,
-        &[
-            "build",
-            "--markdown",
-            "src",
-            "--base-url",
-            "https://ex.org/",
-            "-o",
-            "out/kb.json",
-        ],
-    );
+    let built = build_two_pages(&dir, "out/kb.json");
     let stdout = String::from_utf8_lossy(&built.stdout);
     // Had the build never opened the pipe, `cat` would wait on it for ever: give up on it
     // after a while, so the assertions below say what went wrong.
