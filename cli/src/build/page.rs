@@ -1,7 +1,7 @@
 //! A page extracted from any source (built HTML, Markdown, a crawl), before it becomes a
 //! knowledge-base entry.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -173,12 +173,24 @@ pub(crate) const FOLDER_MIN_PAGES: usize = 10;
 /// The indexes of `pages` grouped by the folder of their URL path, for each folder of at
 /// least [`FOLDER_MIN_PAGES`] pages that is not the whole site: a part of a site with a
 /// layout of its own (a manual beside generated example projects, a release log beside the
-/// reference). In folder order.
+/// reference). In folder order. A page at a folder's URL (`/news/0.22-relnotes/`, as Hugo,
+/// Jekyll and MkDocs publish every page) is in the folder above it, beside its siblings, as
+/// `/news/0.22-relnotes.html` would be, unless pages stand in its folder: then it is their
+/// folder's index (`/news/` over them, Doxygen's `html/` over its files).
 pub(crate) fn sub_folders(pages: &[Page]) -> Vec<Vec<usize>> {
+    let parent = |path: &str| path.rsplit_once('/').map_or("", |(f, _)| f).to_owned();
+    let paths: Vec<String> = pages.iter().map(Page::path).collect();
+    let outer: Vec<String> = paths
+        .iter()
+        .map(|p| parent(p.strip_suffix('/').unwrap_or(p)))
+        .collect();
+    let holding: HashSet<&str> = outer.iter().map(String::as_str).collect();
     let mut folders: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for (i, page) in pages.iter().enumerate() {
-        let path = page.path();
-        let folder = path.rsplit_once('/').map_or("", |(f, _)| f).to_owned();
+    for (i, path) in paths.iter().enumerate() {
+        let folder = match path.strip_suffix('/') {
+            Some(own) if holding.contains(own) => own.to_owned(),
+            _ => outer[i].clone(),
+        };
         folders.entry(folder).or_default().push(i);
     }
     folders
@@ -221,6 +233,31 @@ pub(crate) fn join_url(base: &str, path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_at_a_folder_s_url_is_in_the_folder_above_it() {
+        // Hugo publishes every page as a folder (`/news/0.22-relnotes/`): its siblings are
+        // the folder's other pages, as `/news/0.22-relnotes.html` would be beside them.
+        // Before, each was a folder of one, and the rules for a folder's own layout (its name
+        // in the titles, its chrome) never applied.
+        let at = |path: &str| Page {
+            url: format!("https://ex.org{path}"),
+            ..Page::default()
+        };
+        let mut pages: Vec<Page> = (0..FOLDER_MIN_PAGES)
+            .map(|i| at(&format!("/news/0.{i}-relnotes/")))
+            .collect();
+        pages.extend((0..FOLDER_MIN_PAGES).map(|i| at(&format!("/api/item{i}.html"))));
+        // A folder's index over the pages in it is theirs, at a folder's URL too.
+        pages.push(at("/news/"));
+        pages.push(at("/api/"));
+        pages.push(at("/"));
+        let folders = sub_folders(&pages);
+        let n = FOLDER_MIN_PAGES;
+        let news: Vec<usize> = (0..n).chain([2 * n]).collect();
+        let api: Vec<usize> = (n..2 * n).chain([2 * n + 1]).collect();
+        assert_eq!(folders, [api, news]);
+    }
 
     #[test]
     fn pages_become_page_entries_keyed_by_their_path() {
