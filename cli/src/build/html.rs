@@ -217,10 +217,42 @@ impl<'a> Scope<'a> {
     fn leaves_out(&self, node: NodeRef<'_, Node>) -> bool {
         match node.value() {
             Node::Element(el) if node.id() != self.root.id() => {
-                skipped(el, self.fallback) || self.left_out.contains(&node.id())
+                (skipped(el, self.fallback) && !(el.name() == "aside" && self.in_text(node)))
+                    || self.left_out.contains(&node.id())
             }
             _ => false,
         }
+    }
+
+    /// Whether an `<aside>` inside a main content that a page marks as such (not the
+    /// `<body>` fallback, whose asides are the site's sidebars) is part of its text: a note
+    /// or warning set beside the paragraph it qualifies (Hugo's documentation theme writes
+    /// its admonitions as asides, docutils its footnotes), told from a table of contents, a
+    /// box of related links or a "Share this" label by reading as prose: a sentence, and most
+    /// of its text outside links.
+    fn in_text(&self, node: NodeRef<'_, Node>) -> bool {
+        if self.fallback {
+            return false;
+        }
+        let (mut unlinked, mut linked) = (String::new(), 0usize);
+        for child in node.descendants() {
+            let Node::Text(t) = child.value() else {
+                continue;
+            };
+            let in_link = child
+                .ancestors()
+                .take_while(|a| a.id() != node.id())
+                .any(|a| a.value().as_element().is_some_and(|e| e.name() == "a"));
+            if in_link {
+                linked += t.trim().len();
+            } else {
+                // Each run of text a line of its own: a footnote's "[1]" label is no word
+                // leading its sentence.
+                unlinked.push_str(&t.split_whitespace().collect::<Vec<_>>().join(" "));
+                unlinked.push('\n');
+            }
+        }
+        linked < unlinked.len() && super::noise::sentence_words(&unlinked) > 0
     }
 
     /// The root's tree as the main text reads it, in document order: each element left out
@@ -1404,6 +1436,31 @@ a = 1
         assert_eq!(p.title, "Plain");
         assert_eq!(p.url, "https://ex.org/plain.html");
         assert_eq!(p.lang, None);
+    }
+
+    #[test]
+    fn a_note_set_aside_in_the_content_is_text_and_a_box_of_links_is_not() {
+        // Hugo's documentation theme: the page's description and each admonition are
+        // `<aside>`s inside `<main>`; a box of related links there is still chrome.
+        let html = r#"<body><aside><p>The site's sidebar, in prose.</p></aside><main>
+            <h1>.AddDate</h1><aside class="description"><p>Adds years, months and days.</p></aside>
+            <p>Examples.</p><aside class="admonition note"><div><p>Hugo normalizes a day that
+            does not exist, as <a href="https://go.dev/">Go</a> does.</p></div></aside>
+            <aside class="related"><p><a href="/a/">Format</a> <a href="/b/">Unix</a></p></aside>
+            </main></body>"#;
+        let content = extract(html, "https://ex.org/adddate/").unwrap().content;
+        assert_eq!(
+            content,
+            "# .AddDate\n\nAdds years, months and days.\n\nExamples.\n\n\
+             Hugo normalizes a day that does not exist, as Go does."
+        );
+        // Without a main content, the body's asides are the site's sidebars.
+        let html = r#"<body><h2>Section</h2><p>Body text.</p>
+            <aside><p>About the author, in prose.</p></aside></body>"#;
+        assert_eq!(
+            extract(html, "https://ex.org/p.html").unwrap().content,
+            "## Section\n\nBody text."
+        );
     }
 
     #[test]
