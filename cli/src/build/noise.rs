@@ -708,6 +708,7 @@ pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<P
     let chrome = chrome_entries(&pages);
     let mut titles: HashMap<String, usize> = HashMap::new();
     let mut openings: HashMap<String, String> = HashMap::new();
+    let mut descriptions: HashMap<String, String> = HashMap::new();
     for p in &pages {
         let title = normalise(&p.title);
         if let Some(opening) = opening(&p.content) {
@@ -715,9 +716,18 @@ pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<P
                 .entry(title.clone())
                 .or_insert_with(|| opening.to_owned());
         }
+        if let Some(start) = p.description.as_deref().and_then(opening) {
+            descriptions
+                .entry(title.clone())
+                .or_insert_with(|| start.to_owned());
+        }
         *titles.entry(title).or_default() += 1;
     }
-    let titles = Titles { titles, openings };
+    let titles = Titles {
+        titles,
+        openings,
+        descriptions,
+    };
     let compiled = super::compilations::find(&pages);
     pages
         .into_iter()
@@ -862,6 +872,9 @@ struct Titles {
     titles: HashMap<String, usize>,
     /// The opening text of the first page with each normalised title (see [`opening`]).
     openings: HashMap<String, String>,
+    /// The start of the description of the first page with each normalised title that has
+    /// one (its `<meta name="description">`), as a listing may show it instead.
+    descriptions: HashMap<String, String>,
 }
 
 /// The start of a page's first paragraph of prose ([`OPENING_MIN`] bytes or more), cut
@@ -926,13 +939,16 @@ const LISTING_MIN: usize = 2;
 const LISTING_MIN_SHARE: f64 = 0.6;
 
 /// Whether an HTML page is a listing of other pages: at least [`LISTING_MIN`] of its
-/// headings are other pages' titles with that page's opening in the section under them
-/// (to the next heading as high), and those sections are most of the page. Blog indexes,
-/// tag, category and author pages (Docusaurus, Hugo, Jekyll, Hexo) show each post's title
-/// and its first paragraphs, often the whole of a short post; they hold too few posts for
-/// an index's link share or a print-all page, and would compete with the posts for every
-/// question about them. One post under a tag is not told from a page quoting another (Qt's
-/// "SQL Programming" opens its one section with the class list of "Database Classes").
+/// headings are other pages' titles with that page's opening or description in the
+/// section under them (to the next heading as high), and those sections are most of the
+/// page. Blog indexes, tag, category and author pages (Docusaurus, Hugo, Jekyll, Hexo) show
+/// each post's title and its first paragraphs, often the whole of a short post, or the
+/// summary its front matter gives (which the post's page carries as its description); they
+/// hold too few posts for an index's link share or a print-all page, and would compete with
+/// the posts for every question about them. Of a long listing (Hugo's category of 139
+/// functions) [`OPENINGS_CHECKED`] sections, evenly spread, are looked in. One post under a
+/// tag is not told from a page quoting another (Qt's "SQL Programming" opens its one
+/// section with the class list of "Database Classes").
 fn listing(page: &Page, titles: &Titles) -> bool {
     if page.structure.is_none_or(|s| s.source) {
         return false; // Markdown sources are the owner's own writing
@@ -940,23 +956,34 @@ fn listing(page: &Page, titles: &Titles) -> bool {
     let own = normalise(&page.title);
     let content = page.content.as_str();
     let headings: Vec<(usize, usize, String)> = headings_of(content).collect();
-    let (mut copied, mut copied_bytes, mut checked) = (0, 0, 0);
-    for (i, (at, level, text)) in headings.iter().enumerate() {
-        // Another page's title (a page has an opening on record only under its title).
-        let Some(opening) = titles.openings.get(text).filter(|_| *text != own) else {
-            continue;
+    // Each section under another page's title (a page has an opening or a description on
+    // record only under its title): where it starts and ends, and that page's record.
+    let sections: Vec<(usize, usize, &String)> = headings
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, _, text))| *text != own)
+        .filter_map(|(i, (at, level, text))| {
+            let end = headings[i + 1..]
+                .iter()
+                .find(|h| h.1 <= *level)
+                .map_or(content.len(), |h| h.0);
+            Some((*at, end, text)).filter(|_| {
+                titles.openings.contains_key(text) || titles.descriptions.contains_key(text)
+            })
+        })
+        .collect();
+    let step = sections.len().div_ceil(OPENINGS_CHECKED).max(1);
+    let (mut copied, mut copied_bytes) = (0, 0);
+    for &(at, end, text) in sections.iter().step_by(step) {
+        let section = &content[at..end];
+        let shows = |record: &HashMap<String, String>| {
+            record
+                .get(text)
+                .is_some_and(|o| section.contains(o.as_str()))
         };
-        checked += 1;
-        if checked > OPENINGS_CHECKED {
-            return false; // many pages' titles: print-all's test, not this one
-        }
-        let end = headings[i + 1..]
-            .iter()
-            .find(|h| h.1 <= *level)
-            .map_or(content.len(), |h| h.0);
-        if content[*at..end].contains(opening.as_str()) {
+        if shows(&titles.openings) || shows(&titles.descriptions) {
             copied += 1;
-            copied_bytes += end - at;
+            copied_bytes += (end - at) * step;
         }
     }
     copied >= LISTING_MIN && copied_bytes as f64 >= LISTING_MIN_SHARE * content.len() as f64
@@ -1609,6 +1636,67 @@ zf{motion}      Create a fold over the lines the motion moves across.
             "keep_all keeps them"
         );
         assert_eq!(tally.count(Noise::Listing), 2, "and counts them");
+    }
+
+    #[test]
+    fn a_category_page_of_the_pages_summaries_is_a_listing_however_long() {
+        // Hugo's category and section pages: each page's title over the summary its front
+        // matter gives (the page's `<meta name="description">`, not its opening) and "Read
+        // More »"; a category of the function reference holds 139 of them.
+        let built = |path: &str, title: &str, content: &str, description: Option<String>| Page {
+            structure: Some(Structure::default()),
+            description,
+            ..page(path, title, content)
+        };
+        let summary = |i: usize| format!("Returns the value number {i} of a collection, or nil.");
+        let mut pages: Vec<Page> = (0..139)
+            .map(|i| {
+                let text = format!(
+                    "# fn{i}\n\n## Syntax\n\n```\nfn{i} COLLECTION\n```\n\n\
+                     The function walks its collection and stops at the first match."
+                );
+                built(
+                    &format!("/functions/fn{i}/"),
+                    &format!("fn{i}"),
+                    &text,
+                    Some(summary(i)),
+                )
+            })
+            .collect();
+        let cards = |posts: std::ops::Range<usize>| -> String {
+            posts
+                .map(|i| format!("# fn{i}\n\n{} Read More »\n\n", summary(i)))
+                .collect()
+        };
+        let category = format!("# Category: functions\n\n{}", cards(0..139));
+        pages.push(built(
+            "/categories/functions/",
+            "Category: functions",
+            &category,
+            None,
+        ));
+        pages.push(built(
+            "/categories/dates/",
+            "Category: dates",
+            &cards(3..6),
+            None,
+        ));
+        // Two summaries quoted amid a guide's own text: a page.
+        let own = "A guide's own paragraph, longer than what it quotes. ".repeat(20);
+        let guide = format!("# Guide\n\n{own}\n\n{}## More\n\n{own}", cards(7..9));
+        pages.push(built("/guide/", "Guide", &guide, None));
+
+        let mut tally = Tally::default();
+        let kept: Vec<String> = sift(pages, false, &mut tally)
+            .iter()
+            .map(Page::path)
+            .collect();
+        assert_eq!(tally.count(Noise::Listing), 2, "{:?}", tally.examples());
+        for gone in ["/categories/functions/", "/categories/dates/"] {
+            assert!(!kept.iter().any(|p| p == gone), "{gone} kept");
+        }
+        assert!(kept.iter().any(|p| p == "/guide/"));
+        assert!(kept.iter().any(|p| p == "/functions/fn0/"));
     }
 
     #[test]
