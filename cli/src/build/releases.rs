@@ -7,6 +7,8 @@
 //! release ("Release 15.4", "Version 2.0"), or by headings that are mostly version numbers
 //! ("Python 3.11.4 final", "v2.3.0").
 
+use std::collections::{HashMap, HashSet};
+
 use super::noise::normalise;
 use super::page::Page;
 
@@ -41,6 +43,10 @@ const MIN_VERSION_SHARE: f64 = 0.3;
 /// A heading names a release when one of its first this many words is a version.
 const VERSION_WITHIN: usize = 3;
 
+/// A series of at least this many pages titled by one name and as many versions
+/// ("Hugo 0.26: Language Style Edition", "Hugo 0.27", …) announces releases.
+const MIN_SERIES: usize = 3;
+
 /// Marks the release-notes pages among `pages`; returns how many.
 pub(crate) fn mark(pages: &mut [Page]) -> usize {
     let mut n = 0;
@@ -50,7 +56,40 @@ pub(crate) fn mark(pages: &mut [Page]) -> usize {
             n += 1;
         }
     }
+    // A title naming a product and a version is the product's home as often as a release
+    // ("Qt 5.15"); the same name with three versions or more is a series of announcements.
+    let mut series: HashMap<String, HashSet<String>> = HashMap::new();
+    for p in pages.iter().filter(|p| p.kind.is_none()) {
+        if let Some((name, version)) = release_title(&p.title) {
+            series.entry(name).or_default().insert(version.to_owned());
+        }
+    }
+    for p in pages.iter_mut().filter(|p| p.kind.is_none()) {
+        let named = release_title(&p.title)
+            .and_then(|(name, _)| series.get(&name))
+            .is_some_and(|versions| versions.len() >= MIN_SERIES);
+        if named {
+            p.kind = Some(RELEASE_NOTES.to_owned());
+            n += 1;
+        }
+    }
     n
+}
+
+/// The name and version a title announces a release by: at most two words and a version
+/// that ends the title or its first part ("Hugo 0.27: Fast and Flexible Related Content!",
+/// "Hugo 0.10", "0.17: Hugo is going global"). A section number followed by its words
+/// ("7.1 Application Concept") is none.
+fn release_title(title: &str) -> Option<(String, &str)> {
+    let words: Vec<&str> = unnumbered(title).split_whitespace().collect();
+    let at = words.iter().take(3).position(|w| is_version(w))?;
+    let version = words[at];
+    let ends = match words.get(at + 1) {
+        None => true,
+        Some(next) => version.ends_with([':', ',']) || matches!(*next, "-" | "–" | "—" | ":" | "|"),
+    };
+    let name = words[..at].join(" ").to_lowercase();
+    ends.then(|| (name, version.trim_end_matches([':', ','])))
 }
 
 fn is_release_notes(page: &Page) -> bool {
@@ -250,5 +289,26 @@ mod tests {
         let kinds: Vec<Option<&str>> = pages.iter().map(|p| p.kind.as_deref()).collect();
         let r = Some(RELEASE_NOTES);
         assert_eq!(kinds, [r, r, r, r, r, None, None, None, None, r, r, None]);
+    }
+
+    #[test]
+    fn a_series_of_titles_naming_one_product_s_versions_is_release_notes() {
+        // Hugo's news: each release announced under "Hugo <version>", often with a subtitle.
+        let mut pages = vec![
+            page("Hugo 0.26: Language Style Edition", "Text."),
+            page("Hugo 0.27", "Text."),
+            page("Hugo 0.27.1: One bugfix", "Text."),
+            page("0.17: Hugo is going global", "Text."),
+            // One product version is a product's home as often as a release.
+            page("Qt 5.15", "Text."),
+            // Section numbers followed by their words are no versions.
+            page("7.1 Application Concept", "Text."),
+            page("7.2 Application Callback Module", "Text."),
+            page("7.3 Application Resource File", "Text."),
+        ];
+        assert_eq!(mark(&mut pages), 3);
+        let kinds: Vec<Option<&str>> = pages.iter().map(|p| p.kind.as_deref()).collect();
+        let r = Some(RELEASE_NOTES);
+        assert_eq!(kinds, [r, r, r, None, None, None, None, None]);
     }
 }
