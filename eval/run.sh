@@ -93,7 +93,32 @@ sites=(
   # The same Node.js pages from the Markdown sources the package ships beside them (`rag build
   # --markdown`), with docs-site-nodejs's questions.
   "docs-site-nodejs-markdown|nodejs-doc=18.20.4+dfsg-1~deb12u3|markdown:usr/share/doc/nodejs/api|https://nodejs.org/docs/latest-v18.x/api/|--permalink /{path}.html"
+  # Hugo's own documentation (gohugo.io), the `docs/` folder of Debian's hugo source package,
+  # built by that package's hugo: `hugo-docs:SOURCE TARBALL:ITS SHA-256` (below).
+  "docs-site-hugo|hugo=0.111.3-1|hugo-docs:hugo_0.111.3.orig.tar.gz:b6eeb13d9ed2e5d5c6895bae56480bf0fec24a564ad9d17c90ede14a7b240999|https://gohugo.io/"
 )
+
+# hugo_docs PKG TARBALL SHA256 BASE OUT: builds the `docs/` site of a Hugo source tarball from
+# Debian's pool (downloaded once and checked against its SHA-256, as the source package's .dsc
+# gives it) with the hugo of the binary package PKG, into OUT. Production settings (a page
+# built for development says `noindex`), without reading a git log the tarball has not got.
+hugo_docs() {
+  local pkg="$1" tarball="$2" sha="$3" base="$4" out="$5" root src
+  root="$(extract_pkg "$pkg")" || return 1
+  src="$work/.pkg/${tarball%.tar.gz}"
+  if [[ ! -d "$src/docs" ]]; then
+    if ((install == 0)); then echo "$tarball is not unpacked in $src (--no-install)" >&2; return 1; fi
+    mkdir -p "$work/.pkg"
+    curl -fsSL -o "$work/.pkg/$tarball" "http://deb.debian.org/debian/pool/main/h/hugo/$tarball"
+    echo "$sha  $work/.pkg/$tarball" | sha256sum -c --quiet - >&2
+    mkdir -p "$src.tmp"
+    tar -xzf "$work/.pkg/$tarball" -C "$src.tmp" --strip-components 1 --wildcards '*/docs/*'
+    mv "$src.tmp" "$src"
+  fi
+  rm -rf "$out"
+  HUGO_ENABLEGITINFO=false "$root/usr/bin/hugo" --quiet --source "$src/docs" --baseURL "$base" \
+    --destination "$out" >&2
+}
 
 updated=0
 need_pkg() {
@@ -156,7 +181,12 @@ for line in "${sites[@]}"; do
   read -ra build_opts <<<"${opts:-}"
   wanted "$name" || continue
   source_opt=--site
-  if [[ "$dir" == extract:* || "$dir" == markdown:* ]]; then
+  w="$work/$name"
+  if [[ "$dir" == hugo-docs:* ]]; then
+    IFS=':' read -r _ tarball sha <<<"$dir"
+    dir="$work/.pkg/$name-public"
+    hugo_docs "$pkg" "$tarball" "$sha" "$base" "$dir" || exit 1
+  elif [[ "$dir" == extract:* || "$dir" == markdown:* ]]; then
     root="$(extract_pkg "$pkg")" || exit 1
     [[ "$dir" == markdown:* ]] && source_opt=--markdown
     dir="$root/${dir#*:}"
@@ -164,7 +194,6 @@ for line in "${sites[@]}"; do
     need_pkg "$pkg"
   fi
   [[ -d "$dir" ]] || { echo "$pkg installed but $dir is missing" >&2; exit 1; }
-  w="$work/$name"
   rm -rf "$w"
   mkdir -p "$w"
   if [[ "$source_opt" == --markdown ]]; then
