@@ -1464,6 +1464,24 @@ a = 1
     }
 
     #[test]
+    fn hugo_s_description_and_note_asides_are_in_the_text() {
+        // Hugo 0.111's documentation as Hugo builds it (`functions/adddate/`, cut): the
+        // description and the one note beside the examples are `<aside>`s in `<main>`.
+        let path = format!(
+            "{}/tests/data/noise/hugo-adddate.html",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let html = std::fs::read_to_string(path).unwrap();
+        let p = extract(&html, "https://gohugo.io/functions/adddate/").unwrap();
+        assert!(p
+            .content
+            .contains("Returns the time corresponding to adding"));
+        assert!(p
+            .content
+            .contains("When adding months or years, Hugo normalizes"));
+    }
+
+    #[test]
     fn role_main_and_a_single_article_count_as_main_content() {
         let html = r#"<body><div class="nav">x</div><div role="main"><p>Inside.</p></div></body>"#;
         assert_eq!(extract(html, "https://ex.org/").unwrap().content, "Inside.");

@@ -1700,6 +1700,39 @@ zf{motion}      Create a fold over the lines the motion moves across.
     }
 
     #[test]
+    fn hugo_s_category_page_of_cards_is_a_listing_and_the_pages_it_lists_stay() {
+        // Cut from Hugo 0.111's documentation as Hugo builds it: a category page's cards
+        // show each page's front-matter description, which the page sets in an `<aside>`.
+        let mut pages: Vec<Page> = [
+            "hugo-category.html",
+            "hugo-modules-section.html",
+            "hugo-configure-modules.html",
+            "hugo-use-modules.html",
+            "hugo-theme-components.html",
+        ]
+        .into_iter()
+        .map(fixture)
+        .collect();
+        // As the build does first: " | Hugo" off the titles the cards show.
+        crate::build::titles::drop_site_name(&mut pages);
+        let mut tally = Tally::default();
+        let kept: Vec<String> = sift(pages, false, &mut tally)
+            .iter()
+            .map(Page::path)
+            .collect();
+        assert_eq!(tally.count(Noise::Listing), 1, "{:?}", tally.examples());
+        assert_eq!(
+            kept,
+            [
+                "/hugo-modules-section.html",
+                "/hugo-configure-modules.html",
+                "/hugo-use-modules.html",
+                "/hugo-theme-components.html"
+            ]
+        );
+    }
+
+    #[test]
     fn the_site_header_s_links_do_not_make_a_short_page_an_index() {
         // A site without <main> (SQLite's): every page's measured content holds the
         // header's 14 navigation links, each an index entry of its own block.
