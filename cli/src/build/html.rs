@@ -26,6 +26,10 @@ const SKIPPED: &[&str] = &[
     "iframe", "object", "canvas", "head", "dialog",
 ];
 
+/// The most nodes an `<aside>` in the main content may hold and still be read as a note
+/// set in the text ([`Scope::in_text`]): a long one is a sidebar, and a walk is bounded.
+const ASIDE_MAX_NODES: usize = 2048;
+
 /// Elements that start and end a block of text.
 const BLOCKS: &[&str] = &[
     "p",
@@ -229,27 +233,36 @@ impl<'a> Scope<'a> {
     /// or warning set beside the paragraph it qualifies (Hugo's documentation theme writes
     /// its admonitions as asides, docutils its footnotes), told from a table of contents, a
     /// box of related links or a "Share this" label by reading as prose: a sentence, and most
-    /// of its text outside links.
+    /// of its text outside links. An aside of more than [`ASIDE_MAX_NODES`] nodes is no note
+    /// and is not read through, so nested asides cost a bounded walk each.
     fn in_text(&self, node: NodeRef<'_, Node>) -> bool {
         if self.fallback {
             return false;
         }
-        let (mut unlinked, mut linked) = (String::new(), 0usize);
-        for child in node.descendants() {
-            let Node::Text(t) = child.value() else {
-                continue;
-            };
-            let in_link = child
-                .ancestors()
-                .take_while(|a| a.id() != node.id())
-                .any(|a| a.value().as_element().is_some_and(|e| e.name() == "a"));
-            if in_link {
-                linked += t.trim().len();
-            } else {
-                // Each run of text a line of its own: a footnote's "[1]" label is no word
-                // leading its sentence.
-                unlinked.push_str(&t.split_whitespace().collect::<Vec<_>>().join(" "));
-                unlinked.push('\n');
+        let (mut unlinked, mut linked, mut in_links) = (String::new(), 0usize, 0usize);
+        let is_link =
+            |n: &NodeRef<'_, Node>| n.value().as_element().is_some_and(|e| e.name() == "a");
+        for (seen, edge) in node.traverse().enumerate() {
+            if seen > 2 * ASIDE_MAX_NODES {
+                return false;
+            }
+            match edge {
+                Edge::Open(n) if is_link(&n) => in_links += 1,
+                Edge::Close(n) if is_link(&n) => in_links = in_links.saturating_sub(1),
+                Edge::Open(n) => {
+                    let Node::Text(t) = n.value() else {
+                        continue;
+                    };
+                    if in_links > 0 {
+                        linked += t.trim().len();
+                    } else {
+                        // Each run of text a line of its own: a footnote's "[1]" label is
+                        // no word leading its sentence.
+                        unlinked.push_str(&t.split_whitespace().collect::<Vec<_>>().join(" "));
+                        unlinked.push('\n');
+                    }
+                }
+                Edge::Close(_) => {}
             }
         }
         linked < unlinked.len() && super::noise::sentence_words(&unlinked) > 0
@@ -1461,6 +1474,15 @@ a = 1
             extract(html, "https://ex.org/p.html").unwrap().content,
             "## Section\n\nBody text."
         );
+    }
+
+    #[test]
+    fn a_long_aside_is_a_sidebar_and_is_not_read_through() {
+        let spans =
+            "<span>A sentence of the sidebar's own prose here. </span>".repeat(ASIDE_MAX_NODES);
+        let html = format!("<body><main><p>Body text.</p><aside>{spans}</aside></main></body>");
+        let content = extract(&html, "https://ex.org/p.html").unwrap().content;
+        assert_eq!(content, "Body text.");
     }
 
     #[test]
