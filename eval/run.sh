@@ -108,16 +108,19 @@ hugo_docs() {
   src="$work/.pkg/${tarball%.tar.gz}"
   if [[ ! -d "$src/docs" ]]; then
     if ((install == 0)); then echo "$tarball is not unpacked in $src (--no-install)" >&2; return 1; fi
-    mkdir -p "$work/.pkg"
-    curl -fsSL -o "$work/.pkg/$tarball" "http://deb.debian.org/debian/pool/main/h/hugo/$tarball"
-    echo "$sha  $work/.pkg/$tarball" | sha256sum -c --quiet - >&2
-    mkdir -p "$src.tmp"
-    tar -xzf "$work/.pkg/$tarball" -C "$src.tmp" --strip-components 1 --wildcards '*/docs/*'
-    mv "$src.tmp" "$src"
+    # Each step checked by hand: `set -e` does not reach into a function called in `||`.
+    mkdir -p "$work/.pkg" || return 1
+    curl -fsSL -o "$work/.pkg/$tarball" "http://deb.debian.org/debian/pool/main/h/hugo/$tarball" ||
+      { echo "could not download $tarball from Debian's pool" >&2; return 1; }
+    echo "$sha  $work/.pkg/$tarball" | sha256sum -c --quiet - >&2 ||
+      { echo "$tarball is not the tarball the questions were judged on" >&2; rm -f "$work/.pkg/$tarball"; return 1; }
+    rm -rf "$src.tmp" && mkdir -p "$src.tmp" &&
+      tar -xzf "$work/.pkg/$tarball" -C "$src.tmp" --strip-components 1 --wildcards '*/docs/*' &&
+      mv "$src.tmp" "$src" || return 1
   fi
   rm -rf "$out"
   HUGO_ENABLEGITINFO=false "$root/usr/bin/hugo" --quiet --source "$src/docs" --baseURL "$base" \
-    --destination "$out" >&2
+    --destination "$out" >&2 || { echo "hugo could not build $src/docs" >&2; return 1; }
 }
 
 updated=0

@@ -240,6 +240,9 @@ impl<'a> Scope<'a> {
             return false;
         }
         let (mut unlinked, mut linked, mut in_links) = (String::new(), 0usize, 0usize);
+        // Any `<a>`, unlike the noise measures' links ([`super::noise::is_link`]): a page's
+        // table of contents in an aside (Hugo's "What's on this Page") links to its own
+        // anchors, and is still a box of links.
         let is_link =
             |n: &NodeRef<'_, Node>| n.value().as_element().is_some_and(|e| e.name() == "a");
         for (seen, edge) in node.traverse().enumerate() {
@@ -1454,13 +1457,15 @@ a = 1
     #[test]
     fn a_note_set_aside_in_the_content_is_text_and_a_box_of_links_is_not() {
         // Hugo's documentation theme: the page's description and each admonition are
-        // `<aside>`s inside `<main>`; a box of related links there is still chrome.
-        let html = r#"<body><aside><p>The site's sidebar, in prose.</p></aside><main>
+        // `<aside>`s inside `<main>`; a box of related links there is still chrome, and so
+        // is a table of contents linking to the page's own anchors.
+        let html = r##"<body><aside><p>The site's sidebar, in prose.</p></aside><main>
             <h1>.AddDate</h1><aside class="description"><p>Adds years, months and days.</p></aside>
             <p>Examples.</p><aside class="admonition note"><div><p>Hugo normalizes a day that
             does not exist, as <a href="https://go.dev/">Go</a> does.</p></div></aside>
             <aside class="related"><p><a href="/a/">Format</a> <a href="/b/">Unix</a></p></aside>
-            </main></body>"#;
+            <aside><h4>On this page</h4><p><a href="#syntax">The syntax of the function
+            explained</a></p></aside></main></body>"##;
         let content = extract(html, "https://ex.org/adddate/").unwrap().content;
         assert_eq!(
             content,

@@ -702,6 +702,11 @@ const OPENING_LEN: usize = 60;
 /// page whose thousands of headings name other pages costs a bounded number of scans.
 const OPENINGS_CHECKED: usize = 64;
 
+/// The step that picks at most [`OPENINGS_CHECKED`] of `n` items, evenly spread.
+fn spread(n: usize) -> usize {
+    n.div_ceil(OPENINGS_CHECKED).max(1)
+}
+
 /// Leaves out the noise among `pages` (unless `keep_all`), counting each kind in `tally`.
 pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<Page> {
     tally.kept = keep_all;
@@ -923,8 +928,7 @@ fn print_all(page: &Page, titles: &Titles) -> bool {
         .iter()
         .filter_map(|t| titles.openings.get(t))
         .collect();
-    let step = openings.len().div_ceil(OPENINGS_CHECKED).max(1);
-    let checked: Vec<&&String> = openings.iter().step_by(step).collect();
+    let checked: Vec<&&String> = openings.iter().step_by(spread(openings.len())).collect();
     let copied = checked
         .iter()
         .filter(|o| page.content.contains(o.as_str()))
@@ -972,7 +976,7 @@ fn listing(page: &Page, titles: &Titles) -> bool {
             })
         })
         .collect();
-    let step = sections.len().div_ceil(OPENINGS_CHECKED).max(1);
+    let step = spread(sections.len());
     let (mut copied, mut copied_bytes) = (0, 0);
     for &(at, end, text) in sections.iter().step_by(step) {
         let section = &content[at..end];

@@ -58,15 +58,24 @@ pub(crate) fn mark(pages: &mut [Page]) -> usize {
     }
     // A title naming a product and a version is the product's home as often as a release
     // ("Qt 5.15"); the same name with three versions or more is a series of announcements.
-    let mut series: HashMap<String, HashSet<String>> = HashMap::new();
-    for p in pages.iter().filter(|p| p.kind.is_none()) {
-        if let Some((name, version)) = release_title(&p.title) {
-            series.entry(name).or_default().insert(version.to_owned());
-        }
+    let announced: Vec<Option<(String, String)>> = pages
+        .iter()
+        .map(|p| {
+            p.kind
+                .is_none()
+                .then(|| release_title(&p.title))
+                .flatten()
+                .map(|(name, version)| (name, version.to_owned()))
+        })
+        .collect();
+    let mut series: HashMap<&str, HashSet<&str>> = HashMap::new();
+    for (name, version) in announced.iter().flatten() {
+        series.entry(name).or_default().insert(version);
     }
-    for p in pages.iter_mut().filter(|p| p.kind.is_none()) {
-        let named = release_title(&p.title)
-            .and_then(|(name, _)| series.get(&name))
+    for (p, title) in pages.iter_mut().zip(&announced) {
+        let named = title
+            .as_ref()
+            .and_then(|(name, _)| series.get(name.as_str()))
             .is_some_and(|versions| versions.len() >= MIN_SERIES);
         if named {
             p.kind = Some(RELEASE_NOTES.to_owned());
