@@ -59,9 +59,10 @@ wanted() {
 # python-typer-doc would pull mkdocs and theme packages its text does not need,
 # libcommons-lang3-java-doc the whole default-jdk-doc, and rust-doc JavaScript and font packages;
 # erlang-doc, vim-doc, gnuplot-doc, debian-handbook, scala-doc, python-pandas-doc,
-# imagemagick-6-doc, gimp-help-en, python-scrapy-doc, ffmpeg-doc and cppreference-doc-en-html are
-# pinned to the versions their questions were judged on). A site given as `markdown:PATH` is
-# unpacked so too and built from the Markdown sources in PATH (`rag build --markdown`).
+# imagemagick-6-doc, gimp-help-en, python-scrapy-doc, ffmpeg-doc, cppreference-doc-en-html and
+# python3.11-doc are pinned to the versions their questions were judged on). A site given as
+# `markdown:PATH` is unpacked so too and built from the Markdown sources in PATH (`rag build
+# --markdown`).
 sites=(
   "docs-site-git|git-doc|/usr/share/doc/git-doc|https://git-scm.com/docs/"
   "docs-site-postgresql|postgresql-doc-15|/usr/share/doc/postgresql-doc-15/html|https://www.postgresql.org/docs/15/"
@@ -90,6 +91,7 @@ sites=(
   "docs-site-scrapy|python-scrapy-doc=2.8.0-2|extract:usr/share/doc/python-scrapy-doc/html|https://docs.scrapy.org/en/2.8/"
   "docs-site-ffmpeg|ffmpeg-doc=7:5.1.9-0+deb12u1|extract:usr/share/doc/ffmpeg|https://ffmpeg.org/documentation/"
   "docs-site-cppreference|cppreference-doc-en-html=20170409-2|extract:usr/share/cppreference/doc/html/en|https://en.cppreference.com/w/"
+  "docs-site-python|python3.11-doc=3.11.2-6+deb12u9|extract:usr/share/doc/python3.11/html|https://docs.python.org/3.11/"
   # The same Node.js pages from the Markdown sources the package ships beside them (`rag build
   # --markdown`), with docs-site-nodejs's questions.
   "docs-site-nodejs-markdown|nodejs-doc=18.20.4+dfsg-1~deb12u3|markdown:usr/share/doc/nodejs/api|https://nodejs.org/docs/latest-v18.x/api/|--permalink /{path}.html"
