@@ -155,6 +155,9 @@ impl Retriever {
                 }
             }
         }
+        if spans.iter().any(|(script, _)| *script == Script::Han) {
+            self.add_keywords(folded, spans, terms);
+        }
         self.add_joined_words(query, folded, spans, terms);
         // Identifiers as written (`v-if`, `sys_platform`), beside their parts.
         compounds(query, &mut |t| {
@@ -340,6 +343,47 @@ impl Retriever {
         let joined = head.chars().last().map_or(0, char::len_utf8);
         for t in han_bigram_slices(&run[head.len() - joined..]) {
             terms.add(t, 1.0, None, &self.index);
+        }
+    }
+
+    /// Stopwords a Chinese question quotes as names ("with 语句", "where 函数", "用 FROM
+    /// 关联别的表"): a run of at most [`MAX_KEYWORD_RUN`] Latin words beside Chinese text,
+    /// every one a stopword. Called for a question with Chinese text. Chinese has no reason to switch script for an English function
+    /// word, so one written there names a keyword, which the naming fields hold marked
+    /// ([`tokenize::keyword_marks`]). Its marked term stands for no word: the no-answer
+    /// test counts the question's words as before.
+    fn add_keywords(
+        &self,
+        folded: &str,
+        spans: &[(Script, std::ops::Range<u32>)],
+        terms: &mut TermSet,
+    ) {
+        let mut i = 0;
+        while i < spans.len() {
+            if spans[i].0 != Script::Latin {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while spans
+                .get(i)
+                .is_some_and(|(script, _)| *script == Script::Latin)
+            {
+                i += 1;
+            }
+            // The run is maximal and the question has Chinese text (the caller's test), so
+            // Chinese stands before or after it.
+            let run = &spans[start..i];
+            let words = || {
+                run.iter()
+                    .map(|(_, r)| &folded[r.start as usize..r.end as usize])
+            };
+            if run.len() <= MAX_KEYWORD_RUN && words().all(tokenize::is_stopword) {
+                for word in words() {
+                    let marked = format!("{}{word}", tokenize::KEYWORD_MARK);
+                    terms.add(&marked, KEYWORD_WEIGHT, None, &self.index);
+                }
+            }
         }
     }
 

@@ -46,7 +46,7 @@ pub use versions::NONE as NO_VERSION;
 /// it with any change to the terms a text or a query yields. It enters the prebuilt
 /// index's analysis fingerprint ([`crate::index::analysis_fingerprint`], with the bytes of
 /// the data files), so an index from a binary that analysed text differently is refused.
-pub const ANALYSIS_VERSION: u32 = 5;
+pub const ANALYSIS_VERSION: u32 = 6;
 
 /// A query term after analysis and expansion.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -73,6 +73,15 @@ pub const MAX_NAME_PROBES: usize = 512;
 /// character, and a real question is far shorter: this keeps 4,000 pasted characters from
 /// costing more than a long question does.
 pub const MAX_ANALYSED_HAN_CHARS: usize = 256;
+
+/// Most Latin words in a row that a Chinese question may quote as a name made of
+/// stopwords ("GROUP BY" has one, "for ... in" two): a longer run is an English phrase.
+pub const MAX_KEYWORD_RUN: usize = 2;
+
+/// A quoted keyword's weight ([`MAX_KEYWORD_RUN`]): the naming fields alone hold it, so
+/// its field score counts in full ([`FIELD_WEIGHT`] undone), as a word matched in a
+/// passage would.
+pub const KEYWORD_WEIGHT: f32 = 1.0 / FIELD_WEIGHT;
 
 /// Most distinct terms one query analyses to. Ranking costs one posting list per term, so
 /// this bounds its work whatever a visitor pastes; a real question has a few dozen.
@@ -674,11 +683,14 @@ impl Retriever {
             // The first line is the title: its terms also stand marked ([`TITLE_MARK`]),
             // for the no-answer rule's test of a question naming an entry.
             let title = field_text.lines().next().unwrap_or("");
-            let marked: Vec<String> = analyzer
+            let mut marked: Vec<String> = analyzer
                 .learn_terms(title)
                 .into_iter()
                 .map(|t| format!("{TITLE_MARK}{t}"))
                 .collect();
+            // And the stopwords that short lines hold as names ("where", "The with
+            // statement"), which no other term keeps.
+            marked.extend(tokenize::keyword_marks(&field_text));
             fields.add_marked(analyzer.learn_terms(&field_text), marked);
             for (p, text) in passages.into_iter().enumerate() {
                 units.push((d as u32, p as u32));

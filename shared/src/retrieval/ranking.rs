@@ -103,9 +103,16 @@ impl Retriever {
             return Vec::new();
         }
         self.fields.score_into(
-            // A term no passage holds is in no field either (fields repeat passage text).
+            // A term no passage holds is in no field either (fields repeat passage text),
+            // but for a stopword named as a keyword, which only the fields hold.
             terms.filter_map(|(term, id, w)| {
-                Some((self.fields.term_id(term).filter(|_| id.is_some())?, w))
+                let keyword = term.starts_with(tokenize::KEYWORD_MARK);
+                Some((
+                    self.fields
+                        .term_id(term)
+                        .filter(|_| id.is_some() || keyword)?,
+                    w,
+                ))
             }),
             scratch,
         )

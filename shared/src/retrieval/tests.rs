@@ -659,6 +659,45 @@ fn stash_site() -> Vec<(String, Vec<String>)> {
     [manual, stash].into_iter().chain(others).collect()
 }
 
+/// A function named by a stopword, among pages that use the word as English.
+fn keyword_site() -> Vec<(String, Vec<String>)> {
+    let page = |title: &str, text: &str| (title.to_string(), vec![text.to_string()]);
+    let mut pages = vec![
+        page(
+            "where",
+            "Filters an array to only the elements containing a matching value.",
+        ),
+        page(
+            "Filters",
+            "Where a filter is set, the function filters the array by the value given.",
+        ),
+    ];
+    pages.extend((0..20).map(|i| {
+        page(
+            &format!("Topic {i}"),
+            &format!("Where the value {i} is found, the array is kept as it was."),
+        )
+    }));
+    pages
+}
+
+#[test]
+fn a_chinese_question_quoting_a_stopword_finds_the_page_it_names() {
+    let r = Retriever::build_fielded(keyword_site(), &[]);
+    // Written in Chinese text, "where" names the function.
+    let (terms, _) = r.search("where 函数怎么按值筛选数组", 3, 0.0);
+    assert!(weight(&terms, "~where") > 0.0, "{terms:?}");
+    assert_first(&r, "where 函数怎么按值筛选数组", 0);
+    // Without the keyword the page about filters, which says "where" as English, wins.
+    assert_first(&r, "函数怎么按值筛选数组", 1);
+    // In an English question the word is English: no keyword term.
+    let (terms, _) = r.search("where do I filter an array by value", 3, 0.0);
+    assert!(terms.iter().all(|t| !t.term.starts_with('~')), "{terms:?}");
+    // Nor in a run of three Latin words, an English phrase.
+    let (terms, _) = r.search("where is it 在哪里", 3, 0.0);
+    assert!(terms.iter().all(|t| !t.term.starts_with('~')), "{terms:?}");
+}
+
 #[test]
 fn a_page_named_for_the_question_beats_the_same_words_deep_in_a_long_page() {
     let pages = stash_site();

@@ -269,6 +269,40 @@ pub(crate) fn operator_marks(text: &str) -> Vec<&str> {
     ops
 }
 
+/// The mark of a name that is an English stopword ("where", "with", "if", "FROM"): the
+/// naming fields hold `~where` beside their terms, and a question quoting the word as a
+/// name ([`keyword_marks`]'s other side, in the query's analysis) asks for it there.
+pub(crate) const KEYWORD_MARK: char = '~';
+
+/// Most Latin words a naming line (a title, a heading) may have for its stopwords to stand
+/// marked ([`KEYWORD_MARK`]): "where", "The with statement", "UPDATE FROM", `\if
+/// (section-label)` name a keyword; in a longer line ("Working with missing data in a
+/// DataFrame") the stopword is just English.
+pub(crate) const KEYWORD_LINE_WORDS: usize = 4;
+
+/// The stopwords of `text`'s short lines ([`KEYWORD_LINE_WORDS`]), lowercase and marked
+/// ([`KEYWORD_MARK`]): what the naming fields hold so a name that is a stopword can be
+/// found. Digits are not words ("8.5. The with statement" has three).
+pub(crate) fn keyword_marks(text: &str) -> Vec<String> {
+    let mut marks = Vec::new();
+    for line in text.lines() {
+        let words = || {
+            line.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| w.chars().any(|c| c.is_ascii_alphabetic()))
+        };
+        if words().count() > KEYWORD_LINE_WORDS {
+            continue;
+        }
+        for word in words() {
+            let lower = word.to_ascii_lowercase();
+            if is_stopword(&lower) {
+                marks.push(format!("{KEYWORD_MARK}{lower}"));
+            }
+        }
+    }
+    marks
+}
+
 /// English stopwords: function words that carry no topic. The list is larger than
 /// Lucene's 33 words on purpose: query expansion turns Chinese question words into
 /// "what", "how", "many", "which"..., and those must not match every document.
@@ -868,6 +902,25 @@ mod tests {
         // A sentence's full stop and a lone dash are not identifiers.
         assert_eq!(a.terms("It ends. - Then"), vec!["end"]);
         assert_eq!(a.terms("Python 3.8"), vec!["python", "3", "8", "3.8"]);
+    }
+
+    #[test]
+    fn short_lines_mark_their_stopwords_as_keywords() {
+        let marks = keyword_marks(
+            "where\n8.5. The with statement\nUPDATE FROM\n\\if (section-label)\n\
+             Working with missing data in a DataFrame\nGetting started",
+        );
+        assert_eq!(
+            marks,
+            ["~where", "~the", "~with", "~from", "~if"],
+            "a long line's stopwords are English, and a line without any marks nothing"
+        );
+        // Four words still name; five do not.
+        assert_eq!(
+            keyword_marks("The for loop body here"),
+            Vec::<String>::new()
+        );
+        assert_eq!(keyword_marks("The for loop body"), ["~the", "~for"]);
     }
 
     #[test]
