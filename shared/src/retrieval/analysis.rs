@@ -348,10 +348,10 @@ impl Retriever {
 
     /// Stopwords a Chinese question quotes as names ("with 语句", "where 函数", "用 FROM
     /// 关联别的表"): a run of at most [`MAX_KEYWORD_RUN`] Latin words beside Chinese text,
-    /// every one a stopword. Called for a question with Chinese text. Chinese has no reason to switch script for an English function
-    /// word, so one written there names a keyword, which the naming fields hold marked
-    /// ([`tokenize::keyword_marks`]). Its marked term stands for no word: the no-answer
-    /// test counts the question's words as before.
+    /// every one a stopword; called for a question with Chinese text. Chinese has no reason
+    /// to switch script for an English function word, so one written there names a keyword,
+    /// which the naming fields hold marked ([`tokenize::keyword_marks`]). Its marked term
+    /// stands for no word: the no-answer test counts the question's words as before.
     fn add_keywords(
         &self,
         folded: &str,
