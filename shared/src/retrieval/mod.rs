@@ -74,8 +74,9 @@ pub const MAX_NAME_PROBES: usize = 512;
 /// costing more than a long question does.
 pub const MAX_ANALYSED_HAN_CHARS: usize = 256;
 
-/// Most Latin words in a row that a Chinese question may quote as a name made of
-/// stopwords ("GROUP BY" has one, "for ... in" two): a longer run is an English phrase.
+/// Most Latin words in a row, all stopwords, that a Chinese question may quote as names
+/// ("where 函数" has one, "用 for in 遍历" two): a longer run is an English phrase quoted
+/// whole (an error message), whose stopwords are English.
 pub const MAX_KEYWORD_RUN: usize = 2;
 
 /// A quoted keyword's weight ([`MAX_KEYWORD_RUN`]): the naming fields alone hold it, so
