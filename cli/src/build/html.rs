@@ -186,6 +186,62 @@ fn meta_content(doc: &Html, css: &str) -> Option<String> {
         .find(|c| !c.is_empty())
 }
 
+/// The `<aside>`s inside `root` that are part of its text ([`aside_in_text`]); none in the
+/// `<body>` fallback, whose asides are the site's sidebars.
+fn text_asides(root: ElementRef<'_>, fallback: bool) -> Vec<NodeId> {
+    if fallback {
+        return Vec::new();
+    }
+    let mut asides: Vec<NodeId> = root
+        .descendants()
+        .filter(|n| n.id() != root.id())
+        .filter(|n| n.value().as_element().is_some_and(|e| e.name() == "aside"))
+        .filter(|&n| aside_in_text(n))
+        .map(|n| n.id())
+        .collect();
+    // Sorted, for `Scope::leaves_out` to look each element up in any number of them.
+    asides.sort_unstable();
+    asides
+}
+
+/// Whether an `<aside>` inside a main content that a page marks as such is part of its
+/// text: a note or warning set beside the paragraph it qualifies (Hugo's documentation
+/// theme writes its admonitions as asides, docutils its footnotes), told from a table of
+/// contents, a box of related links or a "Share this" label by reading as prose: a
+/// sentence, and most of its text outside links. An aside of more than [`ASIDE_MAX_NODES`]
+/// nodes is no note and is not read through, so nested asides cost a bounded walk each.
+fn aside_in_text(node: NodeRef<'_, Node>) -> bool {
+    let (mut unlinked, mut linked, mut in_links) = (String::new(), 0usize, 0usize);
+    // Any `<a>`, unlike the noise measures' links ([`super::noise::is_link`]): a page's
+    // table of contents in an aside (Hugo's "What's on this Page") links to its own
+    // anchors, and is still a box of links.
+    let is_link = |n: &NodeRef<'_, Node>| n.value().as_element().is_some_and(|e| e.name() == "a");
+    for (seen, edge) in node.traverse().enumerate() {
+        if seen > 2 * ASIDE_MAX_NODES {
+            return false;
+        }
+        match edge {
+            Edge::Open(n) if is_link(&n) => in_links += 1,
+            Edge::Close(n) if is_link(&n) => in_links = in_links.saturating_sub(1),
+            Edge::Open(n) => {
+                let Node::Text(t) = n.value() else {
+                    continue;
+                };
+                if in_links > 0 {
+                    linked += t.trim().len();
+                } else {
+                    // Each run of text a line of its own: a footnote's "[1]" label is
+                    // no word leading its sentence.
+                    unlinked.push_str(&t.split_whitespace().collect::<Vec<_>>().join(" "));
+                    unlinked.push('\n');
+                }
+            }
+            Edge::Close(_) => {}
+        }
+    }
+    linked < unlinked.len() && super::noise::sentence_words(&unlinked) > 0
+}
+
 /// Where a page's main text is read.
 pub(crate) struct Scope<'a> {
     /// The element holding the main content.
@@ -196,6 +252,9 @@ pub(crate) struct Scope<'a> {
     /// Blocks left out as `<nav>` is: a fallback body's link sidebars ([`sidebars`]) and
     /// language switchers ([`language_switchers`]).
     left_out: Vec<NodeId>,
+    /// The `<aside>`s that are part of the text ([`aside_in_text`]), found once (the page's
+    /// text, its noise measures and its links each walk the scope), sorted.
+    text_asides: Vec<NodeId>,
 }
 
 impl<'a> Scope<'a> {
@@ -205,15 +264,15 @@ impl<'a> Scope<'a> {
             root,
             fallback,
             left_out: Vec::new(),
+            text_asides: text_asides(root, fallback),
         }
     }
 
     /// The main text of `root`: [`Scope::of`], its language switchers left out too.
     fn main(root: ElementRef<'a>, fallback: bool) -> Self {
         Scope {
-            root,
-            fallback,
             left_out: language_switchers(root),
+            ..Scope::of(root, fallback)
         }
     }
 
@@ -221,54 +280,11 @@ impl<'a> Scope<'a> {
     fn leaves_out(&self, node: NodeRef<'_, Node>) -> bool {
         match node.value() {
             Node::Element(el) if node.id() != self.root.id() => {
-                (skipped(el, self.fallback) && !(el.name() == "aside" && self.in_text(node)))
+                (skipped(el, self.fallback) && self.text_asides.binary_search(&node.id()).is_err())
                     || self.left_out.contains(&node.id())
             }
             _ => false,
         }
-    }
-
-    /// Whether an `<aside>` inside a main content that a page marks as such (not the
-    /// `<body>` fallback, whose asides are the site's sidebars) is part of its text: a note
-    /// or warning set beside the paragraph it qualifies (Hugo's documentation theme writes
-    /// its admonitions as asides, docutils its footnotes), told from a table of contents, a
-    /// box of related links or a "Share this" label by reading as prose: a sentence, and most
-    /// of its text outside links. An aside of more than [`ASIDE_MAX_NODES`] nodes is no note
-    /// and is not read through, so nested asides cost a bounded walk each.
-    fn in_text(&self, node: NodeRef<'_, Node>) -> bool {
-        if self.fallback {
-            return false;
-        }
-        let (mut unlinked, mut linked, mut in_links) = (String::new(), 0usize, 0usize);
-        // Any `<a>`, unlike the noise measures' links ([`super::noise::is_link`]): a page's
-        // table of contents in an aside (Hugo's "What's on this Page") links to its own
-        // anchors, and is still a box of links.
-        let is_link =
-            |n: &NodeRef<'_, Node>| n.value().as_element().is_some_and(|e| e.name() == "a");
-        for (seen, edge) in node.traverse().enumerate() {
-            if seen > 2 * ASIDE_MAX_NODES {
-                return false;
-            }
-            match edge {
-                Edge::Open(n) if is_link(&n) => in_links += 1,
-                Edge::Close(n) if is_link(&n) => in_links = in_links.saturating_sub(1),
-                Edge::Open(n) => {
-                    let Node::Text(t) = n.value() else {
-                        continue;
-                    };
-                    if in_links > 0 {
-                        linked += t.trim().len();
-                    } else {
-                        // Each run of text a line of its own: a footnote's "[1]" label is
-                        // no word leading its sentence.
-                        unlinked.push_str(&t.split_whitespace().collect::<Vec<_>>().join(" "));
-                        unlinked.push('\n');
-                    }
-                }
-                Edge::Close(_) => {}
-            }
-        }
-        linked < unlinked.len() && super::noise::sentence_words(&unlinked) > 0
     }
 
     /// The root's tree as the main text reads it, in document order: each element left out
@@ -328,9 +344,8 @@ fn main_content<'d>(doc: &'d Html, url: &str) -> Scope<'d> {
             let mut left_out = sidebars(body);
             left_out.extend(language_switchers(body));
             let mut scope = Scope {
-                root: body,
-                fallback: true,
                 left_out,
+                ..Scope::of(body, true)
             };
             scope.left_out.extend(head_navigation(&scope, url));
             scope

@@ -962,18 +962,20 @@ fn listing(page: &Page, titles: &Titles) -> bool {
     let headings: Vec<(usize, usize, String)> = headings_of(content).collect();
     // Each section under another page's title (a page has an opening or a description on
     // record only under its title): where it starts and ends, and that page's record.
+    let on_record = |text: &String| {
+        *text != own
+            && (titles.openings.contains_key(text) || titles.descriptions.contains_key(text))
+    };
     let sections: Vec<(usize, usize, &String)> = headings
         .iter()
         .enumerate()
-        .filter(|(_, (_, _, text))| *text != own)
-        .filter_map(|(i, (at, level, text))| {
+        .filter(|(_, (_, _, text))| on_record(text))
+        .map(|(i, (at, level, text))| {
             let end = headings[i + 1..]
                 .iter()
                 .find(|h| h.1 <= *level)
                 .map_or(content.len(), |h| h.0);
-            Some((*at, end, text)).filter(|_| {
-                titles.openings.contains_key(text) || titles.descriptions.contains_key(text)
-            })
+            (*at, end, text)
         })
         .collect();
     let step = spread(sections.len());
@@ -1454,6 +1456,16 @@ zf{motion}      Create a fold over the lines the motion moves across.
         }
     }
 
+    /// The paths of the pages [`sift`] keeps, with its tally.
+    fn kept_paths(pages: Vec<Page>) -> (Vec<String>, Tally) {
+        let mut tally = Tally::default();
+        let kept = sift(pages, false, &mut tally)
+            .iter()
+            .map(Page::path)
+            .collect();
+        (kept, tally)
+    }
+
     #[test]
     fn a_page_holding_other_pages_whole_under_its_own_headings_is_left_out_as_print_all() {
         // FFmpeg's `ffmpeg-all.html`: the component pages' text under chapter headings
@@ -1690,11 +1702,7 @@ zf{motion}      Create a fold over the lines the motion moves across.
         let guide = format!("# Guide\n\n{own}\n\n{}## More\n\n{own}", cards(7..9));
         pages.push(built("/guide/", "Guide", &guide, None));
 
-        let mut tally = Tally::default();
-        let kept: Vec<String> = sift(pages, false, &mut tally)
-            .iter()
-            .map(Page::path)
-            .collect();
+        let (kept, tally) = kept_paths(pages);
         assert_eq!(tally.count(Noise::Listing), 2, "{:?}", tally.examples());
         for gone in ["/categories/functions/", "/categories/dates/"] {
             assert!(!kept.iter().any(|p| p == gone), "{gone} kept");
@@ -1719,11 +1727,7 @@ zf{motion}      Create a fold over the lines the motion moves across.
         .collect();
         // As the build does first: " | Hugo" off the titles the cards show.
         crate::build::titles::drop_site_name(&mut pages);
-        let mut tally = Tally::default();
-        let kept: Vec<String> = sift(pages, false, &mut tally)
-            .iter()
-            .map(Page::path)
-            .collect();
+        let (kept, tally) = kept_paths(pages);
         assert_eq!(tally.count(Noise::Listing), 1, "{:?}", tally.examples());
         assert_eq!(
             kept,
