@@ -27,7 +27,7 @@ const SKIPPED: &[&str] = &[
 ];
 
 /// The most nodes an `<aside>` in the main content may hold and still be read as a note
-/// set in the text ([`Scope::in_text`]): a long one is a sidebar, and a walk is bounded.
+/// set in the text ([`aside_in_text`]): a long one is a sidebar, and a walk is bounded.
 const ASIDE_MAX_NODES: usize = 2048;
 
 /// Elements that start and end a block of text.
