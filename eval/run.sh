@@ -105,8 +105,14 @@ sites=(
 # gives it) with the hugo of the binary package PKG, into OUT. Production settings (a page
 # built for development says `noindex`), without reading a git log the tarball has not got.
 hugo_docs() {
-  local pkg="$1" tarball="$2" sha="$3" base="$4" out="$5" root src
+  local pkg="$1" tarball="$2" sha="$3" base="$4" out="$5" root src lib libs=""
   root="$(extract_pkg "$pkg")" || return 1
+  # hugo links the shared libraries of its package's Depends; unpacked beside it, not
+  # installed, so the run works on a machine without them (a fresh base image has neither).
+  for lib in libsass1 libwebp7; do
+    lib="$(extract_pkg "$lib")" || return 1
+    for lib in "$lib"/usr/lib/*-linux-gnu*; do libs="$libs${libs:+:}$lib"; done
+  done
   src="$work/.pkg/${tarball%.tar.gz}"
   if [[ ! -d "$src/docs" ]]; then
     if ((install == 0)); then echo "$tarball is not unpacked in $src (--no-install)" >&2; return 1; fi
@@ -121,7 +127,7 @@ hugo_docs() {
       mv "$src.tmp" "$src" || return 1
   fi
   rm -rf "$out"
-  HUGO_ENABLEGITINFO=false "$root/usr/bin/hugo" --quiet --source "$src/docs" --baseURL "$base" \
+  LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" HUGO_ENABLEGITINFO=false "$root/usr/bin/hugo" --quiet --source "$src/docs" --baseURL "$base" \
     --destination "$out" >&2 || { echo "hugo could not build $src/docs" >&2; return 1; }
 }
 
