@@ -98,14 +98,42 @@ sites=(
   # Hugo's own documentation (gohugo.io), the `docs/` folder of Debian's hugo source package,
   # built by that package's hugo: `hugo-docs:SOURCE TARBALL:ITS SHA-256` (below).
   "docs-site-hugo|hugo=0.111.3-1|hugo-docs:hugo_0.111.3.orig.tar.gz:b6eeb13d9ed2e5d5c6895bae56480bf0fec24a564ad9d17c90ede14a7b240999|https://gohugo.io/"
+  # JSON for Modern C++'s documentation, the `docs/` folder of Debian's nlohmann-json3 source
+  # package, built by the set's own `build.sh` (Debian's MkDocs with the Material theme):
+  # `build-script:SOURCE TARBALL:ITS SHA-256`, the package column the source package.
+  "docs-site-nlohmann-json|nlohmann-json3|build-script:nlohmann-json3_3.11.2.orig.tar.gz:d69f9deb6a75e2580465c6c4c5111b89c4dc2fa94e3a85fcd2ffcd9a143d9273|https://json.nlohmann.me/"
 )
 
-# hugo_docs PKG TARBALL SHA256 BASE OUT: builds the `docs/` site of a Hugo source tarball from
-# Debian's pool (downloaded once and checked against its SHA-256, as the source package's .dsc
-# gives it) with the hugo of the binary package PKG, into OUT. Production settings (a page
-# built for development says `noindex`), without reading a git log the tarball has not got.
+# pool_source SRCPKG TARBALL SHA256: the `docs/` folder of a Debian source package's upstream
+# tarball, downloaded once from the pool of the archive apt is set up for and checked against
+# its SHA-256 (as the source package's .dsc gives it), unpacked into $work/.pkg; prints that
+# folder (the tarball's top folder, holding `docs/`).
+pool_source() {
+  local srcpkg="$1" tarball="$2" sha="$3" src mirror
+  src="$work/.pkg/${tarball%.tar.*}"
+  if [[ ! -d "$src/docs" ]]; then
+    if ((install == 0)); then echo "$tarball is not unpacked in $src (--no-install)" >&2; return 1; fi
+    # Each step checked by hand: `set -e` does not reach into a function called in `||`.
+    mkdir -p "$work/.pkg" || return 1
+    mirror="$(apt-get indextargets --format '$(REPO_URI)' 'Created-By: Packages' |
+      grep -E '/debian/$' | head -n 1)"
+    [[ -n "$mirror" ]] || { echo "apt names no Debian archive to download $tarball from" >&2; return 1; }
+    curl -fsSL -o "$work/.pkg/$tarball" "${mirror}pool/main/${srcpkg:0:1}/$srcpkg/$tarball" ||
+      { echo "could not download $tarball from Debian's pool" >&2; return 1; }
+    echo "$sha  $work/.pkg/$tarball" | sha256sum -c --quiet - >&2 ||
+      { echo "$tarball is not the tarball the questions were judged on" >&2; rm -f "$work/.pkg/$tarball"; return 1; }
+    rm -rf "$src.tmp" && mkdir -p "$src.tmp" &&
+      tar -xaf "$work/.pkg/$tarball" -C "$src.tmp" --strip-components 1 --wildcards '*/docs/*' &&
+      mv "$src.tmp" "$src" || return 1
+  fi
+  echo "$src"
+}
+
+# hugo_docs PKG SRC BASE OUT: builds the `docs/` site of a Hugo source tree SRC (unpacked by
+# `pool_source`) with the hugo of the binary package PKG, into OUT. Production settings (a
+# page built for development says `noindex`), without reading a git log the tarball has not got.
 hugo_docs() {
-  local pkg="$1" tarball="$2" sha="$3" base="$4" out="$5" root src lib libs=""
+  local pkg="$1" src="$2" base="$3" out="$4" root lib libs=""
   root="$(extract_pkg "$pkg")" || return 1
   # hugo links the shared libraries of its package's Depends; unpacked beside it, not
   # installed, so the run works on a machine without them (a fresh base image has neither).
@@ -113,19 +141,6 @@ hugo_docs() {
     lib="$(extract_pkg "$lib")" || return 1
     for lib in "$lib"/usr/lib/*-linux-gnu*; do libs="$libs${libs:+:}$lib"; done
   done
-  src="$work/.pkg/${tarball%.tar.gz}"
-  if [[ ! -d "$src/docs" ]]; then
-    if ((install == 0)); then echo "$tarball is not unpacked in $src (--no-install)" >&2; return 1; fi
-    # Each step checked by hand: `set -e` does not reach into a function called in `||`.
-    mkdir -p "$work/.pkg" || return 1
-    curl -fsSL -o "$work/.pkg/$tarball" "http://deb.debian.org/debian/pool/main/h/hugo/$tarball" ||
-      { echo "could not download $tarball from Debian's pool" >&2; return 1; }
-    echo "$sha  $work/.pkg/$tarball" | sha256sum -c --quiet - >&2 ||
-      { echo "$tarball is not the tarball the questions were judged on" >&2; rm -f "$work/.pkg/$tarball"; return 1; }
-    rm -rf "$src.tmp" && mkdir -p "$src.tmp" &&
-      tar -xzf "$work/.pkg/$tarball" -C "$src.tmp" --strip-components 1 --wildcards '*/docs/*' &&
-      mv "$src.tmp" "$src" || return 1
-  fi
   rm -rf "$out"
   LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" HUGO_ENABLEGITINFO=false "$root/usr/bin/hugo" --quiet --source "$src/docs" --baseURL "$base" \
     --destination "$out" >&2 || { echo "hugo could not build $src/docs" >&2; return 1; }
@@ -196,7 +211,14 @@ for line in "${sites[@]}"; do
   if [[ "$dir" == hugo-docs:* ]]; then
     IFS=':' read -r _ tarball sha <<<"$dir"
     dir="$work/.pkg/$name-public"
-    hugo_docs "$pkg" "$tarball" "$sha" "$base" "$dir" || exit 1
+    src="$(pool_source hugo "$tarball" "$sha")" || exit 1
+    hugo_docs "$pkg" "$src" "$base" "$dir" || exit 1
+  elif [[ "$dir" == build-script:* ]]; then
+    IFS=':' read -r _ tarball sha <<<"$dir"
+    dir="$work/.pkg/$name-public"
+    src="$(pool_source "$pkg" "$tarball" "$sha")" || exit 1
+    NO_INSTALL=$((1 - install)) bash "$here/$name/build.sh" "$src" "$dir" >&2 ||
+      { echo "$name/build.sh could not build the site" >&2; exit 1; }
   elif [[ "$dir" == extract:* || "$dir" == markdown:* ]]; then
     root="$(extract_pkg "$pkg")" || exit 1
     [[ "$dir" == markdown:* ]] && source_opt=--markdown
