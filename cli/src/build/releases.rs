@@ -134,14 +134,15 @@ fn is_release_notes(page: &Page) -> bool {
     }
     // Headings outside fenced code: a code line may start with `#` (`#include`, a
     // debugger's `#0  0x...` frame).
-    let titles: Vec<String> = shared::kb::headings(&page.content)
-        .map(|(_, _, title)| title)
+    let titles: Vec<(usize, String)> = shared::kb::headings(&page.content)
+        .map(|(_, level, title)| (level, title))
         .collect();
-    let headings: Vec<&str> = titles
+    let leveled: Vec<(usize, &str)> = titles
         .iter()
-        .map(|text| unnumbered(text))
-        .filter(|text| !text.is_empty())
+        .map(|(level, text)| (*level, unnumbered(text)))
+        .filter(|(_, text)| !text.is_empty())
         .collect();
+    let headings: Vec<&str> = leveled.iter().map(|&(_, text)| text).collect();
     // Numbers leading the headings in ascending order number the sections ("7.1
     // Application Concept", "7.2 Application Callback Module", as Erlang/OTP's guides
     // write them, whose pages repeat their title's "7 Applications"); release notes list
@@ -151,21 +152,48 @@ fn is_release_notes(page: &Page) -> bool {
         .filter_map(|h| section_number(h.split_whitespace().next()?))
         .collect();
     let numbered = leading.len() >= 2 && leading.windows(2).all(|w| w[0] <= w[1]);
-    let versions = headings
-        .iter()
-        .map(|h| if numbered { after_section_number(h) } else { h })
-        .filter(|h| {
-            // A release's heading leads with its version ("Version 5.0.21", "Python 3.11.4
-            // final", "2022-12-28 - Version 3.40.1": the dash is no word); an API
-            // reference's function heading ends with the release it came in ("get(Key,
-            // Map) -> Value OTP 17.0").
-            h.split_whitespace()
-                .filter(|w| w.chars().any(char::is_alphanumeric))
-                .take(VERSION_WITHIN)
-                .any(is_version)
-        })
-        .count();
-    versions >= MIN_VERSION_HEADINGS && versions as f64 >= MIN_VERSION_SHARE * headings.len() as f64
+    // A release's heading leads with its version ("Version 5.0.21", "Python 3.11.4 final",
+    // "2022-12-28 - Version 3.40.1": the dash is no word); an API reference's function
+    // heading ends with the release it came in ("get(Key, Map) -> Value OTP 17.0").
+    // `plainly`: only words (a name, a date) before it, no signature ("get() -> ListOTP
+    // 21.2", as Erlang/OTP's short signatures read without spaces).
+    let names_release = |h: &str, plainly: bool| {
+        let h = if numbered { after_section_number(h) } else { h };
+        let words = h
+            .split_whitespace()
+            .filter(|w| w.chars().any(char::is_alphanumeric))
+            .take(VERSION_WITHIN);
+        let plain = |w: &str| w.chars().all(|c| c.is_alphanumeric() || "-/.".contains(c));
+        let mut lead_plain = true;
+        for w in words {
+            if is_version(w) {
+                return lead_plain || !plainly;
+            }
+            lead_plain &= plain(w);
+        }
+        false
+    };
+    let enough = |versions: usize, of: usize| {
+        versions >= MIN_VERSION_HEADINGS && versions as f64 >= MIN_VERSION_SHARE * of as f64
+    };
+    let versions = headings.iter().filter(|h| names_release(h, false)).count();
+    if enough(versions, headings.len()) {
+        return true;
+    }
+    // Or among the headings of one level: a changelog gives each release its own
+    // subheadings ("## v3.7.3" over "### Summary", "### Bug Fixes", "### Deprecated
+    // functions"; Keep a Changelog's "## [1.0.0]" over "### Added", "### Fixed"), which
+    // outnumber the versions on the page as a whole. Read so, a module page's function
+    // headings are a level of their own, so their versions must lead plainly.
+    let mut by_level: HashMap<usize, (usize, usize)> = HashMap::new();
+    for &(level, text) in &leveled {
+        let (versions, all) = by_level.entry(level).or_default();
+        *all += 1;
+        *versions += usize::from(names_release(text, true));
+    }
+    by_level
+        .values()
+        .any(|&(versions, all)| enough(versions, all))
 }
 
 /// A heading without the section number it starts with, if it does.
@@ -298,6 +326,36 @@ mod tests {
         let kinds: Vec<Option<&str>> = pages.iter().map(|p| p.kind.as_deref()).collect();
         let r = Some(RELEASE_NOTES);
         assert_eq!(kinds, [r, r, r, r, r, None, None, None, None, r, r, None]);
+    }
+
+    #[test]
+    fn versions_leading_one_level_of_headings_are_release_notes() {
+        // Each release has its own subheadings, three to a version: the versions are a
+        // quarter of the headings, all of their level's.
+        let release = |v: &str| {
+            format!("## v{v}\n\n### Summary\n\nText.\n\n### Bug Fixes\n\n- a fix\n\n### Deprecated functions\n\n- one\n\n")
+        };
+        let changelog: String = ["3.7.3", "3.7.2", "3.7.1", "3.7.0"].map(release).concat();
+        // The same subheadings under sections that are no versions, and one section that is.
+        let guide = "## Install\n\n### Summary\n\nText.\n\n### Linux\n\nText.\n\n\
+                     ## Configure\n\n### Summary\n\nText.\n\n### Files\n\nText.\n\n\
+                     ## Upgrade to 2.0\n\nText.\n\n## Uninstall\n\nText.";
+        // Erlang/OTP's module pages: each function's heading ends with the release it came
+        // in, and most of that level's headings are functions.
+        let module = "# persistent_term\n\n### Module\n\n### Module Summary\n\n### Since\n\n\
+                      ### Description\n\nText.\n\n### Data Types\n\n#### key() = term()\n\n\
+                      ### Exports\n\n#### erase(Key) -> ResultOTP 21.2\n\n### Types\n\n\
+                      #### get() -> ListOTP 21.2\n\n### Types\n\n\
+                      #### info() -> InfoOTP 21.2\n\n### Types\n\nText.";
+        let mut pages = vec![
+            page("Releases", &format!("# Releases\n\n{changelog}")),
+            page("Getting started", &format!("# Getting started\n\n{guide}")),
+            page("persistent_term", module),
+        ];
+        assert_eq!(mark(&mut pages), 1);
+        assert_eq!(pages[0].kind.as_deref(), Some(RELEASE_NOTES));
+        assert_eq!(pages[1].kind, None);
+        assert_eq!(pages[2].kind, None);
     }
 
     #[test]
