@@ -118,7 +118,10 @@ pool_source() {
     mirror="$(apt-get indextargets --format '$(REPO_URI)' 'Created-By: Packages' |
       grep -E '/debian/$' | head -n 1)"
     [[ -n "$mirror" ]] || { echo "apt names no Debian archive to download $tarball from" >&2; return 1; }
-    curl -fsSL -o "$work/.pkg/$tarball" "${mirror}pool/main/${srcpkg:0:1}/$srcpkg/$tarball" ||
+    # The pool's folder is the package's first letter, or `libx` for a `libx...` package.
+    local letter="${srcpkg:0:1}"
+    [[ "$srcpkg" == lib?* ]] && letter="${srcpkg:0:4}"
+    curl -fsSL -o "$work/.pkg/$tarball" "${mirror}pool/main/$letter/$srcpkg/$tarball" ||
       { echo "could not download $tarball from Debian's pool" >&2; return 1; }
     echo "$sha  $work/.pkg/$tarball" | sha256sum -c --quiet - >&2 ||
       { echo "$tarball is not the tarball the questions were judged on" >&2; rm -f "$work/.pkg/$tarball"; return 1; }
@@ -133,17 +136,18 @@ pool_source() {
 # `pool_source`) with the hugo of the binary package PKG, into OUT. Production settings (a
 # page built for development says `noindex`), without reading a git log the tarball has not got.
 hugo_docs() {
-  local pkg="$1" src="$2" base="$3" out="$4" root lib libs=""
+  local pkg="$1" src="$2" base="$3" out="$4" root lib libroot dir libs=""
   root="$(extract_pkg "$pkg")" || return 1
   # hugo links the shared libraries of its package's Depends; unpacked beside it, not
   # installed, so the run works on a machine without them (a fresh base image has neither).
   for lib in libsass1 libwebp7; do
-    lib="$(extract_pkg "$lib")" || return 1
-    for lib in "$lib"/usr/lib/*-linux-gnu*; do libs="$libs${libs:+:}$lib"; done
+    libroot="$(extract_pkg "$lib")" || return 1
+    for dir in "$libroot"/usr/lib/*-linux-gnu*; do libs="$libs${libs:+:}$dir"; done
   done
   rm -rf "$out"
-  LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" HUGO_ENABLEGITINFO=false "$root/usr/bin/hugo" --quiet --source "$src/docs" --baseURL "$base" \
-    --destination "$out" >&2 || { echo "hugo could not build $src/docs" >&2; return 1; }
+  LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" HUGO_ENABLEGITINFO=false \
+    "$root/usr/bin/hugo" --quiet --source "$src/docs" --baseURL "$base" --destination "$out" >&2 ||
+    { echo "hugo could not build $src/docs" >&2; return 1; }
 }
 
 updated=0

@@ -137,63 +137,65 @@ fn is_release_notes(page: &Page) -> bool {
     let titles: Vec<(usize, String)> = shared::kb::headings(&page.content)
         .map(|(_, level, title)| (level, title))
         .collect();
-    let leveled: Vec<(usize, &str)> = titles
+    let headings: Vec<(usize, &str)> = titles
         .iter()
         .map(|(level, text)| (*level, unnumbered(text)))
         .filter(|(_, text)| !text.is_empty())
         .collect();
-    let headings: Vec<&str> = leveled.iter().map(|&(_, text)| text).collect();
     // Numbers leading the headings in ascending order number the sections ("7.1
     // Application Concept", "7.2 Application Callback Module", as Erlang/OTP's guides
     // write them, whose pages repeat their title's "7 Applications"); release notes list
     // their versions newest first.
     let leading: Vec<Vec<u32>> = headings
         .iter()
-        .filter_map(|h| section_number(h.split_whitespace().next()?))
+        .filter_map(|(_, h)| section_number(h.split_whitespace().next()?))
         .collect();
     let numbered = leading.len() >= 2 && leading.windows(2).all(|w| w[0] <= w[1]);
     // A release's heading leads with its version ("Version 5.0.21", "Python 3.11.4 final",
     // "2022-12-28 - Version 3.40.1": the dash is no word); an API reference's function
     // heading ends with the release it came in ("get(Key, Map) -> Value OTP 17.0").
-    // `plainly`: only words (a name, a date) before it, no signature ("get() -> ListOTP
-    // 21.2", as Erlang/OTP's short signatures read without spaces).
-    let names_release = |h: &str, plainly: bool| {
-        let h = if numbered { after_section_number(h) } else { h };
-        let words = h
-            .split_whitespace()
-            .filter(|w| w.chars().any(char::is_alphanumeric))
-            .take(VERSION_WITHIN);
-        let plain = |w: &str| w.chars().all(|c| c.is_alphanumeric() || "-/.".contains(c));
-        let mut lead_plain = true;
-        for w in words {
-            if is_version(w) {
-                return lead_plain || !plainly;
-            }
-            lead_plain &= plain(w);
-        }
-        false
-    };
     let enough = |versions: usize, of: usize| {
         versions >= MIN_VERSION_HEADINGS && versions as f64 >= MIN_VERSION_SHARE * of as f64
     };
-    let versions = headings.iter().filter(|h| names_release(h, false)).count();
-    if enough(versions, headings.len()) {
-        return true;
+    let mut versions = 0;
+    // Per level: its headings, and those whose version leads plainly.
+    let mut by_level: HashMap<usize, (usize, usize)> = HashMap::new();
+    for &(level, text) in &headings {
+        let lead = version_lead(if numbered {
+            after_section_number(text)
+        } else {
+            text
+        });
+        versions += usize::from(lead.is_some());
+        let (plain, all) = by_level.entry(level).or_default();
+        *all += 1;
+        *plain += usize::from(lead == Some(true));
     }
     // Or among the headings of one level: a changelog gives each release its own
     // subheadings ("## v3.7.3" over "### Summary", "### Bug Fixes", "### Deprecated
     // functions"; Keep a Changelog's "## [1.0.0]" over "### Added", "### Fixed"), which
     // outnumber the versions on the page as a whole. Read so, a module page's function
-    // headings are a level of their own, so their versions must lead plainly.
-    let mut by_level: HashMap<usize, (usize, usize)> = HashMap::new();
-    for &(level, text) in &leveled {
-        let (versions, all) = by_level.entry(level).or_default();
-        *all += 1;
-        *versions += usize::from(names_release(text, true));
+    // headings are a level of their own, so there a version must lead plainly.
+    enough(versions, headings.len()) || by_level.values().any(|&(plain, all)| enough(plain, all))
+}
+
+/// Whether a version is among a heading's first [`VERSION_WITHIN`] words, and if so whether
+/// only plain words (a name, a date) stand before it, no signature: Erlang/OTP's short
+/// signatures read "get() -> ListOTP 21.2", without a space before the release.
+fn version_lead(heading: &str) -> Option<bool> {
+    let plain = |w: &str| w.chars().all(|c| c.is_alphanumeric() || "-/.".contains(c));
+    let mut lead_plain = true;
+    for w in heading
+        .split_whitespace()
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .take(VERSION_WITHIN)
+    {
+        if is_version(w) {
+            return Some(lead_plain);
+        }
+        lead_plain &= plain(w);
     }
-    by_level
-        .values()
-        .any(|&(versions, all)| enough(versions, all))
+    None
 }
 
 /// A heading without the section number it starts with, if it does.
