@@ -131,13 +131,14 @@ fn build(s: &Settings, report: &mut Report) -> Result<String, String> {
     // would otherwise count as another page's (the same chapter in a superseded edition).
     let mut pages = noise::sift_emptied(pages, s.keep_all, &mut report.noise);
     // Titles before noise is measured (a print-all page repeats other pages' titles).
+    let site_name = titles::site_name_parts(&pages);
     let retitled = titles::settle(&mut pages);
     if retitled > 0 {
         report.note(format!(
             "{retitled} pages named by their <title>: their <h1>s name sections or the site"
         ));
     }
-    let unnamed = titles::drop_site_name(&mut pages);
+    let unnamed = titles::drop_site_name(&mut pages, &site_name);
     if unnamed > 0 {
         report.note(format!(
             "{unnamed} titles without the site's name beside them"

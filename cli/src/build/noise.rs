@@ -1726,7 +1726,8 @@ zf{motion}      Create a fold over the lines the motion moves across.
         .map(fixture)
         .collect();
         // As the build does first: " | Hugo" off the titles the cards show.
-        crate::build::titles::drop_site_name(&mut pages);
+        let site_name = crate::build::titles::site_name_parts(&pages);
+        crate::build::titles::drop_site_name(&mut pages, &site_name);
         let (kept, tally) = kept_paths(pages);
         assert_eq!(tally.count(Noise::Listing), 1, "{:?}", tally.examples());
         assert_eq!(

@@ -28,6 +28,45 @@ const SITE_WORD_SHARE: f64 = 0.5;
 /// count).
 const SITE_WORD_MIN: usize = 3;
 
+/// The first and last parts (at a separator, lowercase) that at least half the pages'
+/// `<title>`s share, and at least [`SITE_WORD_MIN`]: the site's name, for
+/// [`drop_site_name`]. Read before [`settle`], which clears the `<title>`s it does not take.
+pub(crate) fn site_name_parts(pages: &[Page]) -> HashSet<String> {
+    let heads: Vec<String> = pages
+        .iter()
+        .map(|p| fold_case_kept(p.head_title.as_deref().unwrap_or(&p.title)))
+        .collect();
+    let (firsts, lasts) = end_parts(&heads);
+    let at_least = most_of(pages.len());
+    firsts
+        .into_iter()
+        .chain(lasts)
+        .filter(|&(_, n)| n >= at_least)
+        .map(|(part, _)| part)
+        .collect()
+}
+
+/// How many of `n` titles make "most": [`SITE_WORD_SHARE`] of them, and at least
+/// [`SITE_WORD_MIN`].
+fn most_of(n: usize) -> usize {
+    ((SITE_WORD_SHARE * n as f64).ceil() as usize).max(SITE_WORD_MIN)
+}
+
+/// How many of `titles` have each first part, and each last part (lowercase).
+fn end_parts(titles: &[String]) -> (HashMap<String, usize>, HashMap<String, usize>) {
+    let mut firsts: HashMap<String, usize> = HashMap::new();
+    let mut lasts: HashMap<String, usize> = HashMap::new();
+    for title in titles {
+        if let Some((first, _)) = first_part(title) {
+            *firsts.entry(first.to_lowercase()).or_default() += 1;
+        }
+        if let Some((_, last)) = last_part(title) {
+            *lasts.entry(last.to_lowercase()).or_default() += 1;
+        }
+    }
+    (firsts, lasts)
+}
+
 /// Settles the title of every page that has both an `<h1>` title and a different
 /// `<title>` ([`Page::head_title`], then cleared); returns how many took the `<title>`.
 pub(crate) fn settle(pages: &mut [Page]) -> usize {
@@ -57,7 +96,7 @@ pub(crate) fn settle(pages: &mut [Page]) -> usize {
         }
         *same.entry(h).or_default() += 1;
     }
-    let at_least = ((SITE_WORD_SHARE * pages.len() as f64).ceil() as usize).max(SITE_WORD_MIN);
+    let at_least = most_of(pages.len());
     let site: HashSet<String> = holding
         .into_iter()
         .filter(|&(_, n)| n >= at_least)
@@ -68,7 +107,8 @@ pub(crate) fn settle(pages: &mut [Page]) -> usize {
         let Some(head) = page.head_title.take() else {
             continue;
         };
-        let shared_h1 = h1s.get(&fold(&page.title)).is_some_and(|&n| n >= at_least);
+        let sharing_h1 = h1s.get(&fold(&page.title)).copied().unwrap_or(0);
+        let shared_h1 = sharing_h1 >= at_least;
         let different = shared_h1
             || if page.h1_sections {
                 !overlaps(&page.title, &head)
@@ -76,12 +116,44 @@ pub(crate) fn settle(pages: &mut [Page]) -> usize {
                 unrelated(&page.title, &head, &site)
             };
         let key = fold(&head);
-        if same.get(&key) == Some(&1) && !parts.contains(&key) && different {
+        let sharing_head = same.get(&key).copied().unwrap_or(0);
+        if parts.contains(&key) || !different {
+            continue;
+        }
+        if sharing_head == 1 {
             page.title = head;
+            changed += 1;
+        } else if (SITE_WORD_MIN..at_least).contains(&sharing_h1) && sharing_head < sharing_h1 {
+            // An `<h1>` that a few pages share names their group (Jekyll's step-by-step
+            // tutorial: "Step by Step Tutorial" over each step) and the `<title>` each
+            // one, but as another page's does too ("Front Matter" is also the reference
+            // page's): the page's own name, qualified by its group, tells it apart.
+            page.title = format!("{} – {}", own_part(&head, &site), page.title);
             changed += 1;
         }
     }
     changed
+}
+
+/// A `<title>` without a first or last part made only of the words most `<title>`s hold
+/// (`site`): "Front Matter | Jekyll • Simple, blog-aware, static sites" → "Front Matter".
+fn own_part<'a>(head: &'a str, site: &HashSet<String>) -> &'a str {
+    let of_site = |part: &str| {
+        let w = words(part);
+        !w.is_empty() && w.iter().all(|w| site.contains(w))
+    };
+    let mut own = head;
+    if let Some((rest, last)) = last_part(own) {
+        if of_site(last) {
+            own = rest;
+        }
+    }
+    if let Some((first, rest)) = first_part(own) {
+        if of_site(first) {
+            own = rest;
+        }
+    }
+    own
 }
 
 /// Takes the site's name out of the titles that carry it beside the page's own
@@ -94,12 +166,18 @@ pub(crate) fn settle(pages: &mut [Page]) -> usize {
 /// citation says and what a print-all page's headings repeat: a title whose rest another
 /// page also has ("Class List" of each example project) keeps the name, as does a title
 /// that is the name alone (the home page's).
-pub(crate) fn drop_site_name(pages: &mut [Page]) -> usize {
+///
+/// `site_name` ([`site_name_parts`]) are the parts that most `<title>`s share, read before
+/// the titles were settled: where most pages are named by their `<h1>`, the name stays on
+/// fewer than half the titles (Jekyll's website: its 93 news posts, titled by their
+/// `<title>`, end with " | Jekyll • Simple, blog-aware, static sites", as every `<title>`
+/// of the site does, while the documentation takes its `<h1>`s).
+pub(crate) fn drop_site_name(pages: &mut [Page], site_name: &HashSet<String>) -> usize {
     let mut proposed: Vec<Option<String>> = vec![None; pages.len()];
     let all: Vec<usize> = (0..pages.len()).collect();
-    propose_without_common_part(pages, &all, &mut proposed);
+    propose_without_common_part(pages, &all, site_name, &mut proposed);
     for members in sub_folders(pages) {
-        propose_without_common_part(pages, &members, &mut proposed);
+        propose_without_common_part(pages, &members, site_name, &mut proposed);
     }
     let shown = |i: usize| {
         proposed[i]
@@ -124,29 +202,24 @@ pub(crate) fn drop_site_name(pages: &mut [Page]) -> usize {
 }
 
 /// For the pages `members` (indexes into `pages`), proposes each title without the first
-/// or last part that at least half of theirs share (and at least [`SITE_WORD_MIN`]), from
-/// the title already proposed, if any.
-fn propose_without_common_part(pages: &[Page], members: &[usize], proposed: &mut [Option<String>]) {
+/// or last part that at least half of theirs share (and at least [`SITE_WORD_MIN`]), or
+/// that is the site's name (`site_name`), from the title already proposed, if any.
+fn propose_without_common_part(
+    pages: &[Page],
+    members: &[usize],
+    site_name: &HashSet<String>,
+    proposed: &mut [Option<String>],
+) {
     // Each member's title as it stands: the one proposed already, if any.
     let current: Vec<String> = members
         .iter()
         .map(|&i| fold_case_kept(proposed[i].as_deref().unwrap_or(&pages[i].title)))
         .collect();
-    let mut firsts: HashMap<String, usize> = HashMap::new();
-    let mut lasts: HashMap<String, usize> = HashMap::new();
-    for title in &current {
-        if let Some((first, _)) = first_part(title) {
-            *firsts.entry(first.to_lowercase()).or_default() += 1;
-        }
-        if let Some((_, last)) = last_part(title) {
-            *lasts.entry(last.to_lowercase()).or_default() += 1;
-        }
-    }
-    let at_least = ((SITE_WORD_SHARE * members.len() as f64).ceil() as usize).max(SITE_WORD_MIN);
+    let (firsts, lasts) = end_parts(&current);
+    let at_least = most_of(members.len());
     let common = |counts: &HashMap<String, usize>, part: &str| {
-        counts
-            .get(&part.to_lowercase())
-            .is_some_and(|&n| n >= at_least)
+        let part = part.to_lowercase();
+        site_name.contains(&part) || counts.get(&part).is_some_and(|&n| n >= at_least)
     };
     for (&i, before) in members.iter().zip(&current) {
         let mut title = before.as_str();
@@ -336,7 +409,7 @@ mod tests {
             ),
         ];
         assert_eq!(settle(&mut pages), 3);
-        assert_eq!(drop_site_name(&mut pages), 3);
+        assert_eq!(drop_site_name(&mut pages, &HashSet::new()), 3);
         assert_eq!(titles(&pages), ["Assert", "File system", "HTTP"]);
 
         // Two editions of a book share a chapter's <h1>: it still names the chapter.
@@ -412,7 +485,7 @@ mod tests {
         .into_iter()
         .map(named)
         .collect();
-        assert_eq!(drop_site_name(&mut pages), 3);
+        assert_eq!(drop_site_name(&mut pages, &HashSet::new()), 3);
         assert_eq!(
             titles(&pages),
             [
@@ -435,7 +508,7 @@ mod tests {
         .into_iter()
         .map(named)
         .collect();
-        assert_eq!(drop_site_name(&mut pages), 3);
+        assert_eq!(drop_site_name(&mut pages, &HashSet::new()), 3);
         assert_eq!(
             titles(&pages),
             [
@@ -454,11 +527,11 @@ mod tests {
         .into_iter()
         .map(named)
         .collect();
-        assert_eq!(drop_site_name(&mut pages), 3);
+        assert_eq!(drop_site_name(&mut pages, &HashSet::new()), 3);
         assert_eq!(titles(&pages), ["Applications", "Records", "Maps"]);
         // Two pages sharing a part are not enough to call it the site's.
         let mut pages = vec![named("A - Site"), named("B - Site")];
-        assert_eq!(drop_site_name(&mut pages), 0);
+        assert_eq!(drop_site_name(&mut pages, &HashSet::new()), 0);
 
         // A manual's name on its own folder's pages, beside as many pages elsewhere.
         let mut pages: Vec<Page> = (0..12)
@@ -471,7 +544,7 @@ mod tests {
                 ..named(&format!("Example {i}: Class X{i}"))
             }))
             .collect();
-        assert_eq!(drop_site_name(&mut pages), 12);
+        assert_eq!(drop_site_name(&mut pages, &HashSet::new()), 12);
         assert_eq!(pages[0].title, "Chapter 0");
         assert_eq!(pages[12].title, "Example 0: Class X0");
 
@@ -486,7 +559,7 @@ mod tests {
                 })
             })
             .collect();
-        assert_eq!(drop_site_name(&mut pages), 0);
+        assert_eq!(drop_site_name(&mut pages, &HashSet::new()), 0);
         assert_eq!(pages[0].title, "Alpha: Page 0");
     }
 
@@ -499,5 +572,66 @@ mod tests {
         ];
         assert_eq!(settle(&mut pages), 1);
         assert_eq!(titles(&pages), ["教学", "安装指南"]);
+    }
+
+    #[test]
+    fn pages_under_a_group_s_h1_are_named_by_their_own_titles() {
+        // Jekyll's website: each step of the tutorial has the tutorial's name as its
+        // <h1> and its own in <title>; two steps share theirs with a reference page.
+        let site = " | Jekyll • Simple, blog-aware, static sites";
+        let mut pages = vec![
+            page("Step by Step Tutorial", Some(&format!("Setup{site}"))),
+            page(
+                "Step by Step Tutorial",
+                Some(&format!("Front Matter{site}")),
+            ),
+            page("Step by Step Tutorial", Some(&format!("Layouts{site}"))),
+            page("Front Matter", Some(&format!("Front Matter{site}"))),
+            page("Layouts", Some(&format!("Layouts{site}"))),
+            page("Permalinks", Some(&format!("Permalinks{site}"))),
+            page("Pagination", Some(&format!("Pagination{site}"))),
+            page("Themes", Some(&format!("Themes{site}"))),
+        ];
+        let site_name = site_name_parts(&pages);
+        assert_eq!(settle(&mut pages), 3);
+        drop_site_name(&mut pages, &site_name);
+        assert_eq!(
+            titles(&pages),
+            [
+                "Setup",
+                "Front Matter – Step by Step Tutorial",
+                "Layouts – Step by Step Tutorial",
+                "Front Matter",
+                "Layouts",
+                "Permalinks",
+                "Pagination",
+                "Themes"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_site_name_of_most_title_elements_leaves_the_titles_that_carry_it() {
+        // Most pages are named by their <h1>; the news posts, which have none, by their
+        // <title>, which ends with the site's name as every page's <title> does. They
+        // are under half the titles.
+        let site = " | Jekyll • Simple, blog-aware, static sites";
+        let mut pages = vec![
+            page(&format!("Jekyll 3.8.1 Released{site}"), None),
+            page(&format!("Meet Jekyll's New Lead Developer{site}"), None),
+            page("Front Matter", Some(&format!("Front Matter{site}"))),
+            page("Permalinks", Some(&format!("Permalinks{site}"))),
+            page("Pagination", Some(&format!("Pagination{site}"))),
+            page("Themes", Some(&format!("Themes{site}"))),
+            page("Plugins", Some(&format!("Plugins{site}"))),
+        ];
+        let site_name = site_name_parts(&pages);
+        settle(&mut pages);
+        assert_eq!(drop_site_name(&mut pages, &HashSet::new()), 0);
+        assert_eq!(drop_site_name(&mut pages, &site_name), 2);
+        assert_eq!(
+            titles(&pages)[..2],
+            ["Jekyll 3.8.1 Released", "Meet Jekyll's New Lead Developer"]
+        );
     }
 }
