@@ -87,15 +87,19 @@ pub(crate) fn mark(pages: &mut [Page]) -> usize {
 
 /// The name and version a title announces a release by: at most two words and a version
 /// that ends the title or its first part ("Hugo 0.27: Fast and Flexible Related Content!",
-/// "Hugo 0.10", "0.17: Hugo is going global"). A section number followed by its words
-/// ("7.1 Application Concept") is none.
+/// "Hugo 0.10", "0.17: Hugo is going global") or is said to be released ("Jekyll 3.8.1
+/// Released"). A section number followed by its words ("7.1 Application Concept") is none.
 fn release_title(title: &str) -> Option<(String, &str)> {
     let words: Vec<&str> = unnumbered(title).split_whitespace().collect();
     let at = words.iter().take(3).position(|w| is_version(w))?;
     let version = words[at];
     let ends = match words.get(at + 1) {
         None => true,
-        Some(next) => version.ends_with([':', ',']) || matches!(*next, "-" | "–" | "—" | ":" | "|"),
+        Some(next) => {
+            version.ends_with([':', ','])
+                || matches!(*next, "-" | "–" | "—" | ":" | "|")
+                || next.trim_end_matches('!').eq_ignore_ascii_case("released")
+        }
     };
     let name = words[..at].join(" ").to_lowercase();
     ends.then(|| (name, version.trim_end_matches([':', ','])))
@@ -379,5 +383,20 @@ mod tests {
         let kinds: Vec<Option<&str>> = pages.iter().map(|p| p.kind.as_deref()).collect();
         let r = Some(RELEASE_NOTES);
         assert_eq!(kinds, [r, r, r, None, None, None, None, None]);
+
+        // Jekyll's news: "Jekyll <version> Released", the version said to be released
+        // rather than ending the title.
+        let mut pages = vec![
+            page("Jekyll 3.8.1 Released", "Text."),
+            page("Jekyll 3.1.2 Released!", "Text."),
+            page("Jekyll 4.0.0 Released", "Text."),
+            // A version followed by other words is not announced.
+            page("Python 3.11 features for data work", "Text."),
+            page("Python 3.12 features for data work", "Text."),
+            page("Python 3.13 features for data work", "Text."),
+        ];
+        assert_eq!(mark(&mut pages), 3);
+        let kinds: Vec<Option<&str>> = pages.iter().map(|p| p.kind.as_deref()).collect();
+        assert_eq!(kinds, [r, r, r, None, None, None]);
     }
 }
