@@ -102,6 +102,10 @@ sites=(
   # package, built by the set's own `build.sh` (Debian's MkDocs with the Material theme):
   # `build-script:SOURCE TARBALL:ITS SHA-256`, the package column the source package.
   "docs-site-nlohmann-json|nlohmann-json3|build-script:nlohmann-json3_3.11.2.orig.tar.gz:d69f9deb6a75e2580465c6c4c5111b89c4dc2fa94e3a85fcd2ffcd9a143d9273|https://json.nlohmann.me/"
+  # Jekyll's website (jekyllrb.com), the `docs/` folder of Debian's jekyll source package
+  # (the tarball of trixie's 4.3.4, whose `docs/` is the 4.3.1 site: bookworm's is gone from
+  # the pool), built by the set's own `build.sh` with bookworm's Jekyll 4.3.1.
+  "docs-site-jekyll|jekyll|build-script:jekyll_4.3.4+dfsg.orig.tar.xz:27b9a0629fcb0de02ef8699bb994ca95734d6c952b135308fdde80cbdb23b683|https://jekyllrb.com/"
 )
 
 # pool_source SRCPKG TARBALL SHA256: the `docs/` folder of a Debian source package's upstream
