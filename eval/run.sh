@@ -106,16 +106,21 @@ sites=(
   # (the tarball of trixie's 4.3.4, whose `docs/` is the 4.3.1 site: bookworm's is gone from
   # the pool), built by the set's own `build.sh` with bookworm's Jekyll 4.3.1.
   "docs-site-jekyll|jekyll|build-script:jekyll_4.3.4+dfsg.orig.tar.xz:27b9a0629fcb0de02ef8699bb994ca95734d6c952b135308fdde80cbdb23b683|https://jekyllrb.com/"
+  # ent's documentation and blog (entgo.io), the `doc/` folder of Debian's golang-entgo-ent
+  # source package, built by the set's own `build.sh` with Docusaurus 2.0.1 from the npm
+  # registry (upstream's yarn.lock): `build-script:TARBALL:SHA-256:FOLDER` unpacks FOLDER
+  # (default `docs`).
+  "docs-site-ent|golang-entgo-ent|build-script:golang-entgo-ent_0.11.3.orig.tar.gz:6c857e9bad2fba71edc39e8bc4482131f767da0b419c70b25cab8f3ac3c5088e:doc|https://entgo.io/"
 )
 
-# pool_source SRCPKG TARBALL SHA256: the `docs/` folder of a Debian source package's upstream
-# tarball, downloaded once from the pool of the archive apt is set up for and checked against
-# its SHA-256 (as the source package's .dsc gives it), unpacked into $work/.pkg; prints that
-# folder (the tarball's top folder, holding `docs/`).
+# pool_source SRCPKG TARBALL SHA256 [FOLDER]: the FOLDER (default `docs`) of a Debian source
+# package's upstream tarball, downloaded once from the pool of the archive apt is set up for
+# and checked against its SHA-256 (as the source package's .dsc gives it), unpacked into
+# $work/.pkg; prints the folder it is unpacked in (the tarball's top folder, holding FOLDER).
 pool_source() {
-  local srcpkg="$1" tarball="$2" sha="$3" src mirror
+  local srcpkg="$1" tarball="$2" sha="$3" folder="${4:-docs}" src mirror
   src="$work/.pkg/${tarball%.tar.*}"
-  if [[ ! -d "$src/docs" ]]; then
+  if [[ ! -d "$src/$folder" ]]; then
     if ((install == 0)); then echo "$tarball is not unpacked in $src (--no-install)" >&2; return 1; fi
     # Each step checked by hand: `set -e` does not reach into a function called in `||`.
     mkdir -p "$work/.pkg" || return 1
@@ -130,7 +135,7 @@ pool_source() {
     echo "$sha  $work/.pkg/$tarball" | sha256sum -c --quiet - >&2 ||
       { echo "$tarball is not the tarball the questions were judged on" >&2; rm -f "$work/.pkg/$tarball"; return 1; }
     rm -rf "$src.tmp" && mkdir -p "$src.tmp" &&
-      tar -xaf "$work/.pkg/$tarball" -C "$src.tmp" --strip-components 1 --wildcards '*/docs/*' &&
+      tar -xaf "$work/.pkg/$tarball" -C "$src.tmp" --strip-components 1 --wildcards "*/$folder/*" &&
       mv "$src.tmp" "$src" || return 1
   fi
   echo "$src"
@@ -222,9 +227,9 @@ for line in "${sites[@]}"; do
     src="$(pool_source hugo "$tarball" "$sha")" || exit 1
     hugo_docs "$pkg" "$src" "$base" "$dir" || exit 1
   elif [[ "$dir" == build-script:* ]]; then
-    IFS=':' read -r _ tarball sha <<<"$dir"
+    IFS=':' read -r _ tarball sha folder <<<"$dir"
     dir="$work/.pkg/$name-public"
-    src="$(pool_source "$pkg" "$tarball" "$sha")" || exit 1
+    src="$(pool_source "$pkg" "$tarball" "$sha" "${folder:-docs}")" || exit 1
     NO_INSTALL=$((1 - install)) bash "$here/$name/build.sh" "$src" "$dir" >&2 ||
       { echo "$name/build.sh could not build the site" >&2; exit 1; }
   elif [[ "$dir" == extract:* || "$dir" == markdown:* ]]; then
