@@ -70,12 +70,9 @@ if [[ "${NO_INSTALL:-0}" == 1 ]]; then
   offline=(--offline)
 fi
 if ! command -v npm >/dev/null; then
-  [[ "${NO_INSTALL:-0}" == 1 ]] && { echo "not installed (--no-install): npm=$npm_deb" >&2; exit 1; }
-  sudo=""
-  ((EUID == 0)) || sudo="sudo"
-  $sudo apt-get -o DPkg::Lock::Timeout=300 update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 install -y -qq \
-    --no-install-recommends "npm=$npm_deb"
+  # shellcheck source=../pinned.sh
+  . "$(dirname "$0")/../pinned.sh"
+  install_pinned "npm=$npm_deb"
 fi
 mkdir -p "$deps"
 # No install scripts run (yarn's only prints a message).

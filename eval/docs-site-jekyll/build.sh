@@ -19,18 +19,9 @@ tools=(jekyll=4.3.1+dfsg-3+deb12u1 ruby-jekyll-avatar=0.8.0-2 ruby-jekyll-feed=0
   ruby-jekyll-mentions=1.6.0-1 ruby-jekyll-redirect-from=0.16.0-2 ruby-jekyll-seo-tag=2.8.0-1
   ruby-jekyll-sitemap=1.4.0-2)
 
-missing=()
-for t in "${tools[@]}"; do
-  [[ "$(dpkg-query -W -f '${Version}' "${t%%=*}" 2>/dev/null)" == "${t#*=}" ]] || missing+=("$t")
-done
-if ((${#missing[@]})); then
-  [[ "${NO_INSTALL:-0}" == 1 ]] && { echo "not installed (--no-install): ${missing[*]}" >&2; exit 1; }
-  sudo=""
-  ((EUID == 0)) || sudo="sudo"
-  $sudo apt-get -o DPkg::Lock::Timeout=300 update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 install -y -qq \
-    --no-install-recommends "${missing[@]}"
-fi
+# shellcheck source=../pinned.sh
+. "$(dirname "$0")/../pinned.sh"
+install_pinned "${tools[@]}"
 
 # Built in a copy, so the unpacked source stays as it came (jekyll also leaves its
 # `.jekyll-cache` in the source folder).

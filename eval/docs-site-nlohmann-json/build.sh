@@ -13,18 +13,9 @@ src="$1" out="$2"
 tools=(mkdocs=1.4.2+dfsg-2 mkdocs-material=8.2.5-1 mkdocs-material-extensions=1.1.1-1
   mkdocs-redirects=1.2.0-2 python3-pymdownx=9.5-2)
 
-missing=()
-for t in "${tools[@]}"; do
-  [[ "$(dpkg-query -W -f '${Version}' "${t%%=*}" 2>/dev/null)" == "${t#*=}" ]] || missing+=("$t")
-done
-if ((${#missing[@]})); then
-  [[ "${NO_INSTALL:-0}" == 1 ]] && { echo "not installed (--no-install): ${missing[*]}" >&2; exit 1; }
-  sudo=""
-  ((EUID == 0)) || sudo="sudo"
-  $sudo apt-get -o DPkg::Lock::Timeout=300 update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 install -y -qq \
-    --no-install-recommends "${missing[@]}"
-fi
+# shellcheck source=../pinned.sh
+. "$(dirname "$0")/../pinned.sh"
+install_pinned "${tools[@]}"
 
 # Upstream's `make prepare_files` (docs/mkdocs/Makefile): the example programs and their
 # output, which the pages include, and the logo, copied into the docs tree; in a copy, so
