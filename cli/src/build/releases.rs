@@ -241,16 +241,43 @@ fn unnumbered(text: &str) -> &str {
     }
 }
 
-/// `3.11.4`, `v2.0`, `15.20,`: two to four dot-separated groups of digits, maybe after a
-/// `v` and before punctuation.
+/// `3.11.4`, `v2.0`, `15.20,`, `2.0.0-rc.1`: two to four dot-separated groups of digits,
+/// maybe after a `v`, before a pre-release's suffix ([`is_pre_release`]) and punctuation.
 fn is_version(token: &str) -> bool {
     let t = token.trim_matches(|c: char| !c.is_alphanumeric());
     let t = t.strip_prefix(['v', 'V']).unwrap_or(t);
-    let groups: Vec<&str> = t.split('.').collect();
+    // A pre-release follows the numbers after a hyphen or a dot ("2.0.0-rc.1",
+    // "1.3.0.rc1", "4.0.0.pre.alpha1"), and is one too.
+    let (numbers, pre) = match t.split_once('-') {
+        Some((numbers, pre)) => (numbers, Some(pre)),
+        None => match t.find(|c: char| c.is_ascii_alphabetic()) {
+            Some(at) if at > 0 && t[..at].ends_with('.') => (&t[..at - 1], Some(&t[at..])),
+            _ => (t, None),
+        },
+    };
+    let groups: Vec<&str> = numbers.split('.').collect();
     (2..=4).contains(&groups.len())
         && groups
             .iter()
             .all(|g| (1..=4).contains(&g.len()) && g.chars().all(|c| c.is_ascii_digit()))
+        && pre.is_none_or(is_pre_release)
+}
+
+/// Words that name a pre-release in a version's suffix.
+const PRE_RELEASE_WORDS: &[&str] = &["alpha", "beta", "rc", "pre", "preview", "dev"];
+
+/// Whether a version's suffix names a pre-release: its words (letters) all pre-release
+/// words, between numbers and dots ("rc.1", "beta1", "pre.alpha1").
+fn is_pre_release(suffix: &str) -> bool {
+    let mut words = suffix
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .filter(|w| !w.is_empty())
+        .peekable();
+    words.peek().is_some()
+        && words.all(|w| PRE_RELEASE_WORDS.contains(&w.to_ascii_lowercase().as_str()))
+        && suffix
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.')
 }
 
 #[cfg(test)]
@@ -385,11 +412,11 @@ mod tests {
         assert_eq!(kinds, [r, r, r, None, None, None, None, None]);
 
         // Jekyll's news: "Jekyll <version> Released", the version said to be released
-        // rather than ending the title.
+        // rather than ending the title, pre-releases among them.
         let mut pages = vec![
             page("Jekyll 3.8.1 Released", "Text."),
             page("Jekyll 3.1.2 Released!", "Text."),
-            page("Jekyll 4.0.0 Released", "Text."),
+            page("Jekyll 4.0.0.pre.alpha1 Released", "Text."),
             // A version followed by other words is not announced.
             page("Python 3.11 features for data work", "Text."),
             page("Python 3.12 features for data work", "Text."),
@@ -398,5 +425,29 @@ mod tests {
         assert_eq!(mark(&mut pages), 3);
         let kinds: Vec<Option<&str>> = pages.iter().map(|p| p.kind.as_deref()).collect();
         assert_eq!(kinds, [r, r, r, None, None, None]);
+    }
+
+    #[test]
+    fn versions_may_name_a_pre_release() {
+        for v in [
+            "3.8.1",
+            "v2.0",
+            "2.0.0-rc.1",
+            "1.3.0.rc1",
+            "4.0.0.pre.alpha1",
+            "3.0.0.beta1",
+        ] {
+            assert!(is_version(v), "{v}");
+        }
+        for not in [
+            "7",
+            "2.0.0-linux",
+            "1.2.x",
+            "3.0.0.final-draft",
+            "10.2.1.4.5",
+            "ab.1",
+        ] {
+            assert!(!is_version(not), "{not}");
+        }
     }
 }
