@@ -933,18 +933,25 @@ impl Writer {
             return;
         }
         let code = self.blocks.split_off(start).join("\n");
-        let measure = super::noise::Preformatted::of(&code, self.pre_marked);
-        if measure.reads_as_text() {
-            self.preformatted
-                .push((self.blocks.len(), code.clone(), measure));
-        }
         // A fence the code does not itself start a line with (a Markdown example's own).
         let fence = if code.lines().any(|l| l.trim_start().starts_with("```")) {
             "~~~"
         } else {
             "```"
         };
-        self.blocks.push(format!("{fence}\n{code}\n{fence}"));
+        let block = format!("{fence}\n{code}\n{fence}");
+        // The same code again with nothing between is shown once: VitePress writes each
+        // block twice, highlighted for the light and for the dark theme, one of them hidden
+        // by the style sheet.
+        if self.blocks.last() == Some(&block) {
+            return;
+        }
+        let measure = super::noise::Preformatted::of(&code, self.pre_marked);
+        if measure.reads_as_text() {
+            self.preformatted
+                .push((self.blocks.len(), code.clone(), measure));
+        }
+        self.blocks.push(block);
     }
 
     fn text(&mut self, text: &str) {
@@ -1275,6 +1282,31 @@ mod tests {
             p.content,
             "# Teaching\n\nI teach two courses.\n\n## Machine learning\n\n- Lectures\n\n- Labs\n\n\
              ```\nfn main() {\n    println!(\"hi\");\n}\n```"
+        );
+    }
+
+    #[test]
+    fn a_code_block_written_twice_for_two_colour_themes_is_kept_once() {
+        // VitePress 1.0 with Shiki's two themes: each block twice in a row, the dark one
+        // hidden by the style sheet.
+        let html = r#"<html><body><main><h1>Tutorial</h1><p>Install it:</p>
+            <div class="language-sh"><pre class="shiki github-light vp-code-light"><code><span class="line"><span style="color:#6F42C1">npm</span> install rollup</span></code></pre>
+            <pre class="shiki github-dark vp-code-dark"><code><span class="line"><span style="color:#B392F0">npm</span> install rollup</span></code></pre></div>
+            <p>Then run it twice:</p><pre><code>rollup</code></pre><p>and</p><pre><code>rollup</code></pre>
+            </main></body></html>"#;
+        let p = extract(html, "https://ex.org/tutorial/").unwrap();
+        assert_eq!(
+            p.content.matches("npm install rollup").count(),
+            1,
+            "{}",
+            p.content
+        );
+        // The same code twice with text between is the page's own repetition.
+        assert_eq!(
+            p.content.matches("```\nrollup\n```").count(),
+            2,
+            "{}",
+            p.content
         );
     }
 
