@@ -111,14 +111,20 @@ sites=(
   # registry (upstream's yarn.lock): `build-script:TARBALL:SHA-256:FOLDER` unpacks FOLDER
   # (default `docs`).
   "docs-site-ent|golang-entgo-ent|build-script:golang-entgo-ent_0.11.3.orig.tar.gz:6c857e9bad2fba71edc39e8bc4482131f767da0b419c70b25cab8f3ac3c5088e:doc|https://entgo.io/"
+  # Rollup's documentation (rollupjs.org), built by the set's own `build.sh` with VitePress from
+  # the npm registry, from the whole tree of Debian's node-rollup source package (trixie's 3.29.5:
+  # the site's config imports Rollup's own sources).
+  "docs-site-rollup|node-rollup|build-script:node-rollup_3.29.5.orig.tar.gz:338cf141c6c9621f82a6071c1a3b9ad47a006945b71f4322683bee76dfa610a4:.|https://rollupjs.org/"
 )
 
-# pool_source SRCPKG TARBALL SHA256 [FOLDER]: the FOLDER (default `docs`) of a Debian source
-# package's upstream tarball, downloaded once from the pool of the archive apt is set up for
-# and checked against its SHA-256 (as the source package's .dsc gives it), unpacked into
-# $work/.pkg; prints the folder it is unpacked in (the tarball's top folder, holding FOLDER).
+# pool_source SRCPKG TARBALL SHA256 [FOLDER]: the FOLDER (default `docs`; `.` for the whole
+# tree) of a Debian source package's upstream tarball, downloaded once from the pool of the
+# archive apt is set up for and checked against its SHA-256 (as the source package's .dsc gives
+# it), unpacked into $work/.pkg; prints the folder it is unpacked in (the tarball's top folder,
+# holding FOLDER).
 pool_source() {
-  local srcpkg="$1" tarball="$2" sha="$3" folder="${4:-docs}" src mirror
+  local srcpkg="$1" tarball="$2" sha="$3" folder="${4:-docs}" src mirror only=()
+  [[ "$folder" == . ]] || only=(--wildcards "*/$folder/*")
   src="$work/.pkg/${tarball%.tar.*}"
   if [[ ! -d "$src/$folder" ]]; then
     if ((install == 0)); then echo "$tarball is not unpacked in $src (--no-install)" >&2; return 1; fi
@@ -135,7 +141,7 @@ pool_source() {
     echo "$sha  $work/.pkg/$tarball" | sha256sum -c --quiet - >&2 ||
       { echo "$tarball is not the tarball the questions were judged on" >&2; rm -f "$work/.pkg/$tarball"; return 1; }
     rm -rf "$src.tmp" && mkdir -p "$src.tmp" &&
-      tar -xaf "$work/.pkg/$tarball" -C "$src.tmp" --strip-components 1 --wildcards "*/$folder/*" &&
+      tar -xaf "$work/.pkg/$tarball" -C "$src.tmp" --strip-components 1 ${only[@]+"${only[@]}"} &&
       mv "$src.tmp" "$src" || return 1
   fi
   echo "$src"
