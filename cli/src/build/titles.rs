@@ -142,18 +142,28 @@ fn own_part<'a>(head: &'a str, site: &HashSet<String>) -> &'a str {
         let w = words(part);
         !w.is_empty() && w.iter().all(|w| site.contains(w))
     };
-    let mut own = head;
-    if let Some((rest, last)) = last_part(own) {
-        if of_site(last) {
-            own = rest;
+    without_end_parts(head, of_site, of_site)
+}
+
+/// A title without its last part where `drop_last` says so, then without its first part
+/// where `drop_first` says so (each at a separator, the rest non-empty).
+fn without_end_parts(
+    title: &str,
+    drop_first: impl Fn(&str) -> bool,
+    drop_last: impl Fn(&str) -> bool,
+) -> &str {
+    let mut title = title;
+    if let Some((rest, last)) = last_part(title) {
+        if drop_last(last) {
+            title = rest;
         }
     }
-    if let Some((first, rest)) = first_part(own) {
-        if of_site(first) {
-            own = rest;
+    if let Some((first, rest)) = first_part(title) {
+        if drop_first(first) {
+            title = rest;
         }
     }
-    own
+    title
 }
 
 /// Takes the site's name out of the titles that carry it beside the page's own
@@ -222,17 +232,11 @@ fn propose_without_common_part(
         site_name.contains(&part) || counts.get(&part).is_some_and(|&n| n >= at_least)
     };
     for (&i, before) in members.iter().zip(&current) {
-        let mut title = before.as_str();
-        if let Some((rest, last)) = last_part(title) {
-            if common(&lasts, last) {
-                title = rest;
-            }
-        }
-        if let Some((first, rest)) = first_part(title) {
-            if common(&firsts, first) {
-                title = rest;
-            }
-        }
+        let title = without_end_parts(
+            before,
+            |first| common(&firsts, first),
+            |last| common(&lasts, last),
+        );
         if title != before {
             proposed[i] = Some(title.to_owned());
         }
