@@ -115,6 +115,12 @@ sites=(
   # the npm registry, from the whole tree of Debian's node-rollup source package (trixie's 3.29.5:
   # the site's config imports Rollup's own sources).
   "docs-site-rollup|node-rollup|build-script:node-rollup_3.29.5.orig.tar.gz:338cf141c6c9621f82a6071c1a3b9ad47a006945b71f4322683bee76dfa610a4:.|https://rollupjs.org/"
+  # Chart.js 3.9.1's API reference, made by TypeDoc (default theme) from the type declarations in
+  # the whole tree of Debian's node-chart.js source package, with upstream's typedoc options.
+  "docs-site-chartjs|node-chart.js|build-script:node-chart.js_3.9.1+~0.2.1.orig.tar.xz:ca14a32cc19e29a046ae17d537bc92100b544e2fcb5b6fb1e2dfa6a32d9ec4c6:.|https://www.chartjs.org/docs/3.9.1/api/"
+  # Ruby's core and standard-library reference (docs.ruby-lang.org), made by RDoc from the
+  # whole tree of Debian's ruby3.1 source package, as Ruby's own `make html` runs it.
+  "docs-site-ruby|ruby3.1|build-script:ruby3.1_3.1.2.orig.tar.xz:350013ef6640f15c42eae48d25c035999dcbb32e4be038d27ad891cb48d685a5:.|https://docs.ruby-lang.org/en/3.1/"
 )
 
 # pool_source SRCPKG TARBALL SHA256 [FOLDER]: the FOLDER (default `docs`; `.` for the whole
