@@ -89,7 +89,9 @@ pub(crate) fn extract(html: &str, url: &str) -> Result<Page, Skip> {
             return Err(Skip::Redirect);
         }
     }
-    let scope = main_content(&doc, url);
+    let mut scope = main_content(&doc, url);
+    let views = source_views(&scope);
+    scope.left_out.extend(views);
     let root = scope.root;
     let bodies = pagefind::bodies(&doc);
     let (content, anchors) = if bodies.is_empty() {
@@ -353,6 +355,111 @@ fn main_content<'d>(doc: &'d Html, url: &str) -> Scope<'d> {
         None => Scope::main(doc.root_element(), true),
     }
 }
+
+/// Fewest line numbers that make a `<pre>` a numbered listing ([`numbered_listing`]).
+const LISTING_MIN_NUMBERS: usize = 10;
+
+/// The source listings in a page that has text of its own besides them: the source of what
+/// the page documents, which the generator shows on request (pdoc's "View Source" under each
+/// module, class and function, the whole file again with its line numbers; RDoc's "click to
+/// toggle source" under each method, in a `<div class="method-source-code">`), or a gutter
+/// of bare numbers beside an example (Sphinx's `linenos` table): a line-numbered `<pre>`
+/// ([`numbered_listing`]), or code in a block its class names source ([`names_source`]). They answer nothing
+/// the page's own text does not, and would make a documented module a source listing
+/// (most of its text code) that the noise rules skip. A page that is nothing but listings
+/// keeps them, and is skipped as a source listing ([`super::noise::classify`]).
+fn source_views(scope: &Scope<'_>) -> Vec<NodeId> {
+    let (pre, classed) = (sel("pre"), sel("div[class], pre[class]"));
+    let numbered = scope.root.select(&pre).filter(|p| numbered_listing(*p));
+    let named = scope.root.select(&classed).filter(|el| names_source(*el));
+    let listings: Vec<NodeId> = numbered.chain(named).map(|el| el.id()).collect();
+    if listings.is_empty() {
+        return listings;
+    }
+    let without = Scope {
+        left_out: scope.left_out.iter().chain(&listings).copied().collect(),
+        ..Scope::of(scope.root, scope.fallback)
+    };
+    if super::noise::says_something(&super::noise::measure(&without)) {
+        listings
+    } else {
+        Vec::new()
+    }
+}
+
+/// Whether a `<pre>` is a listing with its file's line numbers: bare numbers counting up
+/// (gaps allowed, as a listing may skip lines) opening nearly all its lines, each a text
+/// of its own, set apart from the code by markup as a gutter is. A list typed into
+/// preformatted text ("1. Install") has its numbers in the line's text, and a highlighted
+/// literal in code (`Array(1, 2, 3)`) opens no line: neither is a gutter.
+fn numbered_listing(pre: ElementRef<'_>) -> bool {
+    let mut next: Option<u32> = None;
+    let (mut numbers, mut lines) = (0usize, 0usize);
+    let mut line_start = true;
+    for text in pre.text() {
+        for (i, segment) in text.split('\n').enumerate() {
+            let opens = i > 0 || line_start;
+            if i > 0 {
+                line_start = true;
+            }
+            let bare = segment.trim();
+            if bare.is_empty() {
+                continue;
+            }
+            if line_start {
+                lines += 1;
+            }
+            let number = opens.then(|| bare.parse::<u32>().ok()).flatten();
+            if let Some(n) = number {
+                if next.is_none_or(|x| (x..=x.saturating_add(LISTING_MAX_GAP)).contains(&n)) {
+                    numbers += 1;
+                    next = Some(n.saturating_add(1));
+                }
+            }
+            line_start = false;
+        }
+    }
+    numbers >= LISTING_MIN_NUMBERS && numbers as f64 >= LISTING_MIN_SHARE * lines as f64
+}
+
+/// The share of a listing's lines its gutter numbers (each line has one; a blank line may
+/// have none).
+const LISTING_MIN_SHARE: f64 = 0.8;
+
+/// Whether a `<div>` or `<pre>` is code that its class names source code: two words of
+/// the class (split at anything not a letter or digit) are `source code`, and nearly all its
+/// text is in a `<pre>` (RDoc's `method-source-code`, YARD's `source_code`). A section
+/// about sources holds its heading and prose besides. Examples are named by their language
+/// (MediaWiki's `source-cpp`, GitHub's `highlight-source-python`) or in one word
+/// (pandoc's `sourceCode`): none of them is a source view.
+fn names_source(el: ElementRef<'_>) -> bool {
+    let class = el.value().attr("class").unwrap_or("");
+    let words: Vec<&str> = class
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    if !words.windows(2).any(|w| w == ["source", "code"]) {
+        return false;
+    }
+    let chars = |texts: &mut dyn Iterator<Item = &str>| -> usize {
+        texts
+            .map(|t| t.chars().filter(|c| !c.is_whitespace()).count())
+            .sum()
+    };
+    let all = chars(&mut el.text());
+    let code = if el.value().name() == "pre" {
+        all
+    } else {
+        el.select(&sel("pre")).map(|p| chars(&mut p.text())).sum()
+    };
+    all > 0 && code as f64 >= SOURCE_BLOCK_MIN_CODE * all as f64
+}
+
+/// The share of a block named source ([`names_source`]) that must be in its `<pre>`.
+const SOURCE_BLOCK_MIN_CODE: f64 = 0.9;
+
+/// Line numbers a listing may skip between two of its lines.
+const LISTING_MAX_GAP: u32 = 10;
 
 /// Most characters (whitespace aside) a language switcher holds outside its links, in
 /// texts with a letter: a label ("Available Languages:", "Translations").
@@ -1451,6 +1558,136 @@ a = 1
         )
         .unwrap();
         assert!(!p.content.contains("nth_element"), "{}", p.content);
+    }
+
+    /// A module page as pdoc writes it: the docstring, then the module's whole source behind
+    /// a "View Source" toggle, each line in a span of its own led by its number.
+    fn pdoc_page(docstring: &str) -> String {
+        let lines = [
+            "\"\"\"The optional bytecode cache system.\"\"\"",
+            "import errno",
+            "import marshal",
+            "",
+            "class Bucket:",
+            "    def __init__(self, environment, key, checksum):",
+            "        self.environment = environment",
+            "        self.key = key",
+            "",
+            "    def load_bytecode(self, f):",
+            "        magic = f.read(len(bc_magic))",
+            "        self.code = marshal.load(f)",
+        ];
+        let source: String = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let n = i + 1;
+                format!(
+                    r##"<span id="L-{n}"><a href="#L-{n}"><span class="linenos">{n:>3}</span></a>{l}
+</span>"##
+                )
+            })
+            .collect();
+        format!(
+            r#"<html><body><nav class="pdoc"><a href="../jinja2.html">jinja2</a></nav>
+            <main class="pdoc"><section class="module-info"><h1 class="modulename">jinja2.bccache</h1>
+            {docstring}
+            <input id="mod-view-source" class="view-source-toggle-state" type="checkbox">
+            <label class="view-source-button" for="mod-view-source"><span>View Source</span></label>
+            <div class="pdoc-code codehilite"><pre>{source}</pre></div></section></main></body></html>"#
+        )
+    }
+
+    #[test]
+    fn a_documented_page_s_numbered_source_is_left_out_and_a_bare_listing_stays_one() {
+        let url = "https://ex.org/jinja2/bccache.html";
+        let docs = "<div class=\"docstring\"><p>The optional bytecode cache system. This is \
+                    useful if you have very complex template situations and the compilation \
+                    of all those templates slows down your application too much.</p></div>";
+        let p = extract(&pdoc_page(docs), url).unwrap();
+        assert!(
+            p.content.contains("complex template situations"),
+            "{}",
+            p.content
+        );
+        assert!(!p.content.contains("marshal.load"), "{}", p.content);
+        let s = p.structure.unwrap();
+        assert_eq!(s.numbered_lines, 0, "{s:?}");
+        assert_eq!(super::super::noise::classify(&s), None, "{s:?}");
+        // With no text of its own the listing is all the page is: kept as its text, and the
+        // page a source listing.
+        let p = extract(&pdoc_page(""), url).unwrap();
+        assert!(p.content.contains("marshal.load"), "{}", p.content);
+        let s = p.structure.unwrap();
+        assert!(s.numbered_lines >= LISTING_MIN_NUMBERS as u32, "{s:?}");
+    }
+
+    #[test]
+    fn a_numbered_gutter_goes_with_its_numbers_and_a_typed_list_stays() {
+        // Sphinx's `linenos`: a table of the gutter's `<pre>` and the code's.
+        let html = r#"<html><body><main><h1>Tutorial</h1><p>Write this into the file
+            spider.py and run it from the project's folder.</p>
+            <table class="highlighttable"><tr><td class="linenos"><div class="linenodiv"><pre>{gutter}</pre></div></td><td class="code"><div class="highlight"><pre><span class="kn">import</span> scrapy
+<span class="k">class</span> QuotesSpider(scrapy.Spider):
+    name = <span class="s2">"quotes"</span></pre></div></td></tr></table>
+            <pre>{steps}</pre><pre>{typed}</pre>
+            <pre>&gt;&gt;&gt; for i in range(1, 5): print(i)
+<span class="mi">1</span>
+<span class="mi">2</span>
+<span class="mi">3</span>
+<span class="mi">4</span></pre></main></body></html>"#;
+        let gutter: String = (1..=12)
+            .map(|n| format!("<span class=\"normal\">{n}</span>\n"))
+            .collect();
+        let steps: String = (1..=12)
+            .map(|n| format!("{n}\nStep number {n}.\n"))
+            .collect();
+        let typed: String = (1..=12).map(|n| format!("{n}. Do thing {n}\n")).collect();
+        let html = html
+            .replace("{gutter}", &gutter)
+            .replace("{steps}", &steps)
+            .replace("{typed}", &typed);
+        let p = extract(&html, "https://ex.org/intro/tutorial.html").unwrap();
+        let c = &p.content;
+        assert!(c.contains("class QuotesSpider(scrapy.Spider)"), "{c}");
+        assert!(!c.contains("10\n11\n12"), "{c}");
+        // Numbers alone on half the lines between steps are no gutter; a numbered list
+        // typed as text is none either, nor a program's few lines of numbers.
+        assert!(c.contains("Step number 12."), "{c}");
+        assert!(c.contains("12. Do thing 12"), "{c}");
+        assert!(c.contains("print(i)\n1\n2\n3\n4"), "{c}");
+    }
+
+    #[test]
+    fn code_in_a_block_its_class_names_source_is_left_out_of_a_documented_page() {
+        // RDoc: each method's source in a `<div class="method-source-code">`, shown by a
+        // click; pandoc's examples are `<div class="sourceCode">` and MediaWiki's
+        // `<div class="ruby source-ruby">`, which name no source code.
+        let page = |docs: &str| {
+            format!(
+                r#"<html><body><main><h1>class String</h1>
+                <div class="method-detail">{docs}
+                <div class="method-source-code" id="split-source"><pre>static VALUE
+rb_str_split_m(int argc, VALUE *argv, VALUE str)
+{{ return rb_ary_new(); }}</pre></div></div>
+                <div class="sourceCode"><pre class="sourceCode ruby">"a,b".split(",")</pre></div>
+                <div class="ruby source-ruby"><pre>"a b".split</pre></div>
+                </main></body></html>"#
+            )
+        };
+        let docs = "<div class=\"method-heading\">split(pattern) → an_array \
+                    <span class=\"method-click-advice\">click to toggle source</span></div>\
+                    <div class=\"method-description\"><p>Divides the string into substrings \
+                    based on a delimiter, returning an array of these substrings.</p></div>";
+        let p = extract(&page(docs), "https://ex.org/String.html").unwrap();
+        let c = &p.content;
+        assert!(c.contains("Divides the string"), "{c}");
+        assert!(!c.contains("rb_str_split_m"), "{c}");
+        assert!(c.contains(r#""a,b".split(",")"#), "{c}");
+        assert!(c.contains(r#""a b".split"#), "{c}");
+        // A page with nothing but the code keeps it.
+        let p = extract(&page(""), "https://ex.org/String.html").unwrap();
+        assert!(p.content.contains("rb_str_split_m"), "{}", p.content);
     }
 
     #[test]

@@ -615,6 +615,13 @@ const SOURCE_MIN_NUMBERED: f64 = 0.1;
 /// and at most this many prose words (its heading).
 const SOURCE_MAX_PROSE: u32 = 20;
 
+/// Whether a page says something of its own besides its code: more prose words than a
+/// heading has, or a block of them a sentence (what [`classify`]'s source listing without
+/// line numbers lacks).
+pub(crate) fn says_something(s: &Structure) -> bool {
+    s.prose_words > SOURCE_MAX_PROSE || s.longest_prose >= SENTENCE_MIN_WORDS
+}
+
 /// The noise kind a page's own structure shows, if any (print-all pages need the others:
 /// [`sift`]).
 pub(crate) fn classify(s: &Structure) -> Option<Noise> {
@@ -630,10 +637,8 @@ pub(crate) fn classify(s: &Structure) -> Option<Noise> {
             || f64::from(s.numbered_lines) >= SOURCE_MIN_NUMBERED * f64::from(s.words));
     // Without line numbers (Sphinx's `viewcode` pages, "Source code for django.apps"):
     // code with no more prose than a heading.
-    let bare = s.code_chars > 0
-        && share(s.code_chars) >= SOURCE_MIN_CODE_SHARE
-        && s.prose_words <= SOURCE_MAX_PROSE
-        && s.longest_prose < SENTENCE_MIN_WORDS;
+    let bare =
+        s.code_chars > 0 && share(s.code_chars) >= SOURCE_MIN_CODE_SHARE && !says_something(s);
     if numbered || bare {
         return Some(Noise::Source);
     }
