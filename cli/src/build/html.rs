@@ -1133,11 +1133,17 @@ fn heading_level(name: &str) -> Option<usize> {
 }
 
 /// A heading's text on one line, without the permalink marks generators append
-/// (`¶`, `#`, `§`, `🔗`).
+/// (`¶`, `#`, `§`, `🔗`, `↑`).
 fn heading_text(text: &str) -> String {
-    // A permalink's glyph: a mark, or an icon font's character from Unicode's private use
-    // area (MkDocs' theme draws its link icon as U+F0C1), which means nothing as text.
-    let glyph = |c: char| matches!(c, '¶' | '#' | '§' | '🔗' | ' ' | '\u{E000}'..='\u{F8FF}');
+    // A permalink's glyph: a mark, a link back to the top (RDoc ends each heading with "¶
+    // ↑"), or an icon font's character from Unicode's private use area (MkDocs' theme draws
+    // its link icon as U+F0C1), which means nothing as text.
+    let glyph = |c: char| {
+        matches!(
+            c,
+            '¶' | '#' | '§' | '🔗' | '↑' | ' ' | '\u{E000}'..='\u{F8FF}'
+        )
+    };
     collapse(text)
         .trim()
         .trim_end_matches(glyph)
@@ -1871,6 +1877,7 @@ rb_str_split_m(int argc, VALUE *argv, VALUE str)
             <h2><a class="anchor" id="inner"></a>Anchor inside</h2><p>b</p>
             <h2><a name="named"></a>Named anchor</h2><p>c</p>
             <h2>Permalink<a class="headerlink" href="#perma">¶</a></h2><p>d</p>
+            <h2 id="rdoc">Back to top<span><a href="#rdoc">¶</a> <a href="#top">↑</a></span></h2><p>d2</p>
             <a name="before"></a>
             <h2>Anchor before</h2><p>e</p>
             <a href="#self" class="anchor"></a><h3>Permalink before <a href="other.html#x">x</a></h3>
@@ -1889,6 +1896,7 @@ rb_str_split_m(int argc, VALUE *argv, VALUE str)
             ("## Anchor inside", "inner"),
             ("## Named anchor", "named"),
             ("## Permalink", "perma"),
+            ("## Back to top", "rdoc"),
             ("## Anchor before", "before"),
             ("### Permalink before x", "self"),
             ("## Section opened", "wrapper"),
