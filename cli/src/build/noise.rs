@@ -719,6 +719,7 @@ pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<P
     let mut titles: HashMap<String, usize> = HashMap::new();
     let mut openings: HashMap<String, String> = HashMap::new();
     let mut descriptions: HashMap<String, String> = HashMap::new();
+    let mut lengths: HashMap<String, usize> = HashMap::new();
     for p in &pages {
         let title = normalise(&p.title);
         if let Some(opening) = opening(&p.content) {
@@ -726,6 +727,7 @@ pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<P
                 .entry(title.clone())
                 .or_insert_with(|| opening.to_owned());
         }
+        lengths.entry(title.clone()).or_insert(p.content.len());
         if let Some(start) = p.description.as_deref().and_then(opening) {
             descriptions
                 .entry(title.clone())
@@ -737,6 +739,7 @@ pub(crate) fn sift(pages: Vec<Page>, keep_all: bool, tally: &mut Tally) -> Vec<P
         titles,
         openings,
         descriptions,
+        lengths,
     };
     let compiled = super::compilations::find(&pages);
     pages
@@ -885,6 +888,9 @@ struct Titles {
     /// The start of the description of the first page with each normalised title that has
     /// one (its `<meta name="description">`), as a listing may show it instead.
     descriptions: HashMap<String, String>,
+    /// The length of the text of the first page with each normalised title: the most of a
+    /// section under that title that can be a copy of it.
+    lengths: HashMap<String, usize>,
 }
 
 /// The start of a page's first paragraph of prose ([`OPENING_MIN`] bytes or more), cut
@@ -994,7 +1000,11 @@ fn listing(page: &Page, titles: &Titles) -> bool {
         };
         if shows(&titles.openings) || shows(&titles.descriptions) {
             copied += 1;
-            copied_bytes += (end - at) * step;
+            // No more of the section than the page it shows is a copy: a class's last
+            // section that quotes a module ("module FileUtils::DryRun", RDoc) runs on over
+            // the class's own methods, which sit under lower headings.
+            let quoted = titles.lengths.get(text).copied().unwrap_or(usize::MAX);
+            copied_bytes += (end - at).min(quoted) * step;
         }
     }
     copied >= LISTING_MIN && copied_bytes as f64 >= LISTING_MIN_SHARE * content.len() as f64
@@ -1625,6 +1635,15 @@ zf{motion}      Create a fold over the lines the motion moves across.
             listed(&[0, 1])
         );
         pages.push(built("/essay/", "Essay", &essay));
+        // A class quoting two modules in its description, its own methods under lower
+        // headings after the last of them (RDoc's FileUtils): no more of that section than
+        // the quoted page is a copy, so the quotes are a small part of the page: kept.
+        let methods = "### Public Class Methods\n\ncd(dir) changes the directory.\n\n".repeat(20);
+        let class = format!(
+            "# module Utils\n\nUtilities.\n\n{}{methods}",
+            listed(&[1, 2])
+        );
+        pages.push(built("/Utils.html", "module Utils", &class));
         // Markdown sources are the owner's own writing, whatever they quote.
         let source = Structure {
             source: true,
@@ -1644,7 +1663,13 @@ zf{motion}      Create a fold over the lines the motion moves across.
         for gone in ["/blog/", "/blog/tags/rust/"] {
             assert!(!kept.iter().any(|p| p == gone), "{gone} kept: {kept:?}");
         }
-        for stays in ["/blog/post-0/", "/blog/tags/go/", "/essay/", "/notes/"] {
+        for stays in [
+            "/blog/post-0/",
+            "/blog/tags/go/",
+            "/essay/",
+            "/Utils.html",
+            "/notes/",
+        ] {
             assert!(
                 kept.iter().any(|p| p == stays),
                 "{stays} left out: {kept:?}"
@@ -1653,7 +1678,7 @@ zf{motion}      Create a fold over the lines the motion moves across.
         let mut tally = Tally::default();
         assert_eq!(
             sift(pages, true, &mut tally).len(),
-            8,
+            9,
             "keep_all keeps them"
         );
         assert_eq!(tally.count(Noise::Listing), 2, "and counts them");
