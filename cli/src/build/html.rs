@@ -358,16 +358,24 @@ fn main_content<'d>(doc: &'d Html, url: &str) -> Scope<'d> {
 
 /// Fewest line numbers that make a `<pre>` a numbered listing ([`numbered_listing`]).
 const LISTING_MIN_NUMBERS: usize = 10;
+/// The share of a listing's lines its gutter numbers (each line has one; a blank line may
+/// have none).
+const LISTING_MIN_SHARE: f64 = 0.8;
+/// Line numbers a listing may skip between two of its lines.
+const LISTING_MAX_GAP: u32 = 10;
+/// The share of a block named source code ([`names_source`]) that must be in its `<pre>`.
+const SOURCE_BLOCK_MIN_CODE: f64 = 0.9;
 
 /// The source listings in a page that has text of its own besides them: the source of what
 /// the page documents, which the generator shows on request (pdoc's "View Source" under each
 /// module, class and function, the whole file again with its line numbers; RDoc's "click to
 /// toggle source" under each method, in a `<div class="method-source-code">`), or a gutter
 /// of bare numbers beside an example (Sphinx's `linenos` table): a line-numbered `<pre>`
-/// ([`numbered_listing`]), or code in a block its class names source ([`names_source`]). They answer nothing
-/// the page's own text does not, and would make a documented module a source listing
-/// (most of its text code) that the noise rules skip. A page that is nothing but listings
-/// keeps them, and is skipped as a source listing ([`super::noise::classify`]).
+/// ([`numbered_listing`]), or code in a block its class names source code
+/// ([`names_source`]). They answer nothing the page's own text does not, and would make a
+/// documented module a source listing (most of its text code) that the noise rules skip. A
+/// page that is nothing but listings keeps them, and is skipped as a source listing
+/// ([`super::noise::classify`]).
 fn source_views(scope: &Scope<'_>) -> Vec<NodeId> {
     let (pre, classed) = (sel("pre"), sel("div[class], pre[class]"));
     let numbered = scope.root.select(&pre).filter(|p| numbered_listing(*p));
@@ -422,10 +430,6 @@ fn numbered_listing(pre: ElementRef<'_>) -> bool {
     numbers >= LISTING_MIN_NUMBERS && numbers as f64 >= LISTING_MIN_SHARE * lines as f64
 }
 
-/// The share of a listing's lines its gutter numbers (each line has one; a blank line may
-/// have none).
-const LISTING_MIN_SHARE: f64 = 0.8;
-
 /// Whether a `<div>` or `<pre>` is code that its class names source code: two words of
 /// the class (split at anything not a letter or digit) are `source code`, and nearly all its
 /// text is in a `<pre>` (RDoc's `method-source-code`, YARD's `source_code`). A section
@@ -454,12 +458,6 @@ fn names_source(el: ElementRef<'_>) -> bool {
     };
     all > 0 && code as f64 >= SOURCE_BLOCK_MIN_CODE * all as f64
 }
-
-/// The share of a block named source ([`names_source`]) that must be in its `<pre>`.
-const SOURCE_BLOCK_MIN_CODE: f64 = 0.9;
-
-/// Line numbers a listing may skip between two of its lines.
-const LISTING_MAX_GAP: u32 = 10;
 
 /// Most characters (whitespace aside) a language switcher holds outside its links, in
 /// texts with a letter: a label ("Available Languages:", "Translations").
