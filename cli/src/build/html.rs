@@ -377,7 +377,7 @@ const SOURCE_BLOCK_MIN_CODE: f64 = 0.9;
 /// page that is nothing but listings keeps them, and is skipped as a source listing
 /// ([`super::noise::classify`]).
 fn source_views(scope: &Scope<'_>) -> Vec<NodeId> {
-    let (pre, classed) = (sel("pre"), sel("div[class], pre[class]"));
+    let (pre, classed) = (sel("pre"), sel("div[class], table[class], pre[class]"));
     let numbered = scope.root.select(&pre).filter(|p| numbered_listing(*p));
     let named = scope.root.select(&classed).filter(|el| names_source(*el));
     let listings: Vec<NodeId> = numbered.chain(named).map(|el| el.id()).collect();
@@ -430,9 +430,10 @@ fn numbered_listing(pre: ElementRef<'_>) -> bool {
     numbers >= LISTING_MIN_NUMBERS && numbers as f64 >= LISTING_MIN_SHARE * lines as f64
 }
 
-/// Whether a `<div>` or `<pre>` is code that its class names source code: two words of
-/// the class (split at anything not a letter or digit) are `source code`, and nearly all its
-/// text is in a `<pre>` (RDoc's `method-source-code`, YARD's `source_code`). A section
+/// Whether a `<div>`, `<table>` or `<pre>` is code that its class names source code: two
+/// words of the class (split at anything not a letter or digit) are `source code`, and nearly
+/// all its text is in `<pre>`s (RDoc's `<div class="method-source-code">`; YARD's `<table
+/// class="source_code">`, its line numbers and its code a `<pre>` each). A section
 /// about sources holds its heading and prose besides. Examples are named by their language
 /// (MediaWiki's `source-cpp`, GitHub's `highlight-source-python`) or in one word
 /// (pandoc's `sourceCode`): none of them is a source view.
@@ -1665,7 +1666,7 @@ a = 1
     #[test]
     fn code_in_a_block_its_class_names_source_is_left_out_of_a_documented_page() {
         // RDoc: each method's source in a `<div class="method-source-code">`, shown by a
-        // click; pandoc's examples are `<div class="sourceCode">` and MediaWiki's
+        // click, as YARD's in a `<table class="source_code">`; pandoc's examples are `<div class="sourceCode">` and MediaWiki's
         // `<div class="ruby source-ruby">`, which name no source code.
         let page = |docs: &str| {
             format!(
@@ -1674,6 +1675,9 @@ a = 1
                 <div class="method-source-code" id="split-source"><pre>static VALUE
 rb_str_split_m(int argc, VALUE *argv, VALUE str)
 {{ return rb_ary_new(); }}</pre></div></div>
+                <table class="source_code"><tr><td><pre class="lines">18
+19</pre></td><td><pre class="code">def yard_source_of_split
+end</pre></td></tr></table>
                 <div class="sourceCode"><pre class="sourceCode ruby">"a,b".split(",")</pre></div>
                 <div class="ruby source-ruby"><pre>"a b".split</pre></div>
                 </main></body></html>"#
@@ -1687,6 +1691,7 @@ rb_str_split_m(int argc, VALUE *argv, VALUE str)
         let c = &p.content;
         assert!(c.contains("Divides the string"), "{c}");
         assert!(!c.contains("rb_str_split_m"), "{c}");
+        assert!(!c.contains("yard_source_of_split"), "{c}");
         assert!(c.contains(r#""a,b".split(",")"#), "{c}");
         assert!(c.contains(r#""a b".split"#), "{c}");
         // A page with nothing but the code keeps it.
