@@ -177,10 +177,10 @@ cat >"$tmp/tools/package-lock.json" <<'JSON'
   }
 }
 JSON
-offline=()
-if [[ "${NO_INSTALL:-0}" == 1 ]]; then
-  [[ -d "$deps/npm-cache" ]] || { echo "no downloaded packages in $deps (--no-install)" >&2; exit 1; }
-  offline=(--offline)
+# With NO_INSTALL=1, install_node_tools installs from the kept downloads only.
+if [[ "${NO_INSTALL:-0}" == 1 && ! -d "$deps/npm-cache" ]]; then
+  echo "no downloaded packages in $deps (--no-install)" >&2
+  exit 1
 fi
 # shellcheck source=../pinned.sh
 . "$(dirname "$0")/../pinned.sh"

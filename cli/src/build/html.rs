@@ -363,7 +363,7 @@ const LISTING_MIN_NUMBERS: usize = 10;
 const LISTING_MIN_SHARE: f64 = 0.8;
 /// Line numbers a listing may skip between two of its lines.
 const LISTING_MAX_GAP: u32 = 10;
-/// The share of a block named source code ([`names_source`]) that must be in its `<pre>`.
+/// The share of a block named source code ([`names_source`]) that must be code.
 const SOURCE_BLOCK_MIN_CODE: f64 = 0.9;
 
 /// The source listings in a page that has text of its own besides them: the source of what
@@ -432,9 +432,9 @@ fn numbered_listing(pre: ElementRef<'_>) -> bool {
 
 /// Whether a `<div>`, `<table>` or `<pre>` is code that its class names source code: two
 /// words of the class (split at anything not a letter or digit) are `source code`, and nearly
-/// all its text is in `<pre>`s (RDoc's `<div class="method-source-code">`; YARD's `<table
-/// class="source_code">`, its line numbers and its code a `<pre>` each). A section
-/// about sources holds its heading and prose besides. Examples are named by their language
+/// all its text is code, as [`super::noise::measure`] counts it (RDoc's `<div
+/// class="method-source-code">`; YARD's `<table class="source_code">`, its line numbers and
+/// its code a `<pre>` each). A section about sources holds its heading and prose besides. Examples are named by their language
 /// (MediaWiki's `source-cpp`, GitHub's `highlight-source-python`) or in one word
 /// (pandoc's `sourceCode`): none of them is a source view.
 fn names_source(el: ElementRef<'_>) -> bool {
@@ -446,18 +446,10 @@ fn names_source(el: ElementRef<'_>) -> bool {
     if !words.windows(2).any(|w| w == ["source", "code"]) {
         return false;
     }
-    let chars = |texts: &mut dyn Iterator<Item = &str>| -> usize {
-        texts
-            .map(|t| t.chars().filter(|c| !c.is_whitespace()).count())
-            .sum()
-    };
-    let all = chars(&mut el.text());
-    let code = if el.value().name() == "pre" {
-        all
-    } else {
-        el.select(&sel("pre")).map(|p| chars(&mut p.text())).sum()
-    };
-    all > 0 && code as f64 >= SOURCE_BLOCK_MIN_CODE * all as f64
+    // Measured as a page's text is, so what the text leaves out (a copy button) counts for
+    // neither side.
+    let s = super::noise::measure(&Scope::of(el, false));
+    s.chars > 0 && f64::from(s.code_chars) >= SOURCE_BLOCK_MIN_CODE * f64::from(s.chars)
 }
 
 /// Most characters (whitespace aside) a language switcher holds outside its links, in
