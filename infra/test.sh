@@ -9,6 +9,19 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
+# Free space where target/ grows, printed before the steps that fill it: a run here peaked
+# at about 4.3 GB of target/ (the load run's rebuild of the functions last), and a full disk
+# otherwise shows up only as a compiler's "No space left on device" in whichever crate it hit.
+disk() {
+  local free
+  free="$(df -Pk "$repo" | awk 'NR == 2 {print int($4 / 1048576)}')"
+  echo "==> disk: ${free} GB free, target/ $(du -sh "$repo/target" 2>/dev/null | cut -f1 || echo 0)"
+  if ((free < 6)); then
+    echo "warning: under 6 GB free; the build may run out of disk" >&2
+  fi
+}
+disk
+
 echo "==> tools"
 infra/venv.sh
 export MOTO_SERVER="$repo/.venv/bin/moto_server"
@@ -48,6 +61,7 @@ echo "==> cargo doc (broken or private intra-doc links)"
 # After clippy, whose check builds it reuses: only the workspace's own docs are written.
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --quiet
 
+disk
 echo "==> cargo test"
 cargo test --workspace --all-features
 
@@ -68,6 +82,7 @@ if [ ! -x /usr/bin/chromium ] || ! dpkg-query -W -f='${Status}' fonts-wqy-microh
 fi
 (cd tests/widget && npm ci --no-audit --no-fund && node --test)
 
+disk
 echo "==> short load run"
 # infra/load.sh at a small size (a few minutes, mostly its wait for a fresh clock minute
 # before the rate-limited phase): every answer checked against what the store holds, so
