@@ -10,14 +10,14 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
 # Free space where target/ grows, printed before the steps that fill it: a run here peaked
-# at about 4.3 GB of target/ (the load run's rebuild of the functions last), and a full disk
+# at about 4.2 GiB of target/ (the load run's rebuild of the functions last), and a full disk
 # otherwise shows up only as a compiler's "No space left on device" in whichever crate it hit.
 disk() {
   local free
   free="$(df -Pk "$repo" | awk 'NR == 2 {print int($4 / 1048576)}')"
-  echo "==> disk: ${free} GB free, target/ $(du -sh "$repo/target" 2>/dev/null | cut -f1 || echo 0)"
+  echo "==> disk: ${free} GiB free, target/ $(du -sh "$repo/target" 2>/dev/null | cut -f1 || echo 0)"
   if ((free < 6)); then
-    echo "warning: under 6 GB free; the build may run out of disk" >&2
+    echo "warning: under 6 GiB free; the build may run out of disk" >&2
   fi
 }
 disk
