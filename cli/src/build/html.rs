@@ -434,9 +434,10 @@ fn numbered_listing(pre: ElementRef<'_>) -> bool {
 /// words of the class (split at anything not a letter or digit) are `source code`, and nearly
 /// all its text is code, as [`super::noise::measure`] counts it (RDoc's `<div
 /// class="method-source-code">`; YARD's `<table class="source_code">`, its line numbers and
-/// its code a `<pre>` each). A section about sources holds its heading and prose besides. Examples are named by their language
-/// (MediaWiki's `source-cpp`, GitHub's `highlight-source-python`) or in one word
-/// (pandoc's `sourceCode`): none of them is a source view.
+/// its code a `<pre>` each). A section about sources holds its heading and prose besides.
+/// Examples are named by their language (MediaWiki's `source-cpp`, GitHub's
+/// `highlight-source-python`) or in one word (pandoc's `sourceCode`): none of them is a
+/// source view.
 fn names_source(el: ElementRef<'_>) -> bool {
     let class = el.value().attr("class").unwrap_or("");
     let words: Vec<&str> = class
@@ -1658,8 +1659,9 @@ a = 1
     #[test]
     fn code_in_a_block_its_class_names_source_is_left_out_of_a_documented_page() {
         // RDoc: each method's source in a `<div class="method-source-code">`, shown by a
-        // click, as YARD's in a `<table class="source_code">`; pandoc's examples are `<div class="sourceCode">` and MediaWiki's
-        // `<div class="ruby source-ruby">`, which name no source code.
+        // click, as YARD's in a `<table class="source_code">`; pandoc's examples are
+        // `<div class="sourceCode">` and MediaWiki's `<div class="ruby source-ruby">`, which
+        // name no source code.
         let page = |docs: &str| {
             format!(
                 r#"<html><body><main><h1>class String</h1>
